@@ -1,0 +1,85 @@
+// The encoder engine: loads a BERT-family model directory and runs its
+// forward pass on packed (padding-free) batches of token sequences.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/types/span.h"
+#include "engine/config.h"
+
+namespace engine {
+
+// One input sequence: token ids (with [CLS]/[SEP] already in place) and
+// optional token types (empty means all zero). Views; the caller owns them.
+struct Sequence {
+  absl::Span<const int32_t> ids;
+  absl::Span<const int32_t> token_type_ids;
+};
+
+// Pooling of a sequence's last hidden states into one vector.
+//   kNone:   no pooling; all token states are returned.
+//   kCls:    the first token's state.
+//   kMean:   the mean over the sequence's tokens (padding never counts: batches are packed).
+//   kPooler: BERT's pooler head, tanh(W * h_cls + b); needs pooler.dense in the checkpoint.
+enum class Pooling { kNone, kCls, kMean, kPooler };
+
+const char* PoolingName(Pooling pooling);
+absl::StatusOr<Pooling> ParsePooling(const std::string& name);
+
+// The last hidden states of a batch, packed: sequence i owns rows
+// [offsets[i], offsets[i+1]) of `hidden_states` ([total_tokens, hidden_size]).
+// Reusing one EncodeResult across calls avoids reallocating its buffers.
+struct EncodeResult {
+  int hidden_size = 0;
+  std::vector<int> offsets;
+  std::vector<float> hidden_states;
+
+  int num_sequences() const { return static_cast<int>(offsets.size()) - 1; }
+  int num_tokens(int i) const { return offsets[i + 1] - offsets[i]; }
+  const float* sequence_states(int i) const {
+    return hidden_states.data() + static_cast<size_t>(offsets[i]) * hidden_size;
+  }
+};
+
+class Encoder {
+ public:
+  // Loads config.json and the safetensors weights (single file or sharded) from `model_dir`.
+  // Errors name the file and, for weights, the tensor.
+  static absl::StatusOr<std::unique_ptr<Encoder>> Load(const std::string& model_dir,
+                                                       const EncoderOptions& options);
+  ~Encoder();
+  Encoder(const Encoder&) = delete;
+  Encoder& operator=(const Encoder&) = delete;
+
+  const ModelConfig& config() const;
+  const EncoderOptions& options() const;
+  bool has_pooler() const;
+
+  // Checks one sequence against the model (ids within the vocabulary, token
+  // types within type_vocab_size and of matching length, length within
+  // max_position_embeddings and max_batch_tokens). Thread-safe.
+  absl::Status Validate(const Sequence& sequence) const;
+
+  // Runs the encoder over `batch`, writing the last hidden states to `result`.
+  // Not thread-safe: an Encoder owns one workspace, so calls on one Encoder
+  // must not overlap (the server runs one batch at a time). Every other
+  // method is const and thread-safe.
+  absl::Status Encode(absl::Span<const Sequence> batch, EncodeResult* result);
+
+  // Pools sequence `index` of `result` into `out` (hidden_size floats),
+  // optionally L2-normalized. kNone is not a pooling here. Thread-safe.
+  absl::Status Pool(const EncodeResult& result, int index, Pooling pooling, bool normalize,
+                    float* out) const;
+
+ private:
+  struct Impl;
+  explicit Encoder(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace engine
