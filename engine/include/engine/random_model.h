@@ -1,0 +1,31 @@
+// Writes a model directory with random weights in Hugging Face layout
+// (config.json, model.safetensors, vocab.txt, tokenizer_config.json), for
+// tests, benchmarks and the demo model.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "engine/config.h"
+
+namespace engine {
+
+struct RandomModelSpec {
+  ModelConfig config;  // vocab_size is taken from `vocabulary` when that is not empty
+  uint64_t seed = 1;
+  bool with_pooler = true;
+  // Written to vocab.txt. Empty: DemoVocabulary().
+  std::vector<std::string> vocabulary;
+};
+
+// The project's own small vocabulary: BERT's special tokens, ASCII
+// characters and their "##" continuations, and common English words, so the
+// WordPiece tokenizer works on any text with it.
+std::vector<std::string> DemoVocabulary();
+
+// Creates `dir` if needed and writes the model there.
+absl::Status WriteRandomModel(const std::string& dir, const RandomModelSpec& spec);
+
+}  // namespace engine
