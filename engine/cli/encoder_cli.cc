@@ -1,0 +1,110 @@
+// encoder-cli: the engine's command-line tool.
+//   encode     --model DIR [--pooling none|cls|mean|pooler] [--normalize]   (JSON lines on stdin)
+//   inspect    --model DIR
+//   bench      --model DIR --batch B --seq S [--iters N] [--threads T]
+//   make-model --out DIR --hidden H --layers L --heads A --intermediate I
+//              [--vocab FILE] [--seed S] [--layer-norm pre|post] [--max-position P]
+#include <cstdio>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/status/status.h"
+#include "cli/commands.h"
+
+ABSL_FLAG(std::string, model, "", "model directory (config.json + safetensors)");
+ABSL_FLAG(std::string, pooling, "cls", "encode: none, cls, mean or pooler");
+ABSL_FLAG(bool, normalize, false, "encode: L2-normalize pooled vectors");
+ABSL_FLAG(int, batch, 8, "bench: sequences per batch");
+ABSL_FLAG(int, seq, 128, "bench: tokens per sequence");
+ABSL_FLAG(int, iters, 10, "bench: timed iterations");
+ABSL_FLAG(int, threads, 0, "engine threads (0: all cores)");
+ABSL_FLAG(int, max_batch_tokens, 16384, "most tokens per engine batch");
+ABSL_FLAG(std::string, out, "", "make-model: output directory");
+ABSL_FLAG(int, hidden, 384, "make-model: hidden size");
+ABSL_FLAG(int, layers, 6, "make-model: layers");
+ABSL_FLAG(int, heads, 12, "make-model: attention heads");
+ABSL_FLAG(int, intermediate, 1536, "make-model: FFN inner size");
+ABSL_FLAG(int, max_position, 512, "make-model: maximum sequence length");
+ABSL_FLAG(std::string, vocab, "", "make-model: vocab.txt to use (default: the demo vocabulary)");
+ABSL_FLAG(uint64_t, seed, 1, "make-model: random seed");
+ABSL_FLAG(std::string, layer_norm, "post", "make-model: LayerNorm placement, pre or post");
+ABSL_FLAG(std::string, hidden_act, "gelu", "make-model: gelu, gelu_new or relu");
+
+namespace {
+
+// Abseil flag names cannot contain '-'; accept --layer-norm as --layer_norm.
+std::vector<char*> NormalizeFlagNames(int argc, char** argv, std::vector<std::string>* storage) {
+  storage->reserve(argc);
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.rfind("--", 0) == 0) {
+      const size_t end = std::min(arg.find('='), arg.size());
+      for (size_t c = 2; c < end; ++c) {
+        if (arg[c] == '-') arg[c] = '_';
+      }
+    }
+    storage->push_back(arg);
+  }
+  std::vector<char*> out;
+  for (std::string& s : *storage) out.push_back(s.data());
+  return out;
+}
+
+absl::Status Run(const std::string& command) {
+  cli::CommonOptions common;
+  common.model_dir = absl::GetFlag(FLAGS_model);
+  common.engine.threads = absl::GetFlag(FLAGS_threads);
+  common.engine.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
+  if (command == "encode") {
+    return cli::RunEncode(common, absl::GetFlag(FLAGS_pooling), absl::GetFlag(FLAGS_normalize),
+                          std::cin, std::cout);
+  }
+  if (command == "inspect") return cli::RunInspect(common, std::cout);
+  if (command == "bench") {
+    cli::BenchOptions bench;
+    bench.batch = absl::GetFlag(FLAGS_batch);
+    bench.seq = absl::GetFlag(FLAGS_seq);
+    bench.iters = absl::GetFlag(FLAGS_iters);
+    return cli::RunBench(common, bench, std::cout);
+  }
+  if (command == "make-model") {
+    cli::MakeModelOptions make;
+    make.out = absl::GetFlag(FLAGS_out);
+    make.hidden = absl::GetFlag(FLAGS_hidden);
+    make.layers = absl::GetFlag(FLAGS_layers);
+    make.heads = absl::GetFlag(FLAGS_heads);
+    make.intermediate = absl::GetFlag(FLAGS_intermediate);
+    make.max_position = absl::GetFlag(FLAGS_max_position);
+    make.vocab_file = absl::GetFlag(FLAGS_vocab);
+    make.seed = absl::GetFlag(FLAGS_seed);
+    make.layer_norm = absl::GetFlag(FLAGS_layer_norm);
+    make.hidden_act = absl::GetFlag(FLAGS_hidden_act);
+    return cli::RunMakeModel(make, std::cout);
+  }
+  return absl::InvalidArgumentError("unknown command \"" + command +
+                                    "\" (expected encode, inspect, bench or make-model)");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "encoder-cli <encode|inspect|bench|make-model> [flags]; see --help");
+  std::vector<std::string> storage;
+  std::vector<char*> args = NormalizeFlagNames(argc, argv, &storage);
+  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  if (positional.size() != 2) {
+    std::fprintf(stderr, "usage: encoder-cli <encode|inspect|bench|make-model> [flags]\n");
+    return 2;
+  }
+  const absl::Status status = Run(positional[1]);
+  if (!status.ok()) {
+    std::fprintf(stderr, "encoder-cli: %s\n", std::string(status.message()).c_str());
+    return 1;
+  }
+  return 0;
+}

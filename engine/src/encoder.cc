@@ -1,0 +1,212 @@
+#include "engine/encoder.h"
+
+#include <omp.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "dnnl/dense.h"
+#include "kernels/kernels.h"
+#include "layers/embeddings.h"
+#include "layers/encoder_layer.h"
+#include "layers/packed_batch.h"
+#include "model/checkpoint.h"
+#include "model/pooling.h"
+#include "model/weights.h"
+#include "workspace.h"
+
+namespace engine {
+
+struct Encoder::Impl {
+  ModelConfig config;
+  EncoderOptions options;
+  DnnlContext dnnl;
+  MatmulCache cache{&dnnl};
+  ModelWeights weights;
+  Workspace workspace;
+};
+
+namespace {
+
+absl::StatusOr<std::string> ReadConfigText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+Encoder::Encoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Encoder::~Encoder() = default;
+
+absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_dir,
+                                                       const EncoderOptions& options) {
+  std::error_code ec;
+  if (!std::filesystem::is_directory(model_dir, ec)) {
+    return absl::NotFoundError(absl::StrCat(model_dir, ": not a readable directory"));
+  }
+  if (options.max_batch_tokens <= 0) {
+    return absl::InvalidArgumentError("max_batch_tokens must be positive");
+  }
+  if (options.precision != Precision::kFloat32) {
+    return absl::UnimplementedError(
+        absl::StrCat("precision ", PrecisionName(options.precision), " is not supported yet"));
+  }
+  const std::string config_path = (std::filesystem::path(model_dir) / "config.json").string();
+  absl::StatusOr<std::string> text = ReadConfigText(config_path);
+  if (!text.ok()) return text.status();
+  absl::StatusOr<ModelConfig> config = ParseModelConfig(*text, config_path);
+  if (!config.ok()) return config.status();
+
+  if (options.threads > 0) omp_set_num_threads(options.threads);
+  auto impl = std::make_unique<Impl>();
+  impl->config = *config;
+  impl->options = options;
+  {
+    // The checkpoint (and its file mappings) lives only while weights are copied.
+    absl::StatusOr<std::unique_ptr<Checkpoint>> checkpoint = Checkpoint::Open(model_dir);
+    if (!checkpoint.ok()) return checkpoint.status();
+    absl::StatusOr<ModelWeights> weights = LoadWeights(**checkpoint, impl->config, &impl->cache);
+    if (!weights.ok()) return weights.status();
+    impl->weights = *std::move(weights);
+  }
+  absl::StatusOr<Workspace> workspace =
+      Workspace::Create(impl->config, options.max_batch_tokens, omp_get_max_threads());
+  if (!workspace.ok()) return workspace.status();
+  impl->workspace = *std::move(workspace);
+  return std::unique_ptr<Encoder>(new Encoder(std::move(impl)));
+}
+
+const ModelConfig& Encoder::config() const { return impl_->config; }
+const EncoderOptions& Encoder::options() const { return impl_->options; }
+bool Encoder::has_pooler() const { return impl_->weights.pooler != nullptr; }
+
+absl::Status Encoder::Validate(const Sequence& sequence) const {
+  const ModelConfig& c = impl_->config;
+  const int64_t length = static_cast<int64_t>(sequence.ids.size());
+  if (length == 0) return absl::InvalidArgumentError("empty sequence");
+  if (length > c.max_position_embeddings) {
+    return absl::InvalidArgumentError(absl::StrCat("sequence of ", length,
+                                                   " tokens exceeds the model's maximum of ",
+                                                   c.max_position_embeddings));
+  }
+  if (length > impl_->options.max_batch_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat("sequence of ", length,
+                                                   " tokens exceeds the batch budget of ",
+                                                   impl_->options.max_batch_tokens));
+  }
+  for (int64_t i = 0; i < length; ++i) {
+    if (sequence.ids[i] < 0 || sequence.ids[i] >= c.vocab_size) {
+      return absl::InvalidArgumentError(absl::StrCat("token id ", sequence.ids[i], " at position ",
+                                                     i, " is outside the vocabulary [0, ",
+                                                     c.vocab_size, ")"));
+    }
+  }
+  if (!sequence.token_type_ids.empty()) {
+    if (static_cast<int64_t>(sequence.token_type_ids.size()) != length) {
+      return absl::InvalidArgumentError(absl::StrCat(sequence.token_type_ids.size(),
+                                                     " token types for ", length, " tokens"));
+    }
+    for (int64_t i = 0; i < length; ++i) {
+      if (sequence.token_type_ids[i] < 0 || sequence.token_type_ids[i] >= c.type_vocab_size) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("token type ", sequence.token_type_ids[i], " at position ", i,
+                         " is outside [0, ", c.type_vocab_size, ")"));
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* result) {
+  Impl& m = *impl_;
+  const int64_t h = m.config.hidden_size;
+  result->hidden_size = static_cast<int>(h);
+  result->offsets.resize(batch.size() + 1);
+  result->offsets[0] = 0;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (absl::Status s = Validate(batch[i]); !s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("sequence ", i, ": ", s.message()));
+    }
+    result->offsets[i + 1] = result->offsets[i] + static_cast<int>(batch[i].ids.size());
+  }
+  const int64_t tokens = result->offsets.back();
+  if (tokens > m.options.max_batch_tokens) {
+    return absl::InvalidArgumentError(absl::StrCat("batch of ", tokens,
+                                                   " tokens exceeds the budget of ",
+                                                   m.options.max_batch_tokens));
+  }
+  result->hidden_states.resize(static_cast<size_t>(tokens * h));
+  if (tokens == 0) return absl::OkStatus();
+
+  PackedBatch packed;
+  packed.offsets = result->offsets.data();
+  packed.num_sequences = static_cast<int>(batch.size());
+  packed.tokens = tokens;
+  Workspace& ws = m.workspace;
+  EmbedTokens(m.weights.embeddings, m.config, batch, packed, ws.hidden.data());
+
+  const float* output = ws.hidden.data();
+  if (m.config.layer_norm_placement == LayerNormPlacement::kPost) {
+    for (LayerWeights& layer : m.weights.layers) {
+      if (absl::Status s = RunPostLnLayer(layer, m.config, packed, ws); !s.ok()) return s;
+    }
+  } else {
+    // The first layer's LN1 of the embeddings; later norms are fused into Add & Norm.
+    kernels::AddLayerNormArgs args;
+    args.residual = ws.hidden.data();
+    args.gamma = m.weights.layers[0].attention_norm.gamma.data();
+    args.beta = m.weights.layers[0].attention_norm.beta.data();
+    args.eps = m.config.layer_norm_eps;
+    args.rows = tokens;
+    args.hidden = h;
+    args.out = ws.normed.data();
+    kernels::AddLayerNorm(args);
+    for (size_t l = 0; l < m.weights.layers.size(); ++l) {
+      const LayerNormWeights& next = l + 1 < m.weights.layers.size()
+                                         ? m.weights.layers[l + 1].attention_norm
+                                         : m.weights.final_norm;
+      if (absl::Status s = RunPreLnLayer(m.weights.layers[l], next, m.config, packed, ws);
+          !s.ok()) {
+        return s;
+      }
+    }
+    output = ws.normed.data();
+  }
+  std::memcpy(result->hidden_states.data(), output, static_cast<size_t>(tokens * h) * sizeof(float));
+  return absl::OkStatus();
+}
+
+absl::Status Encoder::Pool(const EncodeResult& result, int index, Pooling pooling, bool normalize,
+                           float* out) const {
+  if (index < 0 || index >= result.num_sequences()) {
+    return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
+  }
+  const int64_t h = result.hidden_size;
+  const float* states = result.sequence_states(index);
+  switch (pooling) {
+    case Pooling::kNone:
+      return absl::InvalidArgumentError("pooling none has no single vector");
+    case Pooling::kCls:
+      std::memcpy(out, states, static_cast<size_t>(h) * sizeof(float));
+      break;
+    case Pooling::kMean:
+      MeanPool(states, result.num_tokens(index), h, out);
+      break;
+    case Pooling::kPooler:
+      if (!has_pooler()) {
+        return absl::FailedPreconditionError("the model has no pooler.dense weights");
+      }
+      PoolerHead(*impl_->weights.pooler, states, h, out);
+      break;
+  }
+  if (normalize) L2Normalize(out, h);
+  return absl::OkStatus();
+}
+
+}  // namespace engine

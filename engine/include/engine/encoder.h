@@ -29,6 +29,8 @@ struct Sequence {
 enum class Pooling { kNone, kCls, kMean, kPooler };
 
 const char* PoolingName(Pooling pooling);
+// Scales `values` to unit L2 norm in place; a zero vector stays zero.
+void L2Normalize(float* values, int64_t n);
 absl::StatusOr<Pooling> ParsePooling(const std::string& name);
 
 // The last hidden states of a batch, packed: sequence i owns rows

@@ -1,0 +1,137 @@
+#include "dnnl/dense.h"
+
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace engine {
+namespace {
+
+using dnnl::memory;
+using tag = memory::format_tag;
+using dt = memory::data_type;
+
+// The row count a layer's weights are laid out for at creation; the blocked
+// layout oneDNN picks depends on the weight's shape and the ISA, not on it.
+constexpr int64_t kReferenceRows = 128;
+
+dnnl::primitive_attr MakeAttr(DenseActivation activation) {
+  dnnl::post_ops ops;
+  switch (activation) {
+    case DenseActivation::kNone:
+      break;
+    case DenseActivation::kGeluErf:
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_erf, 0.f, 0.f);
+      break;
+    case DenseActivation::kGeluTanh:
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_gelu_tanh, 0.f, 0.f);
+      break;
+    case DenseActivation::kRelu:
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
+      break;
+  }
+  dnnl::primitive_attr attr;
+  attr.set_post_ops(ops);
+  return attr;
+}
+
+dnnl::matmul::primitive_desc MakePrimitiveDesc(const dnnl::engine& engine, int64_t rows,
+                                               int64_t in, int64_t out,
+                                               const memory::desc& weights, bool has_bias,
+                                               DenseActivation activation) {
+  const memory::desc src({rows, in}, dt::f32, tag::ab);
+  const memory::desc dst({rows, out}, dt::f32, tag::ab);
+  const memory::desc bias = has_bias ? memory::desc({1, out}, dt::f32, tag::ab) : memory::desc();
+  const dnnl::matmul::desc desc = has_bias ? dnnl::matmul::desc(src, weights, bias, dst)
+                                           : dnnl::matmul::desc(src, weights, dst);
+  return dnnl::matmul::primitive_desc(desc, MakeAttr(activation), engine);
+}
+
+}  // namespace
+
+DenseActivation ToDenseActivation(Activation activation) {
+  switch (activation) {
+    case Activation::kGeluErf:
+      return DenseActivation::kGeluErf;
+    case Activation::kGeluTanh:
+      return DenseActivation::kGeluTanh;
+    case Activation::kRelu:
+      return DenseActivation::kRelu;
+  }
+  return DenseActivation::kNone;
+}
+
+int64_t BucketRows(int64_t rows) {
+  if (rows <= 64) return (rows + 7) / 8 * 8;
+  int64_t octave = 64;
+  while (octave * 2 <= rows) octave *= 2;
+  const int64_t step = octave / 8;
+  return (rows + step - 1) / step * step;
+}
+
+absl::StatusOr<dnnl::matmul*> MatmulCache::Get(int64_t rows, int64_t in, int64_t out,
+                                               const memory::desc& weights, bool has_bias,
+                                               DenseActivation activation) {
+  const Key key{rows, in, out, has_bias, activation};
+  auto it = primitives_.find(key);
+  if (it != primitives_.end()) return &it->second;
+  try {
+    dnnl::matmul primitive(
+        MakePrimitiveDesc(context_->engine, rows, in, out, weights, has_bias, activation));
+    return &primitives_.emplace(key, std::move(primitive)).first->second;
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(absl::StrCat("oneDNN matmul ", rows, "x", in, "x", out, ": ",
+                                            e.what()));
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Dense>> Dense::Create(MatmulCache* cache, const float* weight,
+                                                     const float* bias, int64_t in, int64_t out,
+                                                     DenseActivation activation) {
+  std::unique_ptr<Dense> dense(new Dense());
+  dense->cache_ = cache;
+  dense->in_ = in;
+  dense->out_ = out;
+  dense->activation_ = activation;
+  const dnnl::engine& engine = cache->context()->engine;
+  try {
+    // W^T as a {in, out} matrix is W's memory read with strides {1, in}: tag ba.
+    const memory::desc plain({in, out}, dt::f32, tag::ba);
+    const memory::desc any({in, out}, dt::f32, tag::any);
+    const dnnl::matmul::primitive_desc pd =
+        MakePrimitiveDesc(engine, kReferenceRows, in, out, any, bias != nullptr, activation);
+    memory source(plain, engine, const_cast<float*>(weight));
+    dense->weights_ = memory(pd.weights_desc(), engine);
+    dnnl::reorder(source, dense->weights_).execute(cache->context()->stream, source, dense->weights_);
+    if (bias != nullptr) {
+      dense->bias_ = memory({{1, out}, dt::f32, tag::ab}, engine);
+      std::memcpy(dense->bias_.get_data_handle(), bias, static_cast<size_t>(out) * sizeof(float));
+    }
+    cache->context()->stream.wait();
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(absl::StrCat("oneDNN dense layer ", in, "->", out, ": ", e.what()));
+  }
+  return dense;
+}
+
+absl::Status Dense::Forward(const float* x, int64_t rows, float* y) {
+  const int64_t bucket = BucketRows(rows);
+  absl::StatusOr<dnnl::matmul*> primitive =
+      cache_->Get(bucket, in_, out_, weights_.get_desc(), bias_ ? true : false, activation_);
+  if (!primitive.ok()) return primitive.status();
+  const dnnl::engine& engine = cache_->context()->engine;
+  try {
+    memory src({{bucket, in_}, dt::f32, tag::ab}, engine, const_cast<float*>(x));
+    memory dst({{bucket, out_}, dt::f32, tag::ab}, engine, y);
+    std::unordered_map<int, memory> args = {
+        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst}};
+    if (bias_) args.emplace(DNNL_ARG_BIAS, bias_);
+    (*primitive)->execute(cache_->context()->stream, args);
+    cache_->context()->stream.wait();
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(absl::StrCat("oneDNN matmul execution: ", e.what()));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace engine

@@ -1,0 +1,146 @@
+#include "model/checkpoint.h"
+
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "nlohmann/json.hpp"
+
+namespace engine {
+namespace {
+
+constexpr char kSingleFile[] = "model.safetensors";
+constexpr char kIndexFile[] = "model.safetensors.index.json";
+
+absl::StatusOr<std::string> ReadText(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace
+
+std::string CanonicalTensorName(const std::string& name) {
+  std::string canonical = name;
+  if (absl::StartsWith(canonical, "bert.")) canonical = canonical.substr(5);
+  if (absl::StrContains(canonical, "LayerNorm.")) {
+    if (absl::EndsWith(canonical, ".gamma")) {
+      canonical = canonical.substr(0, canonical.size() - 6) + ".weight";
+    } else if (absl::EndsWith(canonical, ".beta")) {
+      canonical = canonical.substr(0, canonical.size() - 5) + ".bias";
+    }
+  }
+  return canonical;
+}
+
+std::string ShapeString(const std::vector<int64_t>& shape) {
+  return absl::StrCat("[", absl::StrJoin(shape, ", "), "]");
+}
+
+absl::Status Checkpoint::AddFile(std::unique_ptr<SafetensorsFile> file) {
+  for (const auto& [name, view] : file->tensors()) {
+    const std::string canonical = CanonicalTensorName(name);
+    auto [it, inserted] = entries_.emplace(canonical, Entry{file.get(), &view});
+    if (!inserted) {
+      return absl::InvalidArgumentError(absl::StrCat(file->path(), ": tensor ", name,
+                                                     " also present in ", it->second.file->path()));
+    }
+  }
+  file_names_.push_back(file->path());
+  files_.push_back(std::move(file));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& model_dir) {
+  namespace fs = std::filesystem;
+  std::unique_ptr<Checkpoint> checkpoint(new Checkpoint());
+  checkpoint->model_dir_ = model_dir;
+  const fs::path dir(model_dir);
+  std::error_code ec;
+  if (fs::exists(dir / kSingleFile, ec)) {
+    absl::StatusOr<std::unique_ptr<SafetensorsFile>> file =
+        SafetensorsFile::Open((dir / kSingleFile).string());
+    if (!file.ok()) return file.status();
+    if (absl::Status s = checkpoint->AddFile(*std::move(file)); !s.ok()) return s;
+    return checkpoint;
+  }
+  const std::string index_path = (dir / kIndexFile).string();
+  if (!fs::exists(index_path, ec)) {
+    return absl::NotFoundError(absl::StrCat(model_dir, ": no ", kSingleFile, " or ", kIndexFile));
+  }
+  absl::StatusOr<std::string> text = ReadText(index_path);
+  if (!text.ok()) return text.status();
+  nlohmann::json index = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (index.is_discarded() || !index.is_object() || !index.contains("weight_map") ||
+      !index["weight_map"].is_object()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(index_path, ": not valid JSON with a \"weight_map\" object"));
+  }
+  std::set<std::string> shard_names;
+  for (const auto& [tensor, shard] : index["weight_map"].items()) {
+    if (!shard.is_string() || shard.get<std::string>().find('/') != std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(index_path, ": tensor ", tensor, ": shard must be a file name"));
+    }
+    shard_names.insert(shard.get<std::string>());
+  }
+  for (const std::string& shard : shard_names) {
+    absl::StatusOr<std::unique_ptr<SafetensorsFile>> file =
+        SafetensorsFile::Open((dir / shard).string());
+    if (!file.ok()) return file.status();
+    if (absl::Status s = checkpoint->AddFile(*std::move(file)); !s.ok()) return s;
+  }
+  for (const auto& [tensor, shard] : index["weight_map"].items()) {
+    const auto it = checkpoint->entries_.find(CanonicalTensorName(tensor));
+    if (it == checkpoint->entries_.end() ||
+        fs::path(it->second.file->path()).filename() != shard.get<std::string>()) {
+      return absl::InvalidArgumentError(absl::StrCat(index_path, ": tensor ", tensor,
+                                                     " is not in ", shard.get<std::string>()));
+    }
+  }
+  return checkpoint;
+}
+
+bool Checkpoint::Has(const std::string& canonical_name) const {
+  return entries_.count(canonical_name) > 0;
+}
+
+absl::Status Checkpoint::ReadFloat(const std::string& canonical_name,
+                                   const std::vector<int64_t>& expected_shape, float* out) const {
+  const auto it = entries_.find(canonical_name);
+  if (it == entries_.end()) {
+    return absl::NotFoundError(absl::StrCat(model_dir_, ": missing tensor ", canonical_name));
+  }
+  const TensorView& view = *it->second.view;
+  const std::string where = absl::StrCat(it->second.file->path(), ": tensor ", view.name);
+  if (view.dtype != DType::kF32 && view.dtype != DType::kF16 && view.dtype != DType::kBF16) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": unsupported dtype ",
+                                                   DTypeName(view.dtype),
+                                                   " (supported: F32, F16, BF16)"));
+  }
+  if (view.shape != expected_shape) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": expected shape ",
+                                                   ShapeString(expected_shape), ", got ",
+                                                   ShapeString(view.shape)));
+  }
+  ConvertToFloat(view, out);
+  it->second.file->Release(view);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<float>> Checkpoint::ReadFloat(
+    const std::string& canonical_name, const std::vector<int64_t>& expected_shape) const {
+  int64_t n = 1;
+  for (int64_t d : expected_shape) n *= d;
+  std::vector<float> values(static_cast<size_t>(n));
+  if (absl::Status s = ReadFloat(canonical_name, expected_shape, values.data()); !s.ok()) return s;
+  return values;
+}
+
+}  // namespace engine

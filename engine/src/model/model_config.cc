@@ -1,0 +1,150 @@
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "engine/config.h"
+#include "nlohmann/json.hpp"
+
+namespace engine {
+namespace {
+
+using nlohmann::json;
+
+absl::Status ConfigError(const std::string& source, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat(source, ": ", what));
+}
+
+// Reads a positive integer field; `required` fields must be present.
+absl::Status ReadPositiveInt(const json& j, const char* key, bool required, int* out,
+                             const std::string& source) {
+  if (!j.contains(key)) {
+    return required ? ConfigError(source, absl::StrCat("missing \"", key, "\""))
+                    : absl::OkStatus();
+  }
+  const json& v = j[key];
+  if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > (1 << 30)) {
+    return ConfigError(source, absl::StrCat("\"", key, "\" must be a positive integer, got ",
+                                            v.dump()));
+  }
+  *out = v.get<int>();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Activation> ParseActivation(const std::string& name, const std::string& source) {
+  if (name == "gelu") return Activation::kGeluErf;
+  if (name == "gelu_new" || name == "gelu_pytorch_tanh") return Activation::kGeluTanh;
+  if (name == "relu") return Activation::kRelu;
+  return ConfigError(source, absl::StrCat("unsupported hidden_act \"", name,
+                                          "\" (supported: gelu, gelu_new, gelu_pytorch_tanh, relu)"));
+}
+
+}  // namespace
+
+absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
+                                             const std::string& source) {
+  json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return ConfigError(source, "not valid JSON");
+  if (!j.is_object()) return ConfigError(source, "not a JSON object");
+
+  ModelConfig config;
+  if (!j.contains("model_type") || !j["model_type"].is_string()) {
+    return ConfigError(source, "missing \"model_type\"");
+  }
+  config.model_type = j["model_type"].get<std::string>();
+  if (config.model_type != "bert") {
+    return ConfigError(source, absl::StrCat("unsupported model_type \"", config.model_type,
+                                            "\" (supported: bert)"));
+  }
+  for (auto [key, required, field] :
+       {std::tuple<const char*, bool, int*>{"vocab_size", true, &config.vocab_size},
+        {"hidden_size", true, &config.hidden_size},
+        {"num_hidden_layers", true, &config.num_layers},
+        {"num_attention_heads", true, &config.num_heads},
+        {"intermediate_size", true, &config.intermediate_size},
+        {"max_position_embeddings", false, &config.max_position_embeddings},
+        {"type_vocab_size", false, &config.type_vocab_size}}) {
+    if (absl::Status s = ReadPositiveInt(j, key, required, field, source); !s.ok()) return s;
+  }
+  if (j.contains("pad_token_id") && j["pad_token_id"].is_number_integer()) {
+    config.pad_token_id = j["pad_token_id"].get<int>();
+  }
+  if (j.contains("layer_norm_eps")) {
+    if (!j["layer_norm_eps"].is_number() || j["layer_norm_eps"].get<double>() <= 0) {
+      return ConfigError(source, "\"layer_norm_eps\" must be a positive number");
+    }
+    config.layer_norm_eps = j["layer_norm_eps"].get<float>();
+  }
+  if (j.contains("hidden_act")) {
+    if (!j["hidden_act"].is_string()) return ConfigError(source, "\"hidden_act\" must be a string");
+    absl::StatusOr<Activation> act = ParseActivation(j["hidden_act"].get<std::string>(), source);
+    if (!act.ok()) return act.status();
+    config.activation = *act;
+  }
+  if (j.contains("layer_norm_placement")) {
+    const json& v = j["layer_norm_placement"];
+    if (v == "post") {
+      config.layer_norm_placement = LayerNormPlacement::kPost;
+    } else if (v == "pre") {
+      config.layer_norm_placement = LayerNormPlacement::kPre;
+    } else {
+      return ConfigError(source, absl::StrCat("\"layer_norm_placement\" must be \"pre\" or "
+                                              "\"post\", got ",
+                                              v.dump()));
+    }
+  }
+  if (j.contains("position_embedding_type") && j["position_embedding_type"] != "absolute") {
+    return ConfigError(source, absl::StrCat("unsupported position_embedding_type ",
+                                            j["position_embedding_type"].dump(),
+                                            " (supported: absolute)"));
+  }
+  if (config.hidden_size % config.num_heads != 0) {
+    return ConfigError(source, absl::StrCat("hidden_size ", config.hidden_size,
+                                            " is not divisible by num_attention_heads ",
+                                            config.num_heads));
+  }
+  if (config.pad_token_id < 0 || config.pad_token_id >= config.vocab_size) config.pad_token_id = 0;
+  return config;
+}
+
+std::string ModelConfigToJson(const ModelConfig& config) {
+  json j = {
+      {"architectures", {"BertModel"}},
+      {"model_type", config.model_type},
+      {"vocab_size", config.vocab_size},
+      {"hidden_size", config.hidden_size},
+      {"num_hidden_layers", config.num_layers},
+      {"num_attention_heads", config.num_heads},
+      {"intermediate_size", config.intermediate_size},
+      {"hidden_act", config.activation == Activation::kGeluErf    ? "gelu"
+                     : config.activation == Activation::kGeluTanh ? "gelu_new"
+                                                                  : "relu"},
+      {"max_position_embeddings", config.max_position_embeddings},
+      {"type_vocab_size", config.type_vocab_size},
+      {"layer_norm_eps", config.layer_norm_eps},
+      {"pad_token_id", config.pad_token_id},
+      {"position_embedding_type", "absolute"},
+      {"layer_norm_placement", LayerNormPlacementName(config.layer_norm_placement)},
+  };
+  return j.dump(2) + "\n";
+}
+
+const char* ActivationName(Activation activation) {
+  switch (activation) {
+    case Activation::kGeluErf:
+      return "gelu";
+    case Activation::kGeluTanh:
+      return "gelu_tanh";
+    case Activation::kRelu:
+      return "relu";
+  }
+  return "?";
+}
+
+const char* LayerNormPlacementName(LayerNormPlacement placement) {
+  return placement == LayerNormPlacement::kPre ? "pre" : "post";
+}
+
+const char* PrecisionName(Precision precision) {
+  return precision == Precision::kInt8 ? "int8" : "fp32";
+}
+
+}  // namespace engine

@@ -1,0 +1,49 @@
+// The subcommands of encoder-cli, separate from flag parsing so each reads
+// as one small function.
+#pragma once
+
+#include <cstdint>
+#include <istream>
+#include <ostream>
+#include <string>
+
+#include "absl/status/status.h"
+#include "engine/config.h"
+
+namespace cli {
+
+struct CommonOptions {
+  std::string model_dir;
+  engine::EncoderOptions engine;
+};
+
+struct BenchOptions {
+  int batch = 8;
+  int seq = 128;
+  int iters = 10;
+};
+
+struct MakeModelOptions {
+  std::string out;
+  int hidden = 384;
+  int layers = 6;
+  int heads = 12;
+  int intermediate = 1536;
+  int max_position = 512;
+  std::string vocab_file;
+  uint64_t seed = 1;
+  std::string layer_norm = "post";
+  std::string hidden_act = "gelu";
+};
+
+absl::Status RunEncode(const CommonOptions& common, const std::string& pooling, bool normalize,
+                       std::istream& in, std::ostream& out);
+absl::Status RunInspect(const CommonOptions& common, std::ostream& out);
+absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, std::ostream& out);
+absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out);
+
+// Forward-pass cost of one batch, in floating-point operations (multiply and
+// add counted separately): the dense layers plus attention's two products.
+double EncoderFlops(const engine::ModelConfig& config, int64_t tokens, int64_t sum_sq_lengths);
+
+}  // namespace cli

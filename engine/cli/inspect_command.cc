@@ -1,0 +1,52 @@
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/str_cat.h"
+#include "cli/commands.h"
+#include "model/checkpoint.h"
+
+namespace cli {
+
+absl::Status RunInspect(const CommonOptions& common, std::ostream& out) {
+  const std::string config_path =
+      (std::filesystem::path(common.model_dir) / "config.json").string();
+  std::ifstream in(config_path);
+  if (!in) return absl::NotFoundError(absl::StrCat(config_path, ": cannot open"));
+  std::stringstream text;
+  text << in.rdbuf();
+  absl::StatusOr<engine::ModelConfig> config = engine::ParseModelConfig(text.str(), config_path);
+  if (!config.ok()) return config.status();
+  absl::StatusOr<std::unique_ptr<engine::Checkpoint>> checkpoint =
+      engine::Checkpoint::Open(common.model_dir);
+  if (!checkpoint.ok()) return checkpoint.status();
+
+  out << "config: " << config_path << "\n"
+      << "  model_type               " << config->model_type << "\n"
+      << "  hidden_size              " << config->hidden_size << "\n"
+      << "  num_hidden_layers        " << config->num_layers << "\n"
+      << "  num_attention_heads      " << config->num_heads << "\n"
+      << "  intermediate_size        " << config->intermediate_size << "\n"
+      << "  vocab_size               " << config->vocab_size << "\n"
+      << "  max_position_embeddings  " << config->max_position_embeddings << "\n"
+      << "  type_vocab_size          " << config->type_vocab_size << "\n"
+      << "  hidden_act               " << engine::ActivationName(config->activation) << "\n"
+      << "  layer_norm_eps           " << config->layer_norm_eps << "\n"
+      << "  layer_norm_placement     "
+      << engine::LayerNormPlacementName(config->layer_norm_placement) << "\n";
+  out << "files:\n";
+  for (const std::string& file : (*checkpoint)->files()) out << "  " << file << "\n";
+  int64_t parameters = 0;
+  out << "tensors (" << (*checkpoint)->entries().size() << "):\n";
+  for (const auto& [name, entry] : (*checkpoint)->entries()) {
+    parameters += entry.view->num_elements();
+    out << "  " << name << "  " << engine::DTypeName(entry.view->dtype) << " "
+        << engine::ShapeString(entry.view->shape);
+    if (entry.view->name != name) out << "  (stored as " << entry.view->name << ")";
+    out << "\n";
+  }
+  out << "parameters: " << parameters << "\n";
+  return absl::OkStatus();
+}
+
+}  // namespace cli

@@ -1,0 +1,50 @@
+#include <fstream>
+
+#include "absl/strings/str_cat.h"
+#include "cli/commands.h"
+#include "engine/random_model.h"
+
+namespace cli {
+
+absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
+  if (options.out.empty()) return absl::InvalidArgumentError("--out is required");
+  engine::RandomModelSpec spec;
+  spec.seed = options.seed;
+  engine::ModelConfig& c = spec.config;
+  c.hidden_size = options.hidden;
+  c.num_layers = options.layers;
+  c.num_heads = options.heads;
+  c.intermediate_size = options.intermediate;
+  c.max_position_embeddings = options.max_position;
+  if (options.layer_norm == "pre") {
+    c.layer_norm_placement = engine::LayerNormPlacement::kPre;
+  } else if (options.layer_norm != "post") {
+    return absl::InvalidArgumentError("--layer-norm must be pre or post");
+  }
+  if (options.hidden_act == "gelu_new") {
+    c.activation = engine::Activation::kGeluTanh;
+  } else if (options.hidden_act == "relu") {
+    c.activation = engine::Activation::kRelu;
+  } else if (options.hidden_act != "gelu") {
+    return absl::InvalidArgumentError("--hidden-act must be gelu, gelu_new or relu");
+  }
+  if (!options.vocab_file.empty()) {
+    std::ifstream in(options.vocab_file);
+    if (!in) return absl::NotFoundError(absl::StrCat(options.vocab_file, ": cannot open"));
+    std::string token;
+    while (std::getline(in, token)) {
+      if (!token.empty() && token.back() == '\r') token.pop_back();
+      spec.vocabulary.push_back(token);
+    }
+    if (spec.vocabulary.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(options.vocab_file, ": empty vocabulary"));
+    }
+  }
+  if (absl::Status s = engine::WriteRandomModel(options.out, spec); !s.ok()) return s;
+  out << "wrote " << options.out << " (hidden " << c.hidden_size << ", layers " << c.num_layers
+      << ", heads " << c.num_heads << ", intermediate " << c.intermediate_size << ", "
+      << options.layer_norm << "-LN)\n";
+  return absl::OkStatus();
+}
+
+}  // namespace cli

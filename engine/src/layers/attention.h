@@ -1,0 +1,17 @@
+// Multi-head self-attention core over a packed batch: for each sequence and
+// head, softmax(Q K^T / sqrt(d)) V, reading Q, K and V in place from the
+// fused projection (no per-head copies). Sequences never see each other's
+// tokens, so no padding mask is needed.
+#pragma once
+
+#include "layers/packed_batch.h"
+#include "workspace.h"
+
+namespace engine {
+
+// `qkv` is [tokens, 3H] (Q | K | V, heads contiguous within each);
+// `context` receives [tokens, H] with the heads concatenated.
+void SelfAttention(const float* qkv, const PackedBatch& packed, int heads, int head_size,
+                   const Workspace& workspace, float* context);
+
+}  // namespace engine

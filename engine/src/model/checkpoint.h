@@ -1,0 +1,55 @@
+// The weights of a Hugging Face model directory: model.safetensors, or the
+// shards listed by model.safetensors.index.json. Tensors are found by their
+// canonical name: without the "bert." prefix, and with LayerNorm's legacy
+// gamma/beta renamed weight/bias.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "model/safetensors.h"
+
+namespace engine {
+
+class Checkpoint {
+ public:
+  static absl::StatusOr<std::unique_ptr<Checkpoint>> Open(const std::string& model_dir);
+
+  bool Has(const std::string& canonical_name) const;
+
+  // Converts the tensor to float32 into `out` after checking that its shape is
+  // `expected_shape`, then lets the kernel drop its mapped pages so the
+  // weights are not held twice. Errors name the file and the tensor.
+  absl::Status ReadFloat(const std::string& canonical_name,
+                         const std::vector<int64_t>& expected_shape, float* out) const;
+  absl::StatusOr<std::vector<float>> ReadFloat(const std::string& canonical_name,
+                                               const std::vector<int64_t>& expected_shape) const;
+
+  struct Entry {
+    const SafetensorsFile* file;
+    const TensorView* view;
+  };
+  // Canonical name -> where the tensor is; for `inspect`.
+  const std::map<std::string, Entry>& entries() const { return entries_; }
+  const std::vector<std::string>& files() const { return file_names_; }
+
+ private:
+  Checkpoint() = default;
+  absl::Status AddFile(std::unique_ptr<SafetensorsFile> file);
+
+  std::string model_dir_;
+  std::vector<std::unique_ptr<SafetensorsFile>> files_;
+  std::vector<std::string> file_names_;
+  std::map<std::string, Entry> entries_;
+};
+
+// "bert.encoder.layer.0.attention.output.LayerNorm.gamma" ->
+// "encoder.layer.0.attention.output.LayerNorm.weight".
+std::string CanonicalTensorName(const std::string& name);
+
+std::string ShapeString(const std::vector<int64_t>& shape);
+
+}  // namespace engine

@@ -1,0 +1,58 @@
+// Read-only view of a .safetensors file: the header is parsed and checked
+// (dtypes, shapes, offsets inside the data section, no overlaps) and the
+// data stays memory-mapped until the file object is destroyed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace engine {
+
+enum class DType { kF32, kF16, kBF16, kI32, kI64 };
+
+const char* DTypeName(DType dtype);
+size_t DTypeSize(DType dtype);
+
+struct TensorView {
+  std::string name;
+  DType dtype = DType::kF32;
+  std::vector<int64_t> shape;
+  const uint8_t* data = nullptr;
+  size_t nbytes = 0;
+
+  int64_t num_elements() const;
+};
+
+class SafetensorsFile {
+ public:
+  static absl::StatusOr<std::unique_ptr<SafetensorsFile>> Open(const std::string& path);
+  ~SafetensorsFile();
+  SafetensorsFile(const SafetensorsFile&) = delete;
+  SafetensorsFile& operator=(const SafetensorsFile&) = delete;
+
+  const std::string& path() const { return path_; }
+  const TensorView* Find(const std::string& name) const;
+  const std::map<std::string, TensorView>& tensors() const { return tensors_; }
+
+  // Tells the kernel the mapped pages of `view` are no longer needed, so a
+  // loader that has copied a tensor does not hold it twice in memory.
+  void Release(const TensorView& view) const;
+
+ private:
+  SafetensorsFile() = default;
+  std::string path_;
+  void* mapping_ = nullptr;
+  size_t mapping_size_ = 0;
+  std::map<std::string, TensorView> tensors_;
+};
+
+// Converts `view` (F32, F16 or BF16) to float32 into `out` (num_elements floats).
+void ConvertToFloat(const TensorView& view, float* out);
+
+}  // namespace engine

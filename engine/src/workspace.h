@@ -1,0 +1,52 @@
+// Activation buffers of one encoder, sized at load from the token budget so
+// that Encode allocates nothing. Pages come from anonymous mmap: zeroed and
+// only committed when first touched, so an unused budget costs no memory.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "absl/status/statusor.h"
+#include "engine/config.h"
+
+namespace engine {
+
+class Buffer {
+ public:
+  Buffer() = default;
+  ~Buffer();
+  Buffer(Buffer&& other) noexcept;
+  Buffer& operator=(Buffer&& other) noexcept;
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+
+  static absl::StatusOr<Buffer> Allocate(size_t floats);
+  float* data() const { return data_; }
+  size_t size() const { return floats_; }
+
+ private:
+  float* data_ = nullptr;
+  size_t floats_ = 0;
+};
+
+struct Workspace {
+  // All [rows, width] with rows = BucketRows(max_batch_tokens).
+  Buffer hidden;        // the residual stream / layer output    [rows, H]
+  Buffer normed;        // pre-LN: LN(hidden), the sublayer input [rows, H]
+  Buffer qkv;           // fused Q, K, V projections             [rows, 3H]
+  Buffer context;       // attention output before projection    [rows, H]
+  Buffer sublayer;      // a sublayer's output before Add & Norm [rows, H]
+  Buffer intermediate;  // FFN inner activations                 [rows, I]
+  Buffer scores;        // attention scores, one L x L block per thread
+  int64_t rows = 0;
+  int64_t max_sequence = 0;
+  int threads = 1;
+
+  static absl::StatusOr<Workspace> Create(const ModelConfig& config, int64_t max_batch_tokens,
+                                          int threads);
+  float* scores_for_thread(int thread) const {
+    return scores.data() + static_cast<size_t>(thread) * max_sequence * max_sequence;
+  }
+};
+
+}  // namespace engine

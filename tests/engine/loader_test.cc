@@ -1,0 +1,263 @@
+// Every way a model directory can be wrong gets a clear error naming the
+// file (and the tensor), never a crash.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <functional>
+
+#include "absl/strings/match.h"
+#include "engine/encoder.h"
+#include "model/safetensors.h"
+#include "model/safetensors_writer.h"
+#include "nlohmann/json.hpp"
+#include "test_models.h"
+
+namespace engine {
+namespace {
+
+using testing::ReadFileOrDie;
+using testing::WriteTinyModel;
+namespace fs = std::filesystem;
+
+absl::Status LoadStatus(const std::string& dir) {
+  return Encoder::Load(dir, EncoderOptions{}).status();
+}
+
+std::string WeightsPath(const std::string& dir) { return (fs::path(dir) / "model.safetensors"); }
+
+// Reads the model's weights, lets `edit` change them, writes them back as F32.
+void RewriteWeights(const std::string& dir,
+                    const std::function<void(std::vector<NamedTensor>&)>& edit) {
+  std::vector<NamedTensor> tensors;
+  {
+    auto file = SafetensorsFile::Open(WeightsPath(dir));
+    ASSERT_TRUE(file.ok()) << file.status();
+    for (const auto& [name, view] : (*file)->tensors()) {
+      NamedTensor t{name, view.shape, std::vector<float>(view.num_elements())};
+      ConvertToFloat(view, t.values.data());
+      tensors.push_back(std::move(t));
+    }
+  }
+  edit(tensors);
+  ASSERT_TRUE(WriteSafetensors(WeightsPath(dir), tensors).ok());
+}
+
+// A safetensors file from a literal header and `data_bytes` zero bytes.
+std::string RawSafetensors(const std::string& header, size_t data_bytes) {
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  return out + header + std::string(data_bytes, '\0');
+}
+
+void ExpectError(const absl::Status& status, absl::StatusCode code,
+                 std::initializer_list<std::string> fragments) {
+  EXPECT_EQ(status.code(), code) << status;
+  for (const std::string& fragment : fragments) {
+    EXPECT_TRUE(absl::StrContains(status.message(), fragment))
+        << "message \"" << status.message() << "\" lacks \"" << fragment << "\"";
+  }
+}
+
+TEST(LoaderTest, LoadsAValidModel) {
+  const std::string dir = WriteTinyModel("valid");
+  auto encoder = Encoder::Load(dir, EncoderOptions{});
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  EXPECT_EQ((*encoder)->config().hidden_size, 32);
+  EXPECT_TRUE((*encoder)->has_pooler());
+}
+
+TEST(LoaderTest, MissingDirectory) {
+  ExpectError(LoadStatus("/nonexistent/model"), absl::StatusCode::kNotFound,
+              {"/nonexistent/model"});
+}
+
+TEST(LoaderTest, MissingConfig) {
+  const std::string dir = WriteTinyModel("no_config");
+  fs::remove(fs::path(dir) / "config.json");
+  ExpectError(LoadStatus(dir), absl::StatusCode::kNotFound, {"config.json"});
+}
+
+TEST(LoaderTest, BadConfigJson) {
+  const std::string dir = WriteTinyModel("bad_json");
+  ASSERT_TRUE(WriteFile(fs::path(dir) / "config.json", "{\"model_type\": \"bert\",").ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"config.json", "not valid JSON"});
+}
+
+void EditConfig(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
+  const std::string path = fs::path(dir) / "config.json";
+  nlohmann::json config = nlohmann::json::parse(ReadFileOrDie(path));
+  edit(config);
+  ASSERT_TRUE(WriteFile(path, config.dump()).ok());
+}
+
+TEST(LoaderTest, UnsupportedModelType) {
+  const std::string dir = WriteTinyModel("gpt2");
+  EditConfig(dir, [](nlohmann::json& c) { c["model_type"] = "gpt2"; });
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"config.json", "unsupported model_type \"gpt2\""});
+}
+
+TEST(LoaderTest, HiddenSizeNotDivisibleByHeads) {
+  const std::string dir = WriteTinyModel("heads");
+  EditConfig(dir, [](nlohmann::json& c) { c["num_attention_heads"] = 5; });
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"config.json", "not divisible by num_attention_heads 5"});
+}
+
+TEST(LoaderTest, ConfigClaimsMoreLayersThanTheWeightsHave) {
+  const std::string dir = WriteTinyModel("lying_config");
+  EditConfig(dir, [](nlohmann::json& c) { c["num_hidden_layers"] = 3; });
+  ExpectError(LoadStatus(dir), absl::StatusCode::kNotFound,
+              {"missing tensor encoder.layer.2.attention.self.query.weight"});
+}
+
+TEST(LoaderTest, MissingTensor) {
+  const std::string dir = WriteTinyModel("missing_tensor");
+  RewriteWeights(dir, [](std::vector<NamedTensor>& tensors) {
+    tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                                 [](const NamedTensor& t) {
+                                   return t.name == "encoder.layer.1.output.LayerNorm.bias";
+                                 }),
+                  tensors.end());
+  });
+  ExpectError(LoadStatus(dir), absl::StatusCode::kNotFound,
+              {dir, "missing tensor encoder.layer.1.output.LayerNorm.bias"});
+}
+
+TEST(LoaderTest, WrongShape) {
+  const std::string dir = WriteTinyModel("wrong_shape");
+  RewriteWeights(dir, [](std::vector<NamedTensor>& tensors) {
+    for (NamedTensor& t : tensors) {
+      if (t.name == "encoder.layer.0.intermediate.dense.weight") {
+        t.shape = {32, 64};  // transposed
+      }
+    }
+  });
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors", "tensor encoder.layer.0.intermediate.dense.weight",
+               "expected shape [64, 32], got [32, 64]"});
+}
+
+TEST(LoaderTest, UnsupportedDtype) {
+  const std::string dir = WriteTinyModel("dtype");
+  RewriteWeights(dir, [](std::vector<NamedTensor>&) {});
+  // Re-label one F32 tensor as I32: the header stays self-consistent.
+  std::string bytes = ReadFileOrDie(WeightsPath(dir));
+  uint64_t header_size = 0;
+  for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | static_cast<uint8_t>(bytes[i]);
+  nlohmann::json header = nlohmann::json::parse(bytes.substr(8, header_size));
+  header["embeddings.LayerNorm.weight"]["dtype"] = "I32";
+  std::string text = header.dump();
+  text.append(header_size - text.size(), ' ');
+  ASSERT_EQ(text.size(), header_size);
+  bytes.replace(8, header_size, text);
+  ASSERT_TRUE(WriteFile(WeightsPath(dir), bytes).ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors", "tensor embeddings.LayerNorm.weight", "unsupported dtype I32"});
+}
+
+TEST(LoaderTest, UnknownDtypeInHeader) {
+  const std::string dir = WriteTinyModel("dtype_unknown");
+  ASSERT_TRUE(WriteFile(WeightsPath(dir),
+                        RawSafetensors(R"({"a": {"dtype": "F8_E4M3", "shape": [2],
+                                           "data_offsets": [0, 2]}})",
+                                       2))
+                  .ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors", "tensor a", "unsupported dtype F8_E4M3"});
+}
+
+TEST(LoaderTest, TruncatedFile) {
+  const std::string dir = WriteTinyModel("truncated");
+  const std::string bytes = ReadFileOrDie(WeightsPath(dir));
+  ASSERT_TRUE(WriteFile(WeightsPath(dir), bytes.substr(0, bytes.size() / 2)).ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors", "run past the end", "truncated"});
+}
+
+TEST(LoaderTest, FileShorterThanTheHeaderLength) {
+  const std::string dir = WriteTinyModel("tiny_file");
+  ASSERT_TRUE(WriteFile(WeightsPath(dir), "abc").ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors", "truncated"});
+}
+
+TEST(LoaderTest, HeaderLengthPastTheEnd) {
+  const std::string dir = WriteTinyModel("header_len");
+  std::string bytes = RawSafetensors("{}", 0);
+  bytes[0] = static_cast<char>(0xff);
+  bytes[3] = static_cast<char>(0x7f);
+  ASSERT_TRUE(WriteFile(WeightsPath(dir), bytes).ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors", "header length", "runs past the end"});
+}
+
+TEST(LoaderTest, HeaderNotJson) {
+  const std::string dir = WriteTinyModel("header_json");
+  ASSERT_TRUE(WriteFile(WeightsPath(dir), RawSafetensors("{not json}", 8)).ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors", "header is not a JSON object"});
+}
+
+TEST(LoaderTest, OverlappingOffsets) {
+  const std::string dir = WriteTinyModel("overlap");
+  ASSERT_TRUE(WriteFile(WeightsPath(dir),
+                        RawSafetensors(R"({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
+                                           "b": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}})",
+                                       24))
+                  .ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors", "overlap"});
+}
+
+TEST(LoaderTest, OffsetsPastTheEnd) {
+  const std::string dir = WriteTinyModel("past_end");
+  ASSERT_TRUE(WriteFile(WeightsPath(dir),
+                        RawSafetensors(R"({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})",
+                                       8))
+                  .ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors", "tensor a", "run past the end"});
+}
+
+TEST(LoaderTest, SizeDisagreesWithShape) {
+  const std::string dir = WriteTinyModel("size_shape");
+  ASSERT_TRUE(WriteFile(WeightsPath(dir),
+                        RawSafetensors(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 16]}})",
+                                       16))
+                  .ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors", "tensor a", "16 bytes for 3 elements"});
+}
+
+TEST(LoaderTest, NoWeightsFile) {
+  const std::string dir = WriteTinyModel("no_weights");
+  fs::remove(WeightsPath(dir));
+  ExpectError(LoadStatus(dir), absl::StatusCode::kNotFound,
+              {"no model.safetensors or model.safetensors.index.json"});
+}
+
+TEST(LoaderTest, ShardIndexNamesAMissingFile) {
+  const std::string dir = WriteTinyModel("missing_shard");
+  fs::rename(WeightsPath(dir), fs::path(dir) / "model-00001-of-00002.safetensors");
+  nlohmann::json index = {{"metadata", {{"total_size", 0}}},
+                          {"weight_map",
+                           {{"embeddings.word_embeddings.weight", "model-00001-of-00002.safetensors"},
+                            {"pooler.dense.bias", "model-00002-of-00002.safetensors"}}}};
+  ASSERT_TRUE(WriteFile(fs::path(dir) / "model.safetensors.index.json", index.dump()).ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kNotFound,
+              {"model-00002-of-00002.safetensors", "cannot open"});
+}
+
+TEST(LoaderTest, ShardIndexNotJson) {
+  const std::string dir = WriteTinyModel("bad_index");
+  fs::remove(WeightsPath(dir));
+  ASSERT_TRUE(WriteFile(fs::path(dir) / "model.safetensors.index.json", "[1,2").ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors.index.json", "weight_map"});
+}
+
+}  // namespace
+}  // namespace engine

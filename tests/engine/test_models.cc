@@ -1,0 +1,46 @@
+#include "test_models.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace engine::testing {
+
+std::string MakeTempDir(const std::string& name) {
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                                    ("engine_test_" + std::to_string(getpid())) / name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir.string();
+}
+
+RandomModelSpec TinySpec(LayerNormPlacement placement) {
+  RandomModelSpec spec;
+  spec.config.hidden_size = 32;
+  spec.config.num_heads = 4;
+  spec.config.num_layers = 2;
+  spec.config.intermediate_size = 64;
+  spec.config.max_position_embeddings = 64;
+  spec.config.layer_norm_placement = placement;
+  spec.seed = 7;
+  return spec;
+}
+
+std::string WriteTinyModel(const std::string& name, const RandomModelSpec& spec) {
+  const std::string dir = MakeTempDir(name);
+  const absl::Status status = WriteRandomModel(dir, spec);
+  EXPECT_TRUE(status.ok()) << status;
+  return dir;
+}
+
+std::string ReadFileOrDie(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_TRUE(in.good()) << path;
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace engine::testing

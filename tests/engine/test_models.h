@@ -1,0 +1,22 @@
+// Small models and scratch directories for engine tests.
+#pragma once
+
+#include <string>
+
+#include "engine/config.h"
+#include "engine/random_model.h"
+
+namespace engine::testing {
+
+// A fresh empty directory under the test's temporary directory.
+std::string MakeTempDir(const std::string& name);
+
+// A tiny model shape: fast to load and run.
+RandomModelSpec TinySpec(LayerNormPlacement placement = LayerNormPlacement::kPost);
+
+// Writes TinySpec() (or `spec`) into a new temporary directory; returns it.
+std::string WriteTinyModel(const std::string& name, const RandomModelSpec& spec = TinySpec());
+
+std::string ReadFileOrDie(const std::string& path);
+
+}  // namespace engine::testing
