@@ -19,8 +19,12 @@ struct CommonOptions {
 
 struct BenchOptions {
   int batch = 8;
-  int seq = 128;
+  int seq = 128;  // every sequence's length, unless min_length > 0
   int iters = 10;
+  // Variable-length traffic: lengths uniform in [min_length, max_length].
+  int min_length = 0;
+  int max_length = 0;
+  uint32_t seed = 42;
 };
 
 struct MakeModelOptions {

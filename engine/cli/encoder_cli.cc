@@ -1,7 +1,8 @@
 // encoder-cli: the engine's command-line tool.
 //   encode     --model DIR [--pooling none|cls|mean|pooler] [--normalize]   (JSON lines on stdin)
 //   inspect    --model DIR
-//   bench      --model DIR --batch B --seq S [--iters N] [--threads T]
+//   bench      --model DIR --batch B (--seq S | --lengths MIN:MAX [--seed N]) [--iters N]
+//              [--threads T]
 //   make-model --out DIR --hidden H --layers L --heads A --intermediate I
 //              [--vocab FILE] [--seed S] [--layer-norm pre|post] [--max-position P]
 #include <cstdio>
@@ -21,6 +22,9 @@ ABSL_FLAG(bool, normalize, false, "encode: L2-normalize pooled vectors");
 ABSL_FLAG(int, batch, 8, "bench: sequences per batch");
 ABSL_FLAG(int, seq, 128, "bench: tokens per sequence");
 ABSL_FLAG(int, iters, 10, "bench: timed iterations");
+ABSL_FLAG(std::string, lengths, "",
+          "bench: MIN:MAX for sequence lengths uniform in [MIN, MAX] (overrides --seq)");
+ABSL_FLAG(uint32_t, seed, 42, "bench: seed for --lengths and token ids; make-model: weights");
 ABSL_FLAG(int, threads, 0, "engine threads (0: all cores)");
 ABSL_FLAG(int, max_batch_tokens, 16384, "most tokens per engine batch");
 ABSL_FLAG(std::string, out, "", "make-model: output directory");
@@ -30,7 +34,6 @@ ABSL_FLAG(int, heads, 12, "make-model: attention heads");
 ABSL_FLAG(int, intermediate, 1536, "make-model: FFN inner size");
 ABSL_FLAG(int, max_position, 512, "make-model: maximum sequence length");
 ABSL_FLAG(std::string, vocab, "", "make-model: vocab.txt to use (default: the demo vocabulary)");
-ABSL_FLAG(uint64_t, seed, 1, "make-model: random seed");
 ABSL_FLAG(std::string, layer_norm, "post", "make-model: LayerNorm placement, pre or post");
 ABSL_FLAG(std::string, hidden_act, "gelu", "make-model: gelu, gelu_new or relu");
 
@@ -69,6 +72,13 @@ absl::Status Run(const std::string& command) {
     bench.batch = absl::GetFlag(FLAGS_batch);
     bench.seq = absl::GetFlag(FLAGS_seq);
     bench.iters = absl::GetFlag(FLAGS_iters);
+    bench.seed = absl::GetFlag(FLAGS_seed);
+    if (const std::string lengths = absl::GetFlag(FLAGS_lengths); !lengths.empty()) {
+      if (std::sscanf(lengths.c_str(), "%d:%d", &bench.min_length, &bench.max_length) != 2 ||
+          bench.min_length <= 0) {
+        return absl::InvalidArgumentError("--lengths must be MIN:MAX with 0 < MIN <= MAX");
+      }
+    }
     return cli::RunBench(common, bench, std::cout);
   }
   if (command == "make-model") {
