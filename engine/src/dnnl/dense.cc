@@ -114,19 +114,33 @@ absl::StatusOr<std::unique_ptr<Dense>> Dense::Create(MatmulCache* cache, const f
   return dense;
 }
 
-absl::Status Dense::Forward(const float* x, int64_t rows, float* y) {
-  const int64_t bucket = BucketRows(rows);
+absl::StatusOr<Dense::Bound*> Dense::BindBucket(int64_t bucket) {
+  auto it = bound_.find(bucket);
+  if (it != bound_.end()) return &it->second;
   absl::StatusOr<dnnl::matmul*> primitive =
       cache_->Get(bucket, in_, out_, weights_.get_desc(), bias_ ? true : false, activation_);
   if (!primitive.ok()) return primitive.status();
   const dnnl::engine& engine = cache_->context()->engine;
+  Bound bound;
+  bound.primitive = *primitive;
   try {
-    memory src({{bucket, in_}, dt::f32, tag::ab}, engine, const_cast<float*>(x));
-    memory dst({{bucket, out_}, dt::f32, tag::ab}, engine, y);
-    std::unordered_map<int, memory> args = {
-        {DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, dst}};
-    if (bias_) args.emplace(DNNL_ARG_BIAS, bias_);
-    (*primitive)->execute(cache_->context()->stream, args);
+    bound.src = memory({{bucket, in_}, dt::f32, tag::ab}, engine, DNNL_MEMORY_NONE);
+    bound.dst = memory({{bucket, out_}, dt::f32, tag::ab}, engine, DNNL_MEMORY_NONE);
+  } catch (const dnnl::error& e) {
+    return absl::InternalError(absl::StrCat("oneDNN memory: ", e.what()));
+  }
+  bound.args = {{DNNL_ARG_SRC, bound.src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, bound.dst}};
+  if (bias_) bound.args.emplace(DNNL_ARG_BIAS, bias_);
+  return &bound_.emplace(bucket, std::move(bound)).first->second;
+}
+
+absl::Status Dense::Forward(const float* x, int64_t rows, float* y) {
+  absl::StatusOr<Bound*> bound = BindBucket(BucketRows(rows));
+  if (!bound.ok()) return bound.status();
+  try {
+    (*bound)->src.set_data_handle(const_cast<float*>(x));
+    (*bound)->dst.set_data_handle(y);
+    (*bound)->primitive->execute(cache_->context()->stream, (*bound)->args);
     cache_->context()->stream.wait();
   } catch (const dnnl::error& e) {
     return absl::InternalError(absl::StrCat("oneDNN matmul execution: ", e.what()));

@@ -10,6 +10,7 @@
 #include <map>
 #include <memory>
 #include <tuple>
+#include <unordered_map>
 
 #include "absl/status/statusor.h"
 #include "dnnl/dnnl_context.h"
@@ -61,8 +62,19 @@ class Dense {
   int64_t out() const { return out_; }
 
  private:
+  // A primitive bound to memory objects for one row bucket; Forward only
+  // swaps the data pointers, so a warm bucket allocates nothing.
+  struct Bound {
+    dnnl::matmul* primitive = nullptr;
+    dnnl::memory src;
+    dnnl::memory dst;
+    std::unordered_map<int, dnnl::memory> args;
+  };
+  absl::StatusOr<Bound*> BindBucket(int64_t bucket);
+
   Dense() = default;
   MatmulCache* cache_ = nullptr;
+  std::map<int64_t, Bound> bound_;
   int64_t in_ = 0;
   int64_t out_ = 0;
   DenseActivation activation_ = DenseActivation::kNone;
