@@ -24,15 +24,33 @@ struct Encoding {
 struct TokenizerOptions {
   bool lower_case = true;
   // Unset follows lower_case, as Hugging Face does.
-  enum class StripAccents { kFollowLowerCase, kYes, kNo } strip_accents =
-      StripAccents::kFollowLowerCase;
+  enum class StripAccents {
+    kFollowLowerCase,
+    kYes,
+    kNo
+  } strip_accents = StripAccents::kFollowLowerCase;
   bool tokenize_chinese_chars = true;
   int max_input_chars_per_word = 100;
+  // Drop control characters, NUL and U+FFFD; turn whitespace into spaces.
+  bool clean_text = true;
+  std::string continuing_subword_prefix = "##";
+  // Special tokens; those present in the vocabulary are never split from the text.
+  std::string unk_token = "[UNK]";
+  std::string cls_token = "[CLS]";
+  std::string sep_token = "[SEP]";
+  std::string pad_token = "[PAD]";
+  std::string mask_token = "[MASK]";
 };
+
+namespace tokenizer {
+struct TokenizerSpec;
+}
 
 class Tokenizer {
  public:
   // Loads tokenizer.json if the directory has one, else vocab.txt (+ tokenizer_config.json).
+  // tokenizer.json's "truncation" and "padding" sections are not applied (as
+  // with transformers' AutoTokenizer): callers pass max_length and pad batches.
   static absl::StatusOr<std::unique_ptr<Tokenizer>> Load(const std::string& model_dir);
   static absl::StatusOr<std::unique_ptr<Tokenizer>> FromVocab(std::vector<std::string> vocab,
                                                               const TokenizerOptions& options);
@@ -40,7 +58,10 @@ class Tokenizer {
 
   // Thread-safe. Invalid UTF-8 is an error (InvalidArgument), never a crash.
   // `max_length` > 0 truncates to that many ids in total (special tokens
-  // included), keeping the closing [SEP]; 0 means no truncation.
+  // included), keeping the closing [SEP]; 0 means no truncation. Pairs lose
+  // tokens from the longer text first (Hugging Face's longest_first). A
+  // max_length below the number of special tokens is InvalidArgument.
+  // Literal special tokens in the text ("[MASK]", "[SEP]") map to their ids.
   absl::StatusOr<Encoding> Encode(std::string_view text, int max_length = 0) const;
   absl::StatusOr<Encoding> EncodePair(std::string_view text, std::string_view text_pair,
                                       int max_length = 0) const;
@@ -54,6 +75,7 @@ class Tokenizer {
  private:
   struct Impl;
   explicit Tokenizer(std::unique_ptr<Impl> impl);
+  static absl::StatusOr<std::unique_ptr<Tokenizer>> FromSpec(tokenizer::TokenizerSpec spec);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -1,0 +1,161 @@
+#include "text_encoder.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "pre_tokenizer.h"
+#include "unicode.h"
+#include "utf8.h"
+
+namespace engine::tokenizer {
+namespace {
+
+// Byte length of the whitespace that ends / starts `s` (for lstrip / rstrip).
+size_t TrailingWhitespace(std::string_view s) {
+  size_t last_non_space_end = 0;
+  for (size_t i = 0; i < s.size();) {
+    char32_t cp = 0;
+    const int n = DecodeUtf8(s, i, &cp);
+    if (n == 0) break;  // input was validated; never loop on a bad byte
+    i += n;
+    if (!IsWhitespace(cp)) last_non_space_end = i;
+  }
+  return s.size() - last_non_space_end;
+}
+
+size_t LeadingWhitespace(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    char32_t cp = 0;
+    const int n = DecodeUtf8(s, i, &cp);
+    if (n == 0 || !IsWhitespace(cp)) break;
+    i += n;
+  }
+  return i;
+}
+
+// Input bytes behind normalized characters [b, e); canonical reordering can
+// permute sources, hence min/max rather than first/last.
+Piece SpanOf(int32_t id, const std::vector<NormChar>& chars, size_t b, size_t e) {
+  Piece p{id, chars[b].begin, chars[b].end};
+  for (size_t i = b + 1; i < e; ++i) {
+    p.begin = std::min(p.begin, chars[i].begin);
+    p.end = std::max(p.end, chars[i].end);
+  }
+  return p;
+}
+
+std::vector<std::string> RawPatterns(const std::vector<AddedToken>& tokens) {
+  std::vector<std::string> patterns;
+  for (const AddedToken& t : tokens) patterns.push_back(t.content);
+  return patterns;
+}
+
+// Normalized added tokens are matched after normalization, so their patterns
+// are normalized too (as Hugging Face's AddedVocabulary does).
+std::vector<std::u32string> NormalizedPatterns(const Normalizer& normalizer,
+                                               const std::vector<AddedToken>& tokens) {
+  std::vector<std::u32string> patterns;
+  std::vector<NormChar> chars;
+  for (const AddedToken& t : tokens) {
+    chars.clear();
+    normalizer.Normalize(t.content, 0, &chars);
+    std::u32string p;
+    for (const NormChar& c : chars) p.push_back(c.cp);
+    patterns.push_back(std::move(p));
+  }
+  return patterns;
+}
+
+std::vector<AddedToken> Select(const std::vector<AddedToken>& tokens, bool normalized) {
+  std::vector<AddedToken> out;
+  for (const AddedToken& t : tokens) {
+    if (t.normalized == normalized) out.push_back(t);
+  }
+  return out;
+}
+
+}  // namespace
+
+void EncodeScratch::Trim() {
+  constexpr size_t kKeep = 1 << 16;
+  if (chars.capacity() > kKeep) std::vector<NormChar>().swap(chars);
+  if (codepoints.capacity() > kKeep) std::u32string().swap(codepoints);
+}
+
+TextEncoder::TextEncoder(Normalizer normalizer, WordPiece wordpiece,
+                         const std::vector<AddedToken>& added_tokens)
+    : normalizer_(std::move(normalizer)),
+      wordpiece_(std::move(wordpiece)),
+      raw_tokens_(Select(added_tokens, /*normalized=*/false)),
+      normalized_tokens_(Select(added_tokens, /*normalized=*/true)),
+      raw_matcher_(RawPatterns(raw_tokens_)),
+      normalized_matcher_(NormalizedPatterns(normalizer_, normalized_tokens_)) {}
+
+void TextEncoder::Encode(std::string_view text, EncodeScratch* s, std::vector<Piece>* out) const {
+  out->clear();
+  size_t pos = 0;
+  TokenMatcher<char>::Match m;
+  while (!raw_matcher_.empty() && raw_matcher_.FindNext(text, pos, &m)) {
+    const AddedToken& token = raw_tokens_[m.index];
+    size_t begin = m.begin;
+    size_t end = m.end;
+    if (token.lstrip) begin -= TrailingWhitespace(text.substr(pos, begin - pos));
+    if (token.rstrip) end += LeadingWhitespace(text.substr(end));
+    EncodeSegment(text.substr(pos, begin - pos), static_cast<int32_t>(pos), s, out);
+    out->push_back({token.id, static_cast<int32_t>(begin), static_cast<int32_t>(end)});
+    pos = end;
+  }
+  EncodeSegment(text.substr(pos), static_cast<int32_t>(pos), s, out);
+}
+
+// The pieces between added tokens are normalized separately, as in Hugging Face.
+void TextEncoder::EncodeSegment(std::string_view segment, int32_t base, EncodeScratch* s,
+                                std::vector<Piece>* out) const {
+  if (segment.empty()) return;
+  std::vector<NormChar>& chars = s->chars;
+  chars.clear();
+  normalizer_.Normalize(segment, base, &chars);
+  if (normalized_matcher_.empty()) {
+    EncodeWords(0, chars.size(), s, out);
+    return;
+  }
+  s->codepoints.clear();
+  for (const NormChar& c : chars) s->codepoints.push_back(c.cp);
+  const std::u32string_view cps = s->codepoints;
+  size_t pos = 0;
+  TokenMatcher<char32_t>::Match m;
+  while (normalized_matcher_.FindNext(cps, pos, &m)) {
+    const AddedToken& token = normalized_tokens_[m.index];
+    size_t begin = m.begin;
+    size_t end = m.end;
+    while (token.lstrip && begin > pos && IsWhitespace(cps[begin - 1])) --begin;
+    while (token.rstrip && end < cps.size() && IsWhitespace(cps[end])) ++end;
+    EncodeWords(pos, begin, s, out);
+    out->push_back(SpanOf(token.id, chars, begin, end));
+    pos = end;
+  }
+  EncodeWords(pos, chars.size(), s, out);
+}
+
+void TextEncoder::EncodeWords(size_t from, size_t to, EncodeScratch* s,
+                              std::vector<Piece>* out) const {
+  const std::vector<NormChar>& chars = s->chars;
+  SplitWords(chars, from, to, [&](size_t begin, size_t end) {
+    s->word.clear();
+    s->char_starts.clear();
+    for (size_t i = begin; i < end; ++i) {
+      s->char_starts.push_back(static_cast<int32_t>(s->word.size()));
+      AppendUtf8(chars[i].cp, &s->word);
+    }
+    s->char_starts.push_back(static_cast<int32_t>(s->word.size()));
+    s->subwords.clear();
+    wordpiece_.Tokenize(s->word, s->char_starts.data(), static_cast<int>(end - begin),
+                        &s->subwords);
+    for (const SubWord& w : s->subwords) {
+      out->push_back(SpanOf(w.id, chars, begin + w.begin, begin + w.end));
+    }
+  });
+}
+
+}  // namespace engine::tokenizer

@@ -1,0 +1,236 @@
+// engine::Tokenizer: loading, special tokens around the texts, truncation.
+#include "engine/tokenizer.h"
+
+#include <algorithm>
+#include <climits>
+#include <filesystem>
+#include <string>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "post_processor.h"
+#include "text_encoder.h"
+#include "tokenizer_spec.h"
+#include "unicode.h"
+#include "utf8.h"
+
+namespace engine {
+
+using tokenizer::EncodeScratch;
+using tokenizer::Piece;
+using tokenizer::Template;
+using tokenizer::TokenizerSpec;
+
+namespace {
+
+struct Scratch {
+  EncodeScratch encode;
+  std::vector<Piece> first;
+  std::vector<Piece> second;
+
+  void Trim() {
+    constexpr size_t kKeep = 1 << 16;
+    encode.Trim();
+    if (first.capacity() > kKeep) std::vector<Piece>().swap(first);
+    if (second.capacity() > kKeep) std::vector<Piece>().swap(second);
+  }
+};
+
+// Per thread, so that Encode is thread-safe without locks or allocation.
+Scratch& ThreadScratch() {
+  thread_local Scratch scratch;
+  return scratch;
+}
+
+absl::Status CheckText(std::string_view text, const char* name) {
+  if (text.size() > static_cast<size_t>(INT32_MAX)) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " is larger than 2 GiB"));
+  }
+  if (const size_t bad = tokenizer::FindInvalidUtf8(text); bad != std::string_view::npos) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " is not valid UTF-8 (byte ", bad, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckMaxLength(int max_length, int num_special) {
+  if (max_length < 0 || (max_length > 0 && max_length < num_special)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "max_length ", max_length, " leaves no room for the ", num_special, " special tokens"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+struct Tokenizer::Impl {
+  Impl(tokenizer::TextEncoder e, Template s, Template p)
+      : encoder(std::move(e)), single(std::move(s)), pair(std::move(p)) {}
+
+  // Fills the template with the first `keep_*` pieces of each text.
+  Encoding Assemble(const Template& t, const std::vector<Piece>& first, size_t keep_first,
+                    const std::vector<Piece>* second, size_t keep_second) const {
+    Encoding enc;
+    const size_t total = keep_first + keep_second + static_cast<size_t>(t.NumSpecialTokens());
+    enc.ids.reserve(total);
+    enc.token_type_ids.reserve(total);
+    enc.tokens.reserve(total);
+    enc.offsets.reserve(total);
+    const auto add = [&](int32_t id, int32_t type, int32_t begin, int32_t end) {
+      enc.ids.push_back(id);
+      enc.token_type_ids.push_back(type);
+      enc.tokens.push_back(id_to_token[id]);
+      enc.offsets.emplace_back(begin, end);
+    };
+    for (const tokenizer::TemplatePiece& p : t.pieces) {
+      if (p.sequence < 0) {
+        for (int32_t id : p.ids) add(id, p.type_id, 0, 0);
+        continue;
+      }
+      const std::vector<Piece>* seq = p.sequence == 0 ? &first : second;
+      const size_t keep = p.sequence == 0 ? keep_first : keep_second;
+      if (seq == nullptr) continue;
+      for (size_t i = 0; i < keep; ++i) {
+        add((*seq)[i].id, p.type_id, (*seq)[i].begin, (*seq)[i].end);
+      }
+    }
+    return enc;
+  }
+
+  tokenizer::TextEncoder encoder;
+  Template single;
+  Template pair;
+  std::vector<std::string> id_to_token;
+  int32_t cls = -1;
+  int32_t sep = -1;
+  int32_t pad = 0;
+};
+
+Tokenizer::Tokenizer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+Tokenizer::~Tokenizer() = default;
+
+absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& model_dir) {
+  namespace fs = std::filesystem;
+  const fs::path dir(model_dir);
+  std::error_code ec;
+  const std::string json_path = (dir / "tokenizer.json").string();
+  if (fs::exists(json_path, ec)) {
+    absl::StatusOr<TokenizerSpec> spec = tokenizer::ReadTokenizerJson(json_path);
+    if (!spec.ok()) return spec.status();
+    return FromSpec(*std::move(spec));
+  }
+  const std::string vocab_path = (dir / "vocab.txt").string();
+  if (fs::exists(vocab_path, ec)) {
+    absl::StatusOr<TokenizerSpec> spec =
+        tokenizer::ReadVocabTxt(vocab_path, (dir / "tokenizer_config.json").string());
+    if (!spec.ok()) return spec.status();
+    return FromSpec(*std::move(spec));
+  }
+  return absl::NotFoundError(absl::StrCat(model_dir, ": has neither tokenizer.json nor vocab.txt"));
+}
+
+absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(std::vector<std::string> vocab,
+                                                                const TokenizerOptions& options) {
+  return FromSpec(tokenizer::SpecFromOptions(std::move(vocab), options, "vocabulary"));
+}
+
+absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromSpec(TokenizerSpec spec) {
+  const auto error = [&spec](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat(spec.source, ": ", what));
+  };
+  if (spec.vocab.empty()) return error("the vocabulary is empty");
+  if (spec.wordpiece.max_input_chars_per_word <= 0) {
+    return error("max_input_chars_per_word must be positive");
+  }
+  if (!tokenizer::UnicodeDataAvailable()) {
+    return absl::InternalError("ICU's normalization data is not available");
+  }
+
+  // Ids index one table of token strings: the model's vocabulary, then added tokens.
+  int32_t size = 0;
+  for (const auto& [token, id] : spec.vocab) size = std::max(size, id + 1);
+  for (const tokenizer::AddedToken& t : spec.added_tokens) size = std::max(size, t.id + 1);
+  std::vector<std::string> id_to_token(size);
+  for (const auto& [token, id] : spec.vocab) id_to_token[id] = token;
+  for (const tokenizer::AddedToken& t : spec.added_tokens) id_to_token[t.id] = t.content;
+
+  tokenizer::WordPiece wordpiece(spec.vocab, spec.wordpiece);
+  if (wordpiece.unk_id() < 0) {
+    return error(absl::StrCat("the unknown token \"", spec.wordpiece.unk_token,
+                              "\" is not in the vocabulary"));
+  }
+  for (const Template* t : {&spec.single, &spec.pair}) {
+    int sequences = 0;
+    for (const tokenizer::TemplatePiece& p : t->pieces) {
+      for (int32_t id : p.ids) {
+        if (id < 0 || id >= size) {
+          return error(
+              "a special token of the post-processor ([CLS]/[SEP]) is not in the vocabulary");
+        }
+      }
+      if (p.sequence >= 0) ++sequences;
+    }
+    if (sequences != (t == &spec.single ? 1 : 2)) {
+      return error("the post-processor template must hold each text exactly once");
+    }
+  }
+
+  tokenizer::TextEncoder encoder(tokenizer::Normalizer(spec.normalizer), std::move(wordpiece),
+                                 spec.added_tokens);
+  auto impl =
+      std::make_unique<Impl>(std::move(encoder), std::move(spec.single), std::move(spec.pair));
+  impl->id_to_token = std::move(id_to_token);
+  // [CLS] opens and [SEP] closes the single-text template.
+  for (const tokenizer::TemplatePiece& p : impl->single.pieces) {
+    if (p.sequence >= 0 || p.ids.empty()) continue;
+    if (impl->cls < 0) impl->cls = p.ids.front();
+    impl->sep = p.ids.back();
+  }
+  if (spec.pad_id >= 0 && spec.pad_id < size) {
+    impl->pad = spec.pad_id;
+  } else if (const int32_t id = impl->encoder.wordpiece().Find("[PAD]"); id >= 0) {
+    impl->pad = id;
+  }
+  return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(impl)));
+}
+
+absl::StatusOr<Encoding> Tokenizer::Encode(std::string_view text, int max_length) const {
+  if (auto s = CheckText(text, "text"); !s.ok()) return s;
+  const int num_special = impl_->single.NumSpecialTokens();
+  if (auto s = CheckMaxLength(max_length, num_special); !s.ok()) return s;
+  Scratch& s = ThreadScratch();
+  impl_->encoder.Encode(text, &s.encode, &s.first);
+  int keep = static_cast<int>(s.first.size());
+  int no_second = -1;
+  if (max_length > 0) tokenizer::TruncateLongestFirst(max_length, num_special, &keep, &no_second);
+  Encoding enc = impl_->Assemble(impl_->single, s.first, keep, nullptr, 0);
+  s.Trim();
+  return enc;
+}
+
+absl::StatusOr<Encoding> Tokenizer::EncodePair(std::string_view text, std::string_view text_pair,
+                                               int max_length) const {
+  if (auto s = CheckText(text, "text"); !s.ok()) return s;
+  if (auto s = CheckText(text_pair, "text_pair"); !s.ok()) return s;
+  const int num_special = impl_->pair.NumSpecialTokens();
+  if (auto s = CheckMaxLength(max_length, num_special); !s.ok()) return s;
+  Scratch& s = ThreadScratch();
+  impl_->encoder.Encode(text, &s.encode, &s.first);
+  impl_->encoder.Encode(text_pair, &s.encode, &s.second);
+  int keep_first = static_cast<int>(s.first.size());
+  int keep_second = static_cast<int>(s.second.size());
+  if (max_length > 0) {
+    tokenizer::TruncateLongestFirst(max_length, num_special, &keep_first, &keep_second);
+  }
+  Encoding enc = impl_->Assemble(impl_->pair, s.first, keep_first, &s.second, keep_second);
+  s.Trim();
+  return enc;
+}
+
+int Tokenizer::vocab_size() const { return static_cast<int>(impl_->id_to_token.size()); }
+int Tokenizer::cls_id() const { return impl_->cls; }
+int Tokenizer::sep_id() const { return impl_->sep; }
+int Tokenizer::pad_id() const { return impl_->pad; }
+int Tokenizer::unk_id() const { return impl_->encoder.wordpiece().unk_id(); }
+
+}  // namespace engine

@@ -1,0 +1,80 @@
+#include "tokenizer_spec.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+
+namespace engine::tokenizer {
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  std::ostringstream content;
+  content << in.rdbuf();
+  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
+  return content.str();
+}
+
+Template BertTemplate(int32_t cls_id, int32_t sep_id, bool pair) {
+  Template t;
+  t.pieces.push_back({-1, 0, {cls_id}});
+  t.pieces.push_back({0, 0, {}});
+  t.pieces.push_back({-1, 0, {sep_id}});
+  if (pair) {
+    t.pieces.push_back({1, 1, {}});
+    t.pieces.push_back({-1, 1, {sep_id}});
+  }
+  return t;
+}
+
+TokenizerSpec SpecFromOptions(std::vector<std::string> vocab, const TokenizerOptions& options,
+                              std::string source) {
+  TokenizerSpec spec;
+  spec.source = std::move(source);
+  spec.vocab.reserve(vocab.size());
+  for (size_t i = 0; i < vocab.size(); ++i) {
+    spec.vocab.emplace_back(std::move(vocab[i]), static_cast<int32_t>(i));
+  }
+  spec.wordpiece.unk_token = options.unk_token;
+  spec.wordpiece.continuing_subword_prefix = options.continuing_subword_prefix;
+  spec.wordpiece.max_input_chars_per_word = options.max_input_chars_per_word;
+  spec.normalizer.clean_text = options.clean_text;
+  spec.normalizer.handle_chinese_chars = options.tokenize_chinese_chars;
+  spec.normalizer.lowercase = options.lower_case;
+  spec.normalizer.strip_accents =
+      options.strip_accents == TokenizerOptions::StripAccents::kFollowLowerCase
+          ? options.lower_case
+          : options.strip_accents == TokenizerOptions::StripAccents::kYes;
+
+  // Later duplicates win, as in Hugging Face's vocab.txt reader.
+  const auto find = [&spec](const std::string& token) {
+    int32_t id = -1;
+    for (const auto& [t, i] : spec.vocab) {
+      if (t == token) id = i;
+    }
+    return id;
+  };
+  for (const std::string* token : {&options.unk_token, &options.cls_token, &options.sep_token,
+                                   &options.pad_token, &options.mask_token}) {
+    const int32_t id = find(*token);
+    if (id >= 0 && !token->empty()) {
+      AddedToken added;
+      added.content = *token;
+      added.id = id;
+      added.special = true;
+      spec.added_tokens.push_back(std::move(added));
+    }
+  }
+  const int32_t cls = find(options.cls_token);
+  const int32_t sep = find(options.sep_token);
+  spec.single = BertTemplate(cls, sep, /*pair=*/false);
+  spec.pair = BertTemplate(cls, sep, /*pair=*/true);
+  spec.pad_id = find(options.pad_token);
+  return spec;
+}
+
+}  // namespace engine::tokenizer

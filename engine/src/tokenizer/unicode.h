@@ -1,0 +1,46 @@
+// Character properties the BERT tokenizer needs, all answered by ICU (Debian's
+// ICU 72, Unicode 15.0): no hand-made tables.
+#pragma once
+
+#include <cstdint>
+
+namespace engine::tokenizer {
+
+// General category C*: Cc, Cf, Cs, Co and Cn (unassigned), as Hugging Face's
+// Rust `is_other()` and BERT's Python `category(c).startswith("C")`.
+bool IsOtherCategory(char32_t cp);
+
+// The White_Space property (Rust char::is_whitespace).
+bool IsWhitespace(char32_t cp);
+
+// BERT's punctuation: any ASCII graphic that is not a letter or digit
+// (33-47, 58-64, 91-96, 123-126) or a Unicode P* character.
+bool IsPunctuation(char32_t cp);
+
+// BERT's "Chinese character" ranges (CJK Unified Ideographs and extensions A-E,
+// compatibility ideographs), from Google's tokenization.py.
+inline bool IsChineseChar(char32_t cp) {
+  return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
+         (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
+         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
+         (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
+}
+
+bool IsNonSpacingMark(char32_t cp);  // general category Mn
+uint8_t CombiningClass(char32_t cp);
+
+// Full lower-case mapping of one code point without context (Rust's
+// char::to_lowercase): 1 or 2 code points written to out[0..].
+int ToLower(char32_t cp, char32_t out[2]);
+
+// Full canonical decomposition (NFD) of one code point, canonically ordered.
+// Writes up to `capacity` code points; returns how many (1 if none applies).
+int DecomposeNfd(char32_t cp, char32_t* out, int capacity);
+
+// False if ICU could not load its normalization data.
+bool UnicodeDataAvailable();
+
+// The longest DecomposeNfd result in Unicode is 4 code points; room to spare.
+inline constexpr int kMaxDecomposition = 8;
+
+}  // namespace engine::tokenizer

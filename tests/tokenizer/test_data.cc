@@ -1,0 +1,112 @@
+#include "test_data.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include "absl/strings/str_cat.h"
+#include "nlohmann/json.hpp"
+
+namespace engine::tokenizer_test {
+namespace {
+
+std::vector<std::string> ReadLines(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(in, line);) {
+    if (!line.empty()) lines.push_back(line);
+  }
+  return lines;
+}
+
+// Removes the temporary directories when the test binary exits.
+struct TempDirs {
+  std::vector<std::string> paths;
+  ~TempDirs() {
+    std::error_code ec;
+    for (const auto& p : paths) std::filesystem::remove_all(p, ec);
+  }
+};
+
+}  // namespace
+
+std::string GoldenDir() { return TOKENIZER_GOLDEN_DIR; }
+std::string BertDir() { return GoldenDir() + "/bert-base-uncased"; }
+
+const std::vector<std::string>& Corpus() {
+  static const std::vector<std::string> corpus = [] {
+    std::vector<std::string> texts;
+    for (const std::string& line : ReadLines(GoldenDir() + "/corpus.jsonl")) {
+      texts.push_back(nlohmann::json::parse(line).get<std::string>());
+    }
+    return texts;
+  }();
+  return corpus;
+}
+
+const std::vector<Reference>& References() {
+  static const std::vector<Reference> refs = [] {
+    std::vector<Reference> out;
+    for (const std::string& line : ReadLines(GoldenDir() + "/reference.jsonl")) {
+      const auto j = nlohmann::json::parse(line);
+      Reference r;
+      r.line = j.at("line").get<int>();
+      r.pair_line = j.value("pair_line", 0);
+      r.max_length = j.value("max_length", 0);
+      r.ids = j.at("ids").get<std::vector<int>>();
+      if (j.contains("type_ids")) r.type_ids = j.at("type_ids").get<std::vector<int>>();
+      out.push_back(std::move(r));
+    }
+    return out;
+  }();
+  return refs;
+}
+
+const Tokenizer& Bert() {
+  static const std::unique_ptr<Tokenizer> tokenizer = [] {
+    auto t = Tokenizer::Load(BertDir());
+    if (!t.ok()) throw std::runtime_error(std::string(t.status().message()));
+    return *std::move(t);
+  }();
+  return *tokenizer;
+}
+
+std::string TempDir() {
+  static TempDirs dirs;
+  std::string pattern = (std::filesystem::temp_directory_path() / "tokenizer_test.XXXXXX").string();
+  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  dirs.paths.push_back(pattern);
+  return pattern;
+}
+
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary);
+  out << content;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw std::runtime_error("cannot open " + path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string Escape(const std::string& text) {
+  std::string out;
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7F) {
+      out += absl::StrCat("\\x", absl::Hex(c, absl::kZeroPad2));
+    } else {
+      out.push_back(static_cast<char>(c));
+    }
+  }
+  return out;
+}
+
+}  // namespace engine::tokenizer_test

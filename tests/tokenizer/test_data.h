@@ -1,0 +1,39 @@
+// The committed golden data (tests/golden/tokenizer) and helpers shared by the tests.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "engine/tokenizer.h"
+
+namespace engine::tokenizer_test {
+
+// tests/golden/tokenizer and its copy of the bert-base-uncased files.
+std::string GoldenDir();
+std::string BertDir();
+
+// corpus.jsonl: the decoded texts, index 0 = line 1.
+const std::vector<std::string>& Corpus();
+
+struct Reference {
+  int line = 0;        // 1-based line in corpus.jsonl
+  int pair_line = 0;   // 0: a single text
+  int max_length = 0;  // 0: no truncation
+  std::vector<int> ids;
+  std::vector<int> type_ids;  // empty for singles without truncation
+};
+// reference.jsonl, made by make_reference.mjs.
+const std::vector<Reference>& References();
+
+// The bert-base-uncased tokenizer loaded from tokenizer.json (shared, loaded once).
+const Tokenizer& Bert();
+
+// A fresh temporary directory, removed at exit of the test process.
+std::string TempDir();
+void WriteFile(const std::string& path, const std::string& content);
+std::string ReadFile(const std::string& path);
+
+// Printable form of a text for failure messages (escapes controls, keeps UTF-8).
+std::string Escape(const std::string& text);
+
+}  // namespace engine::tokenizer_test
