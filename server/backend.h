@@ -15,7 +15,7 @@ namespace server {
 // What a request wants back for each of its inputs.
 struct OutputSpec {
   engine::Pooling pooling = engine::Pooling::kCls;  // kNone: all token states
-  bool normalize = false;                           // L2; applies to pooled vectors and to each token state
+  bool normalize = false;  // L2; applies to pooled vectors and to each token state
 };
 
 // One input's result: `rows` x `cols` floats (rows == 1 when pooled, rows ==

@@ -1,6 +1,14 @@
 // Dynamic batcher: one bounded queue for all RPCs and one worker thread that
-// packs queued requests into engine batches under a token budget, an input
-// cap and a queue delay, then scatters results back. Knows nothing of gRPC.
+// packs queued inputs into engine batches under a token budget, an input cap
+// and a queue delay, then scatters results back. Knows nothing of gRPC.
+//
+// Requests are queued input by input (as TEI does), so a request with more
+// tokens than one batch holds still runs: its inputs go out in order, and
+// its `done` fires once the last one is computed. While a batch runs, new
+// requests are tokenized on their own threads and queued; when the engine
+// returns, the next batch is cut from the queue at once. Cutting is a few
+// pointer moves, so doing it then (rather than earlier) costs nothing and
+// lets everything that arrived during the run join.
 #pragma once
 
 #include <chrono>
@@ -17,8 +25,8 @@
 namespace server {
 
 struct BatcherConfig {
-  int64_t max_batch_tokens = 16384;  // real (unpadded) tokens per engine batch
-  int max_batch_inputs = 256;        // inputs per engine batch
+  int64_t max_batch_tokens = 16384;                 // real (unpadded) tokens per engine batch
+  int max_batch_inputs = 256;                       // inputs per engine batch
   std::chrono::microseconds max_queue_delay{2000};  // how long the oldest request waits for company
   int64_t max_queue_tokens = 65536;  // admission bound: beyond it a new request is refused
 };
@@ -30,45 +38,58 @@ struct TokenizedInput {
 };
 
 // Observations the batcher reports (the metrics issue hooks these up).
+// Called from the batcher's threads, sometimes under its lock: keep them cheap
+// and never call back into the batcher.
 struct BatcherObserver {
   virtual ~BatcherObserver() = default;
   virtual void OnQueueChanged(int64_t /*requests*/, int64_t /*tokens*/) {}
+  // When a request's first input leaves the queue for a batch.
   virtual void OnRequestDequeued(Clock::duration /*queue_time*/) {}
   virtual void OnBatchDone(int /*inputs*/, int64_t /*tokens*/, Clock::duration /*engine_time*/) {}
 };
 
-// A request: all its inputs are computed in one batch (a request is never split).
 struct BatchRequest {
   std::vector<TokenizedInput> inputs;
   OutputSpec spec;
+  // On the batcher's clock. Checked before compute: a request whose deadline
+  // has passed is answered DEADLINE_EXCEEDED and its remaining inputs skipped.
   Clock::time_point deadline = Clock::time_point::max();
-  // Polled before compute; a cancelled request is dropped (answered CANCELLED).
+  // Optional; polled before compute. A cancelled request is answered
+  // CANCELLED and its remaining inputs skipped. Never called after `done`.
   std::function<bool()> is_cancelled;
-  // Called exactly once, from the worker thread (or from Submit's caller
-  // when admission fails synchronously is NOT used: Submit returns the error
-  // instead and `done` is never called).
+  // Called exactly once per accepted request, with one output per input in
+  // input order, or with the first error. It runs on the worker thread (or
+  // on the thread of Drain when it gives up), never under the batcher's lock.
+  // When Submit returns an error, `done` is never called.
   std::function<void(absl::StatusOr<std::vector<InputOutput>>)> done;
 };
 
 class Batcher {
  public:
+  // `backend`, `clock` and `observer` (optional) must outlive the batcher.
   Batcher(BatcherConfig config, Backend* backend, Clock* clock,
           BatcherObserver* observer = nullptr);
-  ~Batcher();  // Shutdown() then joins the worker.
+  ~Batcher();  // Shutdown(), then finishes queued work and joins the worker.
 
+  // Starts the worker. Requests submitted before wait in the queue.
   void Start();
 
-  // Queues a request. Returns RESOURCE_EXHAUSTED at once when queued tokens
-  // would exceed max_queue_tokens, INVALID_ARGUMENT when the request alone
-  // exceeds max_batch_tokens or max_batch_inputs, UNAVAILABLE after
-  // Shutdown. On error `done` is not called. Thread-safe.
+  // Queues a request. Errors, returned at once (and `done` is not called):
+  //   INVALID_ARGUMENT   no inputs, an input with no tokens or more than
+  //                      max_batch_tokens, or more tokens in all than the
+  //                      queue may ever hold (max_queue_tokens);
+  //   RESOURCE_EXHAUSTED queued tokens would exceed max_queue_tokens;
+  //   UNAVAILABLE        after Shutdown.
+  // Thread-safe.
   absl::Status Submit(std::unique_ptr<BatchRequest> request);
 
-  // Stops accepting; queued and running work still completes. Thread-safe.
+  // Stops accepting; queued work runs without waiting for the queue delay,
+  // and running work completes. Thread-safe.
   void Shutdown();
   // Waits until the queue is empty and no batch runs, or `timeout` passes;
   // returns whether it drained. Requests still queued at the timeout are
-  // answered UNAVAILABLE.
+  // answered UNAVAILABLE (a running batch cannot be interrupted; its
+  // requests are answered when it ends). Call after Shutdown.
   bool Drain(Clock::duration timeout);
 
   int64_t queued_requests() const;

@@ -88,7 +88,9 @@ TEST_P(ParityTest, MatchesPyTorch) {
                               {"pooler", Pooling::kPooler}}) {
     if (!f.reference.contains(key)) {
       EXPECT_NE(pooling, Pooling::kCls);
-      if (pooling == Pooling::kPooler) EXPECT_FALSE((*encoder)->has_pooler());
+      if (pooling == Pooling::kPooler) {
+        EXPECT_FALSE((*encoder)->has_pooler());
+      }
       continue;
     }
     for (size_t s = 0; s < batch.size(); ++s) {

@@ -21,7 +21,8 @@ bool IsaSupported(Isa isa);
 //   sum      = residual[r] + sublayer[r] + bias        (sublayer, bias may be null)
 //   out[r]   = gamma * (sum - mean(sum)) / sqrt(var(sum) + eps) + beta
 //   residual_out[r] = sum                              (only if residual_out != null; pre-LN)
-// var is the biased variance. `out` may alias `residual` (post-LN in place);
+// var is the biased variance. gamma and beta are required ([hidden] each).
+// `out` may alias `residual` (post-LN in place);
 // residual_out may alias residual. Rows are independent; the caller
 // parallelizes over rows (AddLayerNorm does, with OpenMP).
 struct AddLayerNormArgs {

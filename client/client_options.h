@@ -1,0 +1,31 @@
+// What encoder-client's subcommands are told; main.cc fills it from flags.
+#pragma once
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace client {
+
+struct ConnectionOptions {
+  std::string target = "localhost:50051";    // any gRPC target, e.g. dns:///encoder:50051
+  std::string lb;                            // load-balancing policy; empty: gRPC's (pick_first)
+  std::chrono::milliseconds timeout{30000};  // per call
+};
+
+struct InputOptions {
+  std::vector<std::string> texts;  // positional arguments
+  bool pair = false;               // texts go two by two: (text, text_pair)
+  std::string input_file;          // JSON lines; "-" is standard input
+  std::string ids;                 // "101,2023,102": one input of token ids
+};
+
+struct EncodeOptions {
+  InputOptions inputs;
+  std::string pooling;  // cls, mean, none, pooler, or a number; empty: the model's default
+  bool normalize = false;
+  bool truncate = false;
+  int inputs_per_call = 64;  // larger input lists go out in several calls
+};
+
+}  // namespace client

@@ -1,0 +1,55 @@
+// encoder-client encode: sends the inputs (in calls of --inputs_per_call) and
+// prints one JSON line per input, in input order.
+#include <algorithm>
+
+#include "client/channel.h"
+#include "client/commands.h"
+#include "client/inputs.h"
+#include "client/json_output.h"
+#include "client/rpc_error.h"
+#include "encoder/v1/encoder.grpc.pb.h"
+
+namespace client {
+
+int RunEncode(const ConnectionOptions& connection, const EncodeOptions& options, std::ostream& out,
+              std::ostream& err) {
+  absl::StatusOr<std::vector<encoder::v1::Input>> inputs = CollectInputs(options.inputs);
+  absl::StatusOr<encoder::v1::Pooling> pooling = ParsePooling(options.pooling);
+  for (const absl::Status& status : {inputs.status(), pooling.status()}) {
+    if (!status.ok()) {
+      err << "encoder-client: " << status.message() << "\n";
+      return 2;
+    }
+  }
+  if (inputs->empty()) {
+    err << "encoder-client: encode needs texts, --input FILE or --ids\n";
+    return 2;
+  }
+  if (options.inputs_per_call <= 0) {
+    err << "encoder-client: --inputs_per_call must be positive\n";
+    return 2;
+  }
+  auto stub = encoder::v1::Encoder::NewStub(MakeChannel(connection));
+  for (size_t begin = 0; begin < inputs->size(); begin += options.inputs_per_call) {
+    const size_t end = std::min(inputs->size(), begin + options.inputs_per_call);
+    encoder::v1::EncodeRequest request;
+    for (size_t i = begin; i < end; ++i) *request.add_inputs() = (*inputs)[i];
+    request.set_pooling(*pooling);
+    request.set_normalize(options.normalize);
+    request.set_truncate(options.truncate);
+
+    grpc::ClientContext context;
+    SetDeadline(connection, &context);
+    encoder::v1::EncodeResponse response;
+    const grpc::Status status = stub->Encode(&context, request, &response);
+    if (!status.ok()) return ReportRpcError(status, err);
+    const bool token_states = response.pooling() == encoder::v1::POOLING_NONE;
+    for (const encoder::v1::Output& output : response.outputs()) {
+      out << EncodeOutputToJson(output, token_states) << "\n";
+    }
+  }
+  out.flush();
+  return 0;
+}
+
+}  // namespace client

@@ -1,0 +1,91 @@
+// The dispatching entry points of kernels.h: pick the ISA's row kernel and
+// split rows over OpenMP threads in contiguous blocks.
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+
+#include "kernels/isa_kernels.h"
+#include "kernels/kernels.h"
+
+namespace engine::kernels {
+namespace {
+
+// Below this many floats a fork/join (a few microseconds) costs more than
+// it saves: 32K floats are about 3 us of single-threaded Add & Norm.
+constexpr int64_t kMinParallelElements = int64_t{1} << 15;
+
+using AddLayerNormFn = void (*)(const AddLayerNormArgs&, int64_t, int64_t);
+using SoftmaxFn = void (*)(float*, int64_t, int64_t, int64_t, float);
+
+AddLayerNormFn AddLayerNormFor(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return detail::AddLayerNormRows<Isa::kAvx512>;
+    case Isa::kAvx2:
+      return detail::AddLayerNormRows<Isa::kAvx2>;
+    case Isa::kScalar:
+      break;
+  }
+  return detail::AddLayerNormRows<Isa::kScalar>;
+}
+
+SoftmaxFn SoftmaxFor(Isa isa) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return detail::ScaledSoftmaxRows<Isa::kAvx512>;
+    case Isa::kAvx2:
+      return detail::ScaledSoftmaxRows<Isa::kAvx2>;
+    case Isa::kScalar:
+      break;
+  }
+  return detail::ScaledSoftmaxRows<Isa::kScalar>;
+}
+
+// Calls fn(begin, end) over [0, rows) in one contiguous block per thread
+// (good for the hardware prefetcher), or inline when the work is small or
+// we are already inside a parallel region.
+template <typename Fn>
+void ParallelRows(int64_t rows, int64_t cols, const Fn& fn) {
+  const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
+  const int64_t blocks =
+      std::min<int64_t>(threads, std::max<int64_t>(1, rows * cols / kMinParallelElements));
+  if (blocks <= 1) {
+    fn(0, rows);
+    return;
+  }
+  const int64_t block_rows = (rows + blocks - 1) / blocks;
+#pragma omp parallel for num_threads(blocks) schedule(static, 1)
+  for (int64_t b = 0; b < blocks; ++b) {
+    fn(b * block_rows, std::min(rows, (b + 1) * block_rows));
+  }
+}
+
+}  // namespace
+
+void AddLayerNorm(const AddLayerNormArgs& args) {
+  const AddLayerNormFn fn = AddLayerNormFor(BestIsa());
+  ParallelRows(args.rows, args.hidden, [&](int64_t begin, int64_t end) { fn(args, begin, end); });
+}
+
+void AddLayerNormWithIsa(Isa isa, const AddLayerNormArgs& args) {
+  AddLayerNormFor(isa)(args, 0, args.rows);
+}
+
+void ScaledSoftmax(float* x, int64_t rows, int64_t cols, float scale) {
+  const SoftmaxFn fn = SoftmaxFor(BestIsa());
+  ParallelRows(rows, cols, [&](int64_t begin, int64_t end) { fn(x, begin, end, cols, scale); });
+}
+
+void ScaledSoftmaxWithIsa(Isa isa, float* x, int64_t rows, int64_t cols, float scale) {
+  SoftmaxFor(isa)(x, 0, rows, cols, scale);
+}
+
+void Tanh(float* x, int64_t n) {
+  // The pooler's few thousand values: libm's tanh is exact to an ulp and
+  // not worth vectorizing.
+  for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
+}
+
+}  // namespace engine::kernels

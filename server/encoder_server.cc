@@ -1,0 +1,164 @@
+#include "server/encoder_server.h"
+
+#include <algorithm>
+#include <utility>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+
+#include "absl/strings/str_cat.h"
+#include "server/log.h"
+#include "server/port_check.h"
+#include "server/proto_conversions.h"
+
+namespace server {
+namespace {
+
+std::string ListenAddress(const std::string& host, int port) {
+  const bool ipv6 = host.find(':') != std::string::npos && host.front() != '[';
+  return ipv6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
+}
+
+// Room for the largest valid request (every input a pair of the longest
+// texts) above gRPC's 4 MB default, so that an oversized text reaches the
+// validation and gets its precise message.
+int MaxReceiveBytes(const ServerConfig& config) {
+  const int64_t largest =
+      int64_t{2} * config.max_inputs_per_request * config.max_text_bytes + (int64_t{1} << 20);
+  return static_cast<int>(std::min<int64_t>(std::max<int64_t>(largest, 4 << 20), 1 << 30));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const ServerConfig& config,
+                                                                    BatcherObserver* observer) {
+  if (absl::Status status = ValidateServerConfig(config); !status.ok()) return status;
+  if (config.port != 0) {
+    if (absl::Status status = CheckPortFree(config.host, config.port); !status.ok()) {
+      return status;
+    }
+  }
+  engine::EncoderOptions options;
+  options.threads = config.threads;
+  options.max_batch_tokens = static_cast<int>(config.batcher.max_batch_tokens);
+  absl::StatusOr<LoadedModel> model = LoadModel(config.model_dir, options);
+  if (!model.ok()) {
+    // The engine's messages name the file at fault.
+    return absl::Status(model.status().code(),
+                        absl::StrCat("cannot load the model: ", model.status().message()));
+  }
+  if (config.batcher.max_batch_tokens < model->max_length()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-batch-tokens (", config.batcher.max_batch_tokens,
+                     ") must be at least the model's maximum length (", model->max_length(), ")"));
+  }
+  const engine::ModelConfig& model_config = model->encoder->config();
+  LogEvent(absl::StrCat("loaded model ", config.model_dir, ": ", model_config.model_type,
+                        ", hidden ", model_config.hidden_size, ", layers ", model_config.num_layers,
+                        ", max length ", model->max_length(), ", vocabulary ",
+                        model_config.vocab_size, ", default pooling ",
+                        engine::PoolingName(model->default_pooling)));
+
+  std::unique_ptr<EncoderServer> server(new EncoderServer(config, *std::move(model), observer));
+  if (absl::Status status = server->WarmUp(); !status.ok()) return status;
+  if (absl::Status status = server->Listen(); !status.ok()) return status;
+  return server;
+}
+
+EncoderServer::EncoderServer(const ServerConfig& config, LoadedModel model,
+                             BatcherObserver* observer)
+    : config_(config),
+      model_(std::move(model)),
+      backend_(model_.encoder.get()),
+      batcher_(config.batcher, &backend_, SystemClock(), observer),
+      builder_(&model_, RequestLimits{config.max_inputs_per_request, config.max_text_bytes}),
+      dispatcher_(&builder_, &batcher_),
+      service_(&builder_, &dispatcher_, MakeModelInfo(model_, config.max_inputs_per_request),
+               SystemClock()) {}
+
+EncoderServer::~EncoderServer() { FinishShutdown(); }
+
+absl::Status EncoderServer::WarmUp() {
+  // Tokenizer, engine and pooling on one request, so that the first client
+  // does not pay for first-touch allocations and primitive creation, and
+  // health turns SERVING only once they work. Straight to the backend: the
+  // batcher's queue delay must not hold it, and the worker is not started yet.
+  encoder::v1::EncodeRequest request;
+  request.add_inputs()->set_text("warm up");
+  absl::StatusOr<std::unique_ptr<BatchRequest>> built = builder_.Build(request);
+  absl::Status status = built.status();
+  if (status.ok()) {
+    const TokenizedInput& input = (*built)->inputs.front();
+    const engine::Sequence sequence{input.ids, input.token_type_ids};
+    std::vector<InputOutput> outputs;
+    status = backend_.Run({&sequence, 1}, {&(*built)->spec, 1}, &outputs);
+  }
+  if (!status.ok()) {
+    return absl::Status(status.code(), absl::StrCat("warm-up batch failed: ", status.message()));
+  }
+  batcher_.Start();
+  LogEvent("warm-up batch done");
+  return absl::OkStatus();
+}
+
+absl::Status EncoderServer::Listen() {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  const std::string address = ListenAddress(config_.host, config_.port);
+  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port_);
+  // gRPC sets SO_REUSEPORT by default, which would let a second server share
+  // the port silently instead of failing.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  builder.SetMaxReceiveMessageSize(MaxReceiveBytes(config_));
+  builder.RegisterService(&service_);
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
+    server_.reset();
+    return absl::FailedPreconditionError(absl::StrCat("cannot listen on ", address));
+  }
+  health_ = std::make_unique<HealthReporter>(server_->GetHealthCheckService());
+  health_->SetServing(true);
+  LogEvent(absl::StrCat("serving on ", ListenAddress(config_.host, port_), " (health SERVING)"));
+  return absl::OkStatus();
+}
+
+void EncoderServer::BeginShutdown() {
+  {
+    std::lock_guard<std::mutex> lock(shutdown_mu_);
+    if (shutdown_begun_) return;
+    shutdown_begun_ = true;
+    shutdown_deadline_ = std::chrono::steady_clock::now() + config_.shutdown_grace;
+  }
+  if (server_ == nullptr) return;  // never listened: nothing was served
+  LogEvent(
+      absl::StrCat("shutting down: health NOT_SERVING, new calls UNAVAILABLE, finishing "
+                   "queued work (grace ",
+                   config_.shutdown_grace.count(), " ms)"));
+  if (health_ != nullptr) health_->SetServing(false);
+  service_.StopAccepting();
+  batcher_.Shutdown();
+}
+
+bool EncoderServer::FinishShutdown() {
+  BeginShutdown();
+  std::lock_guard<std::mutex> lock(shutdown_mu_);
+  if (shutdown_finished_) return drained_;
+  shutdown_finished_ = true;
+  batcher_.Shutdown();
+  const auto left = [this] {
+    return std::max(shutdown_deadline_ - std::chrono::steady_clock::now(),
+                    std::chrono::steady_clock::duration::zero());
+  };
+  drained_ = batcher_.Drain(left());
+  if (server_ != nullptr) {
+    // Every request is answered by now (or the grace is spent); gRPC waits
+    // for the answers to be sent, then cancels what remains.
+    server_->Shutdown(std::chrono::system_clock::now() + left());
+    LogEvent(drained_ ? "stopped: all queued and running work finished"
+                      : "stopped: shutdown grace expired; queued requests were answered "
+                        "UNAVAILABLE");
+  }
+  return drained_;
+}
+
+}  // namespace server

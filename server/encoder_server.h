@@ -1,0 +1,71 @@
+// The whole server in one object: model, batcher, gRPC service, health and
+// reflection, and the order in which they start and stop. main.cc and the
+// in-process tests both use it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
+#include "server/batcher.h"
+#include "server/encode_dispatcher.h"
+#include "server/encode_service.h"
+#include "server/engine_backend.h"
+#include "server/health.h"
+#include "server/model_loader.h"
+#include "server/request_builder.h"
+#include "server/server_config.h"
+
+namespace server {
+
+class EncoderServer {
+ public:
+  // Checks the port is free, loads the model, runs one warm-up batch, then
+  // listens; health is SERVING when this returns. Errors are one line each,
+  // naming the cause (bad flag, model file, port in use). `observer` (may be
+  // null) must outlive the server.
+  static absl::StatusOr<std::unique_ptr<EncoderServer>> Start(const ServerConfig& config,
+                                                              BatcherObserver* observer = nullptr);
+
+  ~EncoderServer();  // FinishShutdown() if not done yet
+
+  int port() const { return port_; }
+  const LoadedModel& model() const { return model_; }
+
+  // Shutdown, first step (at once): health NOT_SERVING, new calls and new
+  // stream requests get UNAVAILABLE; queued work keeps running.
+  void BeginShutdown();
+  // Second step: waits for queued and running work, up to the shutdown grace
+  // counted from BeginShutdown (what is still queued then is answered
+  // UNAVAILABLE), then stops gRPC. Returns whether all work finished in time.
+  bool FinishShutdown();
+
+ private:
+  EncoderServer(const ServerConfig& config, LoadedModel model, BatcherObserver* observer);
+  absl::Status WarmUp();
+  absl::Status Listen();
+
+  const ServerConfig config_;
+  LoadedModel model_;
+  EngineBackend backend_;
+  Batcher batcher_;
+  RequestBuilder builder_;
+  EncodeDispatcher dispatcher_;
+  EncodeService service_;
+  std::unique_ptr<grpc::Server> server_;  // last: stops before what it calls into
+  std::unique_ptr<HealthReporter> health_;
+  int port_ = 0;
+
+  std::mutex shutdown_mu_;
+  bool shutdown_begun_ = false;  // guarded by shutdown_mu_
+  bool shutdown_finished_ = false;
+  bool drained_ = false;
+  std::chrono::steady_clock::time_point shutdown_deadline_;
+};
+
+}  // namespace server

@@ -1,0 +1,131 @@
+// encoder-server: serves a BERT-family encoder over gRPC.
+//
+// Flags may also come from the environment (for containers): flag --foo-bar
+// reads ENCODER_FOO_BAR, e.g. ENCODER_MODEL=/models/minilm ENCODER_PORT=50051.
+// A flag on the command line wins over its variable.
+//
+// Exit status: 0 after a clean shutdown on SIGTERM/SIGINT (all queued and
+// running work answered within --shutdown-grace); 1 when the server cannot
+// start (one line on stderr says why) or the grace ran out; 2 for bad flags.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/time/time.h"
+#include "server/command_line.h"
+#include "server/encoder_server.h"
+#include "server/log.h"
+#include "server/protobuf_log.h"
+#include "server/server_config.h"
+
+ABSL_FLAG(std::string, model, "", "model directory: config.json, *.safetensors, vocab.txt");
+ABSL_FLAG(std::string, host, "0.0.0.0", "address to listen on");
+ABSL_FLAG(int, port, 50051, "gRPC port (0: any free port, logged at start)");
+ABSL_FLAG(int, metrics_port, 8081, "Prometheus metrics port (reserved for the metrics endpoint)");
+ABSL_FLAG(int, threads, 0, "engine threads (0: all cores)");
+ABSL_FLAG(int64_t, max_batch_tokens, 16384, "most real (unpadded) tokens in one engine batch");
+ABSL_FLAG(int, max_batch_inputs, 256, "most inputs in one engine batch");
+ABSL_FLAG(absl::Duration, max_queue_delay, absl::Milliseconds(2),
+          "how long the oldest queued request waits for company before its batch runs");
+ABSL_FLAG(int64_t, max_queue_tokens, 65536,
+          "most tokens waiting in the queue; beyond it new requests get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_inputs_per_request, 64, "most inputs in one Encode request");
+ABSL_FLAG(int64_t, max_text_bytes, 65536, "most bytes in one input text");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(20),
+          "on SIGTERM/SIGINT, how long queued and running work may take to finish");
+
+namespace {
+
+const std::vector<std::string> kFlagNames = {"model",
+                                             "host",
+                                             "port",
+                                             "metrics_port",
+                                             "threads",
+                                             "max_batch_tokens",
+                                             "max_batch_inputs",
+                                             "max_queue_delay",
+                                             "max_queue_tokens",
+                                             "max_inputs_per_request",
+                                             "max_text_bytes",
+                                             "shutdown_grace"};
+
+server::ServerConfig ConfigFromFlags() {
+  server::ServerConfig config;
+  config.model_dir = absl::GetFlag(FLAGS_model);
+  config.host = absl::GetFlag(FLAGS_host);
+  config.port = absl::GetFlag(FLAGS_port);
+  config.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  config.threads = absl::GetFlag(FLAGS_threads);
+  config.batcher.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
+  config.batcher.max_batch_inputs = absl::GetFlag(FLAGS_max_batch_inputs);
+  config.batcher.max_queue_delay = absl::ToChronoMicroseconds(absl::GetFlag(FLAGS_max_queue_delay));
+  config.batcher.max_queue_tokens = absl::GetFlag(FLAGS_max_queue_tokens);
+  config.max_inputs_per_request = absl::GetFlag(FLAGS_max_inputs_per_request);
+  config.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes);
+  config.shutdown_grace = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_shutdown_grace));
+  return config;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Block the stop signals before any thread exists: every thread (gRPC's,
+  // the engine's) inherits the mask, and only sigwait below receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  absl::SetProgramUsageMessage(
+      "encoder-server --model DIR [--port 50051] [flags]\n"
+      "Each flag --foo-bar may also be set with the environment variable ENCODER_FOO_BAR;\n"
+      "the command line wins.");
+  if (absl::Status status = server::ApplyEnvironmentOverrides(kFlagNames); !status.ok()) {
+    server::LogError(status.message());
+    return 2;
+  }
+  std::vector<std::string> args = server::NormalizeFlagNames(argc, argv);
+  std::vector<char*> arg_pointers;
+  for (std::string& arg : args) arg_pointers.push_back(arg.data());
+  const std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
+  if (positional.size() > 1) {
+    server::LogError(absl::StrCat("unexpected argument \"", positional[1], "\" (see --help)"));
+    return 2;
+  }
+  const server::ServerConfig config = ConfigFromFlags();
+  server::RouteProtobufLogs();
+
+  absl::StatusOr<std::unique_ptr<server::EncoderServer>> server =
+      server::EncoderServer::Start(config);
+  if (!server.ok()) {
+    server::LogError(server.status().message());
+    return 1;
+  }
+
+  int received = 0;
+  sigwait(&stop_signals, &received);
+  server::LogEvent(absl::StrCat("received ", received == SIGTERM ? "SIGTERM" : "SIGINT"));
+  (*server)->BeginShutdown();
+  // An engine batch cannot be interrupted: if work overruns the grace by
+  // much, leave anyway rather than hang the pod's termination.
+  std::thread([grace = config.shutdown_grace] {
+    std::this_thread::sleep_for(grace + std::chrono::seconds(5));
+    server::LogError("shutdown grace exceeded by 5 s; exiting without waiting for running work");
+    _exit(1);
+  }).detach();
+  const bool drained = (*server)->FinishShutdown();
+  server->reset();
+  return drained ? 0 : 1;
+}

@@ -1,0 +1,29 @@
+// Loads what the server serves from a model directory: the encoder, its
+// tokenizer and its default pooling.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "engine/config.h"
+#include "engine/encoder.h"
+#include "engine/tokenizer.h"
+
+namespace server {
+
+struct LoadedModel {
+  std::string name;  // the directory's last path component
+  std::unique_ptr<engine::Encoder> encoder;
+  std::unique_ptr<engine::Tokenizer> tokenizer;
+  engine::Pooling default_pooling = engine::Pooling::kCls;
+
+  // Tokens per input, special tokens included.
+  int max_length() const { return encoder->config().max_position_embeddings; }
+};
+
+// Errors name the file at fault.
+absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
+                                      const engine::EncoderOptions& options);
+
+}  // namespace server

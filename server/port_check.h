@@ -1,0 +1,14 @@
+#pragma once
+
+#include <string>
+
+#include "absl/status/status.h"
+
+namespace server {
+
+// Tries to bind host:port (and releases it at once), so that a port in use is
+// reported in one clear line before the model loads, rather than by gRPC's
+// own log after it. FAILED_PRECONDITION when the port is taken.
+absl::Status CheckPortFree(const std::string& host, int port);
+
+}  // namespace server

@@ -1,0 +1,205 @@
+#include "server/request_builder.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/utf8.h"
+
+namespace server {
+namespace {
+
+using encoder::v1::EncodeRequest;
+using encoder::v1::Input;
+
+absl::Status WithInputIndex(int index, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat("input ", index, ": ", status.message()));
+}
+
+// Cuts `values` to `max_length`, keeping the last one (the closing [SEP]).
+void KeepHeadAndLast(std::vector<int32_t>& values, int max_length) {
+  if (static_cast<int>(values.size()) <= max_length) return;
+  const int32_t last = values.back();
+  values.resize(max_length);
+  values.back() = last;
+}
+
+}  // namespace
+
+RequestBuilder::RequestBuilder(const LoadedModel* model, RequestLimits limits)
+    : model_(model), limits_(limits) {}
+
+absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::Build(
+    const EncodeRequest& request) const {
+  if (request.inputs().empty()) return absl::InvalidArgumentError("request has no inputs");
+  if (request.inputs_size() > limits_.max_inputs_per_request) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("request has ", request.inputs_size(), " inputs, more than the limit of ",
+                     limits_.max_inputs_per_request, " (--max-inputs-per-request)"));
+  }
+  absl::StatusOr<OutputSpec> spec = BuildSpec(request);
+  if (!spec.ok()) return spec.status();
+
+  auto batch_request = std::make_unique<BatchRequest>();
+  batch_request->spec = *spec;
+  batch_request->inputs.reserve(request.inputs_size());
+  for (int i = 0; i < request.inputs_size(); ++i) {
+    absl::StatusOr<TokenizedInput> input = BuildInput(request.inputs(i), request.truncate());
+    if (!input.ok()) return WithInputIndex(i, input.status());
+    // The engine's own check covers what the model knows best (token type
+    // range, anything added later); the checks above give the precise messages.
+    const engine::Sequence sequence{input->ids, input->token_type_ids};
+    if (absl::Status valid = model_->encoder->Validate(sequence); !valid.ok()) {
+      return WithInputIndex(i, valid);
+    }
+    batch_request->inputs.push_back(*std::move(input));
+  }
+  return batch_request;
+}
+
+absl::StatusOr<OutputSpec> RequestBuilder::BuildSpec(const EncodeRequest& request) const {
+  OutputSpec spec;
+  spec.normalize = request.normalize();
+  switch (request.pooling()) {
+    case encoder::v1::POOLING_UNSPECIFIED:
+      spec.pooling = model_->default_pooling;
+      break;
+    case encoder::v1::POOLING_CLS:
+      spec.pooling = engine::Pooling::kCls;
+      break;
+    case encoder::v1::POOLING_MEAN:
+      spec.pooling = engine::Pooling::kMean;
+      break;
+    case encoder::v1::POOLING_NONE:
+      spec.pooling = engine::Pooling::kNone;
+      break;
+    case encoder::v1::POOLING_POOLER:
+      if (!model_->encoder->has_pooler()) {
+        return absl::InvalidArgumentError(
+            "pooling POOLER needs the model's pooler weights, and this model has none");
+      }
+      spec.pooling = engine::Pooling::kPooler;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown pooling value ", static_cast<int>(request.pooling()),
+                       " (expected 0 UNSPECIFIED, 1 CLS, 2 MEAN, 3 NONE or 4 POOLER)"));
+  }
+  return spec;
+}
+
+absl::StatusOr<TokenizedInput> RequestBuilder::BuildInput(const Input& input, bool truncate) const {
+  switch (input.kind_case()) {
+    case Input::kText:
+      return FromText(input.text(), std::string(), /*is_pair=*/false, truncate);
+    case Input::kTextPair:
+      return FromText(input.text_pair().text(), input.text_pair().text_pair(), /*is_pair=*/true,
+                      truncate);
+    case Input::kTokenIds:
+      return FromIds(input.token_ids(), truncate);
+    case Input::KIND_NOT_SET:
+      break;
+  }
+  return absl::InvalidArgumentError("no text, text_pair or token_ids set");
+}
+
+absl::Status RequestBuilder::CheckText(const char* field, const std::string& text) const {
+  if (text.empty()) return absl::InvalidArgumentError(absl::StrCat(field, " is empty"));
+  if (static_cast<int64_t>(text.size()) > limits_.max_text_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " is ", text.size(),
+                                                   " bytes, more than the limit of ",
+                                                   limits_.max_text_bytes, " (--max-text-bytes)"));
+  }
+  size_t bad_byte = 0;
+  if (!IsValidUtf8(text, &bad_byte)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " is not valid UTF-8 (at byte ", bad_byte, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<TokenizedInput> RequestBuilder::FromText(const std::string& text,
+                                                        const std::string& text_pair, bool is_pair,
+                                                        bool truncate) const {
+  if (absl::Status status = CheckText("text", text); !status.ok()) return status;
+  if (is_pair) {
+    if (absl::Status status = CheckText("text_pair", text_pair); !status.ok()) return status;
+  }
+  const int max_length = model_->max_length();
+  // Without truncation, tokenize in full to report the real length.
+  const int cut = truncate ? max_length : 0;
+  absl::StatusOr<engine::Encoding> encoding =
+      is_pair ? model_->tokenizer->EncodePair(text, text_pair, cut)
+              : model_->tokenizer->Encode(text, cut);
+  if (!encoding.ok()) return encoding.status();
+  if (static_cast<int>(encoding->ids.size()) > max_length) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(is_pair ? "text pair is " : "text is ", encoding->ids.size(),
+                     " tokens long, more than the model's maximum of ", max_length,
+                     " (set truncate to cut it)"));
+  }
+  TokenizedInput input;
+  input.ids = std::move(encoding->ids);
+  if (is_pair) input.token_type_ids = std::move(encoding->token_type_ids);
+  return input;
+}
+
+absl::StatusOr<TokenizedInput> RequestBuilder::FromIds(const encoder::v1::TokenIds& ids,
+                                                       bool truncate) const {
+  if (ids.ids().empty()) return absl::InvalidArgumentError("token_ids is empty");
+  const engine::ModelConfig& config = model_->encoder->config();
+  for (int p = 0; p < ids.ids_size(); ++p) {
+    const int32_t id = ids.ids(p);
+    if (id < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("id ", id, " at position ", p, " is negative"));
+    }
+    if (id >= config.vocab_size) {
+      return absl::InvalidArgumentError(absl::StrCat("id ", id, " at position ", p,
+                                                     " is outside the vocabulary (size ",
+                                                     config.vocab_size, ")"));
+    }
+  }
+  if (!ids.token_type_ids().empty()) {
+    if (ids.token_type_ids_size() != ids.ids_size()) {
+      return absl::InvalidArgumentError(absl::StrCat(ids.token_type_ids_size(),
+                                                     " token_type_ids for ", ids.ids_size(),
+                                                     " ids (expected one per id, or none)"));
+    }
+    for (int p = 0; p < ids.token_type_ids_size(); ++p) {
+      const int32_t type = ids.token_type_ids(p);
+      if (type < 0 || type >= config.type_vocab_size) {
+        return absl::InvalidArgumentError(absl::StrCat("token type ", type, " at position ", p,
+                                                       " is outside 0..",
+                                                       config.type_vocab_size - 1));
+      }
+    }
+  }
+  const int max_length = model_->max_length();
+  if (ids.ids_size() > max_length && !truncate) {
+    return absl::InvalidArgumentError(absl::StrCat("token_ids has ", ids.ids_size(),
+                                                   " ids, more than the model's maximum of ",
+                                                   max_length, " (set truncate to cut them)"));
+  }
+  TokenizedInput input;
+  input.ids.assign(ids.ids().begin(), ids.ids().end());
+  input.token_type_ids.assign(ids.token_type_ids().begin(), ids.token_type_ids().end());
+  KeepHeadAndLast(input.ids, max_length);
+  if (!input.token_type_ids.empty()) KeepHeadAndLast(input.token_type_ids, max_length);
+  return input;
+}
+
+absl::StatusOr<engine::Encoding> RequestBuilder::Tokenize(
+    const encoder::v1::TokenizeRequest& request) const {
+  if (absl::Status status = CheckText("text", request.text()); !status.ok()) return status;
+  const bool is_pair = !request.text_pair().empty();
+  if (is_pair) {
+    if (absl::Status status = CheckText("text_pair", request.text_pair()); !status.ok()) {
+      return status;
+    }
+  }
+  const int cut = request.truncate() ? model_->max_length() : 0;
+  return is_pair ? model_->tokenizer->EncodePair(request.text(), request.text_pair(), cut)
+                 : model_->tokenizer->Encode(request.text(), cut);
+}
+
+}  // namespace server

@@ -1,0 +1,48 @@
+// Turns API requests into the batcher's tokenized requests, checking every
+// input on the way. Runs on the gRPC threads, so the batcher receives token
+// counts and never sees a bad input. Errors are INVALID_ARGUMENT and name
+// the input's index and the reason.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "encoder/v1/encoder.pb.h"
+#include "engine/tokenizer.h"
+#include "server/batcher.h"
+#include "server/model_loader.h"
+
+namespace server {
+
+struct RequestLimits {
+  int max_inputs_per_request = 64;
+  int64_t max_text_bytes = 65536;
+};
+
+class RequestBuilder {
+ public:
+  // `model` must outlive the builder.
+  RequestBuilder(const LoadedModel* model, RequestLimits limits);
+
+  // The returned request has inputs and spec; the caller sets deadline,
+  // cancellation and `done`. Thread-safe.
+  absl::StatusOr<std::unique_ptr<BatchRequest>> Build(
+      const encoder::v1::EncodeRequest& request) const;
+
+  absl::StatusOr<engine::Encoding> Tokenize(const encoder::v1::TokenizeRequest& request) const;
+
+ private:
+  absl::StatusOr<OutputSpec> BuildSpec(const encoder::v1::EncodeRequest& request) const;
+  absl::StatusOr<TokenizedInput> BuildInput(const encoder::v1::Input& input, bool truncate) const;
+  absl::StatusOr<TokenizedInput> FromText(const std::string& text, const std::string& text_pair,
+                                          bool is_pair, bool truncate) const;
+  absl::StatusOr<TokenizedInput> FromIds(const encoder::v1::TokenIds& ids, bool truncate) const;
+  absl::Status CheckText(const char* field, const std::string& text) const;
+
+  const LoadedModel* const model_;
+  const RequestLimits limits_;
+};
+
+}  // namespace server

@@ -1,0 +1,447 @@
+// Batcher tests with a fake backend and a fake clock: the clock moves only
+// when a test says so, which makes every batch boundary deterministic.
+#include "server/batcher.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "fake_backend.h"
+#include "fake_clock.h"
+
+namespace server {
+namespace {
+
+using Result = absl::StatusOr<std::vector<InputOutput>>;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+constexpr std::chrono::hours kLongDelay(1);
+
+// The answer to one submitted request, and how many times `done` ran.
+class Reply {
+ public:
+  std::function<void(Result)> Callback() {
+    return [this](Result result) {
+      std::lock_guard<std::mutex> lock(mu_);
+      result_ = std::move(result);
+      ++calls_;
+      cv_.notify_all();
+    };
+  }
+  // Bounded wait for the answer.
+  bool Await() {
+    std::unique_lock<std::mutex> lock(mu_);
+    return cv_.wait_for(lock, seconds(20), [&] { return calls_ > 0; });
+  }
+  bool answered() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_ > 0;
+  }
+  int calls() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return calls_;
+  }
+  Result result() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return result_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int calls_ = 0;
+  Result result_ = absl::UnknownError("not answered");
+};
+
+// An input for the fake backend: its first id names it, `tokens` sets its length.
+struct FakeInput {
+  int32_t first_id;
+  int tokens;
+};
+
+class CountingObserver : public BatcherObserver {
+ public:
+  void OnQueueChanged(int64_t requests, int64_t tokens) override {
+    queued_requests = requests;
+    queued_tokens = tokens;
+  }
+  void OnRequestDequeued(Clock::duration) override { ++dequeued; }
+  void OnBatchDone(int inputs, int64_t tokens, Clock::duration) override {
+    ++batch_count;
+    batch_inputs += inputs;
+    batch_tokens += tokens;
+  }
+  std::atomic<int64_t> queued_requests{-1};
+  std::atomic<int64_t> queued_tokens{-1};
+  std::atomic<int> dequeued{0};
+  std::atomic<int> batch_count{0};
+  std::atomic<int> batch_inputs{0};
+  std::atomic<int64_t> batch_tokens{0};
+};
+
+class BatcherTest : public ::testing::Test {
+ protected:
+  void StartBatcher(BatcherConfig config) {
+    batcher_ = std::make_unique<Batcher>(config, &backend_, &clock_, &observer_);
+    batcher_->Start();
+  }
+
+  static std::unique_ptr<BatchRequest> MakeRequest(const std::vector<FakeInput>& inputs) {
+    auto request = std::make_unique<BatchRequest>();
+    for (const FakeInput& input : inputs) {
+      TokenizedInput tokenized;
+      tokenized.ids.assign(input.tokens, 1);
+      if (!tokenized.ids.empty()) tokenized.ids[0] = input.first_id;
+      request->inputs.push_back(std::move(tokenized));
+    }
+    return request;
+  }
+
+  // Submits a request and returns its reply slot (which outlives the batcher).
+  Reply* Submit(const std::vector<FakeInput>& inputs, absl::Status* status = nullptr,
+                std::unique_ptr<BatchRequest> request = nullptr) {
+    if (request == nullptr) request = MakeRequest(inputs);
+    replies_.emplace_back();
+    Reply* reply = &replies_.back();
+    request->done = reply->Callback();
+    const absl::Status submitted = batcher_->Submit(std::move(request));
+    if (status != nullptr) {
+      *status = submitted;
+    } else {
+      EXPECT_TRUE(submitted.ok()) << submitted;
+    }
+    return reply;
+  }
+
+  // Checks that `reply` holds one output per input, in order.
+  static void ExpectOutputs(Reply* reply, const std::vector<FakeInput>& inputs) {
+    ASSERT_TRUE(reply->Await());
+    const Result result = reply->result();
+    ASSERT_TRUE(result.ok()) << result.status();
+    ASSERT_EQ(result->size(), inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      const InputOutput& out = (*result)[i];
+      EXPECT_EQ(out.tokens, inputs[i].tokens) << "input " << i;
+      ASSERT_EQ(out.values.size(), 2u);
+      EXPECT_EQ(out.values[0], static_cast<float>(inputs[i].first_id)) << "input " << i;
+    }
+    EXPECT_EQ(reply->calls(), 1);
+  }
+
+  static void ExpectError(Reply* reply, absl::StatusCode code) {
+    ASSERT_TRUE(reply->Await());
+    EXPECT_EQ(reply->result().status().code(), code) << reply->result().status();
+    EXPECT_EQ(reply->calls(), 1);
+  }
+
+  FakeBackend backend_;
+  FakeClock clock_;
+  CountingObserver observer_;
+  std::deque<Reply> replies_;  // declared before the batcher: outlives its callbacks
+  std::unique_ptr<Batcher> batcher_;
+};
+
+BatcherConfig Config(int64_t max_batch_tokens, int max_batch_inputs,
+                     std::chrono::microseconds max_queue_delay, int64_t max_queue_tokens = 1000) {
+  BatcherConfig config;
+  config.max_batch_tokens = max_batch_tokens;
+  config.max_batch_inputs = max_batch_inputs;
+  config.max_queue_delay = max_queue_delay;
+  config.max_queue_tokens = max_queue_tokens;
+  return config;
+}
+
+TEST_F(BatcherTest, ScattersEachOutputToItsRequestAndIndex) {
+  StartBatcher(Config(1000, 256, kLongDelay));
+  const std::vector<FakeInput> first = {{10, 3}, {11, 5}};
+  const std::vector<FakeInput> second = {{20, 2}};
+  const std::vector<FakeInput> third = {{30, 4}, {31, 1}, {32, 6}};
+  Reply* a = Submit(first);
+  auto mean = MakeRequest(second);
+  mean->spec.pooling = engine::Pooling::kMean;
+  mean->spec.normalize = true;
+  Reply* b = Submit({}, nullptr, std::move(mean));
+  Reply* c = Submit(third);
+  batcher_->Shutdown();  // runs the queue now instead of after the delay
+  ASSERT_TRUE(batcher_->Drain(seconds(1)));
+
+  ExpectOutputs(a, first);
+  ExpectOutputs(b, second);
+  ExpectOutputs(c, third);
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{10, 11, 20, 30, 31, 32}}));
+  const std::vector<OutputSpec> specs = backend_.specs();
+  ASSERT_EQ(specs.size(), 6u);
+  EXPECT_EQ(specs[1].pooling, engine::Pooling::kCls);
+  EXPECT_EQ(specs[2].pooling, engine::Pooling::kMean);
+  EXPECT_TRUE(specs[2].normalize);
+  EXPECT_FALSE(specs[3].normalize);
+}
+
+TEST_F(BatcherTest, PacksInputsUpToTheTokenBudget) {
+  StartBatcher(Config(10, 256, kLongDelay));
+  const Clock::time_point start = clock_.Now();
+  Reply* a = Submit({{1, 4}});
+  clock_.Advance(milliseconds(1));
+  Reply* b = Submit({{2, 4}});
+  clock_.Advance(milliseconds(1));
+  Reply* c = Submit({{3, 4}});  // 12 tokens queued: a and b fill a batch, c must wait
+
+  ExpectOutputs(a, {{1, 4}});
+  ExpectOutputs(b, {{2, 4}});
+  // c now waits for company until its own delay has passed.
+  ASSERT_TRUE(clock_.AwaitWaitUntil(start + milliseconds(2) + kLongDelay));
+  EXPECT_FALSE(c->answered());
+  clock_.Advance(kLongDelay);
+  ExpectOutputs(c, {{3, 4}});
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1, 2}, {3}}));
+}
+
+TEST_F(BatcherTest, RunsAtOnceWhenTheQueueHoldsAFullBatch) {
+  StartBatcher(Config(8, 256, kLongDelay));
+  Reply* a = Submit({{1, 4}});
+  Reply* b = Submit({{2, 4}});  // exactly the budget: no reason to wait
+  ExpectOutputs(a, {{1, 4}});
+  ExpectOutputs(b, {{2, 4}});
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1, 2}}));
+}
+
+TEST_F(BatcherTest, ARequestLargerThanABatchSpansBatchesAndIsAnsweredOnce) {
+  StartBatcher(Config(10, 256, kLongDelay));
+  const std::vector<FakeInput> inputs = {{1, 4}, {2, 4}, {3, 4}};
+  Reply* reply = Submit(inputs);
+  ASSERT_TRUE(backend_.AwaitStarted(1));
+  EXPECT_FALSE(reply->answered());  // its third input is still queued
+  batcher_->Shutdown();
+  ASSERT_TRUE(batcher_->Drain(seconds(1)));
+  ExpectOutputs(reply, inputs);
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1, 2}, {3}}));
+}
+
+TEST_F(BatcherTest, CapsInputsPerBatch) {
+  StartBatcher(Config(1000, 2, kLongDelay));
+  std::vector<Reply*> replies;
+  for (int32_t id = 1; id <= 5; ++id) replies.push_back(Submit({{id, 1}}));
+  for (int i = 0; i < 4; ++i) ExpectOutputs(replies[i], {{i + 1, 1}});
+  batcher_->Shutdown();
+  ExpectOutputs(replies[4], {{5, 1}});
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1, 2}, {3, 4}, {5}}));
+}
+
+TEST_F(BatcherTest, ALoneRequestWaitsForTheQueueDelay) {
+  StartBatcher(Config(1000, 256, milliseconds(2)));
+  const Clock::time_point start = clock_.Now();
+  Reply* reply = Submit({{1, 3}});
+  ASSERT_TRUE(clock_.AwaitWaitUntil(start + milliseconds(2)));
+  EXPECT_FALSE(reply->answered());
+  EXPECT_TRUE(backend_.batches().empty());
+  clock_.Advance(milliseconds(2));
+  ExpectOutputs(reply, {{1, 3}});
+}
+
+TEST_F(BatcherTest, RequestsArrivingDuringARunShareTheNextBatch) {
+  StartBatcher(Config(1000, 256, std::chrono::microseconds(0)));
+  backend_.Hold();
+  Reply* a = Submit({{1, 2}});
+  ASSERT_TRUE(backend_.AwaitStarted(1));
+  Reply* b = Submit({{2, 2}});
+  Reply* c = Submit({{3, 2}, {4, 2}});
+  Reply* d = Submit({{5, 2}});
+  backend_.Release();
+  ExpectOutputs(a, {{1, 2}});
+  ExpectOutputs(b, {{2, 2}});
+  ExpectOutputs(c, {{3, 2}, {4, 2}});
+  ExpectOutputs(d, {{5, 2}});
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1}, {2, 3, 4, 5}}));
+}
+
+TEST_F(BatcherTest, RefusesARequestWhenTheQueueIsFull) {
+  StartBatcher(Config(1000, 256, kLongDelay, /*max_queue_tokens=*/10));
+  Reply* a = Submit({{1, 6}});
+  absl::Status status;
+  Reply* refused = Submit({{2, 6}}, &status);
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+  EXPECT_NE(status.message().find("queue full"), absl::string_view::npos) << status;
+  Reply* c = Submit({{3, 4}});  // fits exactly
+  EXPECT_EQ(batcher_->queued_tokens(), 10);
+  EXPECT_EQ(batcher_->queued_requests(), 2);
+  EXPECT_EQ(observer_.queued_tokens.load(), 10);
+
+  batcher_->Shutdown();
+  ASSERT_TRUE(batcher_->Drain(seconds(1)));
+  ExpectOutputs(a, {{1, 6}});
+  ExpectOutputs(c, {{3, 4}});
+  EXPECT_EQ(refused->calls(), 0);
+  EXPECT_EQ(batcher_->queued_tokens(), 0);
+  EXPECT_EQ(observer_.queued_tokens.load(), 0);
+}
+
+TEST_F(BatcherTest, RejectsRequestsThatCouldNeverRun) {
+  StartBatcher(Config(8, 256, kLongDelay, /*max_queue_tokens=*/20));
+  absl::Status status;
+  std::vector<Reply*> replies;
+  replies.push_back(Submit({}, &status));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "request has no inputs");
+
+  replies.push_back(Submit({{1, 2}, {2, 0}}, &status));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "input 1 has no tokens");
+
+  replies.push_back(Submit({{1, 9}}, &status));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "input 0 has 9 tokens, more than a batch holds (8)");
+
+  replies.push_back(Submit({{1, 8}, {2, 8}, {3, 8}}, &status));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "request has 24 tokens, more than the queue holds (20)");
+
+  auto mismatched = MakeRequest({{1, 3}});
+  mismatched->inputs[0].token_type_ids = {0, 0};
+  replies.push_back(Submit({}, &status, std::move(mismatched)));
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(), "input 0 has 2 token types for 3 ids");
+
+  batcher_->Shutdown();
+  replies.push_back(Submit({{1, 1}}, &status));
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+
+  ASSERT_TRUE(batcher_->Drain(seconds(1)));
+  for (Reply* reply : replies) EXPECT_EQ(reply->calls(), 0);
+  EXPECT_TRUE(backend_.batches().empty());
+}
+
+TEST_F(BatcherTest, DropsARequestWhoseDeadlinePassedWhileQueued) {
+  StartBatcher(Config(1000, 256, kLongDelay));
+  auto expiring = MakeRequest({{1, 3}});
+  expiring->deadline = clock_.Now() + milliseconds(5);
+  Reply* expired = Submit({}, nullptr, std::move(expiring));
+  Reply* kept = Submit({{2, 3}});
+  clock_.Advance(kLongDelay);
+
+  ExpectError(expired, absl::StatusCode::kDeadlineExceeded);
+  ExpectOutputs(kept, {{2, 3}});
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{2}}));  // never computed
+}
+
+TEST_F(BatcherTest, SkipsTheRestOfARequestWhoseDeadlinePassedBetweenItsBatches) {
+  StartBatcher(Config(4, 256, kLongDelay));
+  auto spanning = MakeRequest({{1, 4}, {2, 4}});
+  spanning->deadline = clock_.Now() + milliseconds(5);
+  backend_.Hold();
+  Reply* reply = Submit({}, nullptr, std::move(spanning));
+  ASSERT_TRUE(backend_.AwaitStarted(1));  // its first input fills a batch
+  clock_.Advance(milliseconds(10));
+  backend_.Release();
+  ExpectError(reply, absl::StatusCode::kDeadlineExceeded);
+  batcher_->Shutdown();
+  ASSERT_TRUE(batcher_->Drain(seconds(1)));
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1}}));
+}
+
+TEST_F(BatcherTest, DropsACancelledRequestBeforeCompute) {
+  StartBatcher(Config(1000, 256, kLongDelay));
+  auto cancelled_flag = std::make_shared<std::atomic<bool>>(false);
+  auto cancellable = MakeRequest({{1, 3}});
+  cancellable->is_cancelled = [cancelled_flag] { return cancelled_flag->load(); };
+  Reply* cancelled = Submit({}, nullptr, std::move(cancellable));
+  Reply* kept = Submit({{2, 3}});
+  *cancelled_flag = true;
+  clock_.Advance(kLongDelay);
+
+  ExpectError(cancelled, absl::StatusCode::kCancelled);
+  ExpectOutputs(kept, {{2, 3}});
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{2}}));
+}
+
+TEST_F(BatcherTest, AFailingRequestDoesNotFailTheOthersInItsBatch) {
+  StartBatcher(Config(1000, 256, kLongDelay));
+  Reply* a = Submit({{1, 2}, {2, 2}});
+  Reply* poisoned = Submit({{FakeBackend::kPoisonId, 2}});
+  Reply* b = Submit({{3, 2}});
+  batcher_->Shutdown();
+  ASSERT_TRUE(batcher_->Drain(seconds(1)));
+
+  ExpectOutputs(a, {{1, 2}, {2, 2}});
+  ExpectError(poisoned, absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(poisoned->result().status().message(), "poisoned input");
+  ExpectOutputs(b, {{3, 2}});
+  // The shared batch failed, then each request ran on its own.
+  EXPECT_EQ(backend_.batches(),
+            (std::vector<std::vector<int32_t>>{
+                {1, 2, FakeBackend::kPoisonId, 3}, {1, 2}, {FakeBackend::kPoisonId}, {3}}));
+}
+
+TEST_F(BatcherTest, ShutdownRunsQueuedWorkAndRefusesNewWork) {
+  StartBatcher(Config(1000, 256, kLongDelay));
+  Reply* a = Submit({{1, 2}});
+  Reply* b = Submit({{2, 2}});
+  batcher_->Shutdown();
+  absl::Status status;
+  Reply* late = Submit({{3, 2}}, &status);
+  EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(batcher_->Drain(seconds(1)));
+  ExpectOutputs(a, {{1, 2}});
+  ExpectOutputs(b, {{2, 2}});
+  EXPECT_EQ(late->calls(), 0);
+}
+
+TEST_F(BatcherTest, DrainGivesUpAtItsTimeoutAndAnswersWhatIsStillQueued) {
+  StartBatcher(Config(4, 256, kLongDelay));
+  backend_.Hold();
+  Reply* running = Submit({{1, 4}});
+  ASSERT_TRUE(backend_.AwaitStarted(1));
+  Reply* queued = Submit({{2, 4}});
+  Reply* queued_too = Submit({{3, 2}});
+  batcher_->Shutdown();
+
+  const Clock::time_point give_up_at = clock_.Now() + seconds(1);
+  std::future<bool> drained =
+      std::async(std::launch::async, [this] { return batcher_->Drain(seconds(1)); });
+  ASSERT_TRUE(clock_.AwaitWaitUntil(give_up_at));
+  clock_.Advance(seconds(1));
+  ASSERT_EQ(drained.wait_for(seconds(20)), std::future_status::ready);
+  EXPECT_FALSE(drained.get());
+  ExpectError(queued, absl::StatusCode::kUnavailable);
+  ExpectError(queued_too, absl::StatusCode::kUnavailable);
+
+  backend_.Release();  // the running batch still completes
+  ExpectOutputs(running, {{1, 4}});
+  batcher_.reset();
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1}}));
+}
+
+TEST_F(BatcherTest, AnUnstartedBatcherAnswersItsQueueWhenDestroyed) {
+  batcher_ = std::make_unique<Batcher>(Config(1000, 256, kLongDelay), &backend_, &clock_);
+  Reply* reply = Submit({{1, 2}});
+  batcher_.reset();
+  ExpectError(reply, absl::StatusCode::kUnavailable);
+  EXPECT_TRUE(backend_.batches().empty());
+}
+
+TEST_F(BatcherTest, ReportsQueueAndBatchesToTheObserver) {
+  StartBatcher(Config(1000, 256, kLongDelay));
+  Submit({{1, 2}, {2, 3}});
+  Submit({{3, 4}});
+  EXPECT_EQ(observer_.queued_requests.load(), 2);
+  EXPECT_EQ(observer_.queued_tokens.load(), 9);
+  batcher_->Shutdown();
+  ASSERT_TRUE(batcher_->Drain(seconds(1)));
+  EXPECT_EQ(observer_.queued_requests.load(), 0);
+  EXPECT_EQ(observer_.queued_tokens.load(), 0);
+  EXPECT_EQ(observer_.dequeued.load(), 2);
+  EXPECT_EQ(observer_.batch_count.load(), 1);
+  EXPECT_EQ(observer_.batch_inputs.load(), 3);
+  EXPECT_EQ(observer_.batch_tokens.load(), 9);
+}
+
+}  // namespace
+}  // namespace server

@@ -1,0 +1,177 @@
+#!/usr/bin/env bash
+# End to end with the real binaries on a small random model, on 127.0.0.1 only:
+# start encoder-server, wait for health SERVING, call encode/tokenize/info
+# with encoder-client and check the JSON, refuse a busy port and a bad model
+# dir (one line, non-zero exit), then stop a server with SIGTERM while 20
+# calls are in flight and check every call was answered and the exit is 0.
+#
+# Usage: e2e_server.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI
+set -euo pipefail
+server_bin=$1
+client_bin=$2
+cli_bin=$3
+
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill -9 "$server_pid" 2>/dev/null || true; fi
+  jobs -p | xargs -r kill -9 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "e2e_server: FAIL: $*" >&2
+  if [ -f "$work/server.log" ]; then sed 's/^/  server log: /' "$work/server.log" >&2; fi
+  exit 1
+}
+check() {  # check DESCRIPTION COMMAND...: fail unless the command succeeds
+  local what=$1
+  shift
+  "$@" || fail "$what"
+}
+
+# Starts the server on a free port (--port 0; the port is read from its log).
+start_server() {
+  : >"$work/server.log"
+  "$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 "$@" 2>"$work/server.log" &
+  server_pid=$!
+  port=""
+  for _ in $(seq 1 300); do
+    port=$(sed -n 's/.*serving on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$work/server.log")
+    [ -n "$port" ] && break
+    kill -0 "$server_pid" 2>/dev/null || fail "server exited while starting"
+    sleep 0.1
+  done
+  [ -n "$port" ] || fail "server did not start listening within 30 s"
+  for _ in $(seq 1 100); do
+    if [ "$(client health 2>/dev/null)" = "SERVING" ]; then return 0; fi
+    sleep 0.1
+  done
+  fail "health never became SERVING"
+}
+
+# Sends SIGTERM and returns the server's exit status.
+stop_server() {
+  kill -TERM "$server_pid"
+  local status=0
+  wait "$server_pid" || status=$?
+  server_pid=""
+  return "$status"
+}
+
+client() { "$client_bin" --target "127.0.0.1:$port" --timeout 30s "$@"; }
+
+# Number of values in the first JSON array after "$2": in the line $1.
+count_values() { sed -n "s/.*\"$2\": \[\([^]]*\)\].*/\1/p" <<<"$1" | tr ',' '\n' | grep -c .; }
+
+"$cli_bin" make-model --out "$work/model" --hidden 64 --layers 2 --heads 4 --intermediate 128 \
+  --max-position 128 --seed 3 >/dev/null
+
+# --- A normal session ---------------------------------------------------------
+start_server
+check "health SERVING" test "$(client health)" = "SERVING"
+
+info=$(client info)
+check "info names the hidden size: $info" grep -q '"hidden_size":64' <<<"$info"
+check "info names the max length: $info" grep -q '"max_length":128' <<<"$info"
+check "info names the default pooling: $info" grep -q '"default_pooling":"POOLING_CLS"' <<<"$info"
+
+out=$(client encode "hello world" "the quick brown fox")
+check "two texts give two lines: $out" test "$(wc -l <<<"$out")" -eq 2
+first=$(head -1 <<<"$out")
+check "an embedding of 64 values: $first" test "$(count_values "$first" embedding)" -eq 64
+check "tokens used: $first" grep -q '"tokens": 4}' <<<"$first"
+
+out=$(client encode --pooling mean --normalize -- "-starts with a dash")
+check "a text after -- : $out" grep -q '"embedding": \[' <<<"$out"
+out=$(client encode --pooling none "hi there")
+check "token states: $out" grep -q '"hidden_states": \[\[' <<<"$out"
+tokens=$(sed -n 's/.*"tokens": \([0-9]*\)}/\1/p' <<<"$out")
+check "one row per token: $out" test "$(grep -o '\], \[' <<<"$out" | wc -l)" -eq "$((tokens - 1))"
+out=$(client encode --pair "what is bert?" "an encoder")
+check "a text pair: $out" grep -q '"embedding": \[' <<<"$out"
+out=$(client encode --ids 2,40,41,3 --pooling pooler)
+check "ids with the pooler: $out" grep -q '"tokens": 4}' <<<"$out"
+
+cat >"$work/inputs.jsonl" <<'EOF'
+{"text": "from a file"}
+{"text": "a question", "text_pair": "an answer"}
+
+{"ids": [2, 50, 51, 52, 3], "token_type_ids": [0, 0, 0, 1, 1]}
+EOF
+out=$(client encode --input "$work/inputs.jsonl")
+check "three JSON lines give three outputs: $out" test "$(wc -l <<<"$out")" -eq 3
+check "ids from the file: $out" grep -q '"tokens": 5}' <<<"$(tail -1 <<<"$out")"
+
+out=$(client tokenize "Hello, world!")
+check "tokenize ids: $out" grep -q '"ids": \[2, ' <<<"$out"
+check "tokenize tokens: $out" grep -q '"tokens": \["\[CLS\]", "hello", ",", "world", "!", "\[SEP\]"\]' <<<"$out"
+check "tokenize offsets: $out" grep -q '"offsets": \[\[0, 0\], \[0, 5\], \[5, 6\], \[7, 12\]' <<<"$out"
+
+# A failing call: the gRPC code and message on stderr, a non-zero exit.
+status=0
+client encode "fine" "" >/dev/null 2>"$work/err" || status=$?
+check "a bad input fails the call" test "$status" -ne 0
+check "the error names the code and the input: $(cat "$work/err")" \
+  grep -qx 'encoder-client: INVALID_ARGUMENT: input 1: text is empty' "$work/err"
+status=0
+client encode --ids 2,99999,3 >/dev/null 2>"$work/err" || status=$?
+check "an id outside the vocabulary: $(cat "$work/err")" \
+  grep -q 'INVALID_ARGUMENT: input 0: id 99999 at position 1 is outside the vocabulary' "$work/err"
+check "the server still serves after bad calls" test "$(client health)" = "SERVING"
+
+# A busy port (given through the environment) and a bad model dir: one line, non-zero exit.
+status=0
+ENCODER_PORT=$port "$server_bin" --model "$work/model" --host 127.0.0.1 2>"$work/busy.err" || status=$?
+check "a busy port exits non-zero" test "$status" -ne 0
+check "a busy port is one line: $(cat "$work/busy.err")" test "$(wc -l <"$work/busy.err")" -eq 1
+check "a busy port says so" grep -q "port $port on 127.0.0.1 is already in use" "$work/busy.err"
+status=0
+"$server_bin" --model "$work/no-such-model" --host 127.0.0.1 --port 0 2>"$work/model.err" || status=$?
+check "a bad model dir exits non-zero" test "$status" -ne 0
+check "a bad model dir is one line: $(cat "$work/model.err")" test "$(wc -l <"$work/model.err")" -eq 1
+check "a bad model dir names it" grep -q "no-such-model" "$work/model.err"
+
+# No log line per request: only the three start lines so far.
+check "no per-request logs" test "$(wc -l <"$work/server.log")" -eq 3
+status=0
+stop_server || status=$?
+check "a SIGTERM'd idle server exits 0" test "$status" -eq 0
+
+# --- SIGTERM with 20 calls in flight ------------------------------------------
+# The queue delay holds every call in the queue (up to 10 s) until the
+# shutdown, which runs queued work at once.
+start_server --max-queue-delay 10s --shutdown-grace 20s
+pids=()
+for i in $(seq 1 20); do
+  client encode "in flight number $i" >"$work/flight.$i.out" 2>"$work/flight.$i.err" &
+  pids+=($!)
+done
+# Wait (bounded) until the server holds 20 connections from them.
+port_hex=$(printf '%04X' "$port")
+for _ in $(seq 1 200); do
+  # gRPC may use IPv4-mapped IPv6 sockets: count both tables.
+  established=$(cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+    awk -v p=":$port_hex" '$2 ~ p"$" && $4 == "01"' | wc -l)
+  [ "$established" -ge 20 ] && break
+  sleep 0.05
+done
+check "20 clients connected (got ${established:-0})" test "${established:-0}" -ge 20
+sleep 1  # their requests follow the connection at once; this is ample margin
+for pid in "${pids[@]}"; do
+  check "a call finished before the shutdown: it was not in flight" kill -0 "$pid"
+done
+status=0
+stop_server || status=$?
+check "the server exits 0 after SIGTERM (got $status)" test "$status" -eq 0
+for i in $(seq 1 20); do
+  call_status=0
+  wait "${pids[$((i - 1))]}" || call_status=$?
+  check "call $i answered OK: $(cat "$work/flight.$i.err")" test "$call_status" -eq 0
+  check "call $i has its embedding" grep -q '"embedding": \[' "$work/flight.$i.out"
+done
+check "shutdown logged" grep -q "received SIGTERM" "$work/server.log"
+check "all work finished" grep -q "stopped: all queued and running work finished" "$work/server.log"
+
+echo "e2e_server: all checks passed"

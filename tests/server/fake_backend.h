@@ -1,0 +1,84 @@
+// A backend for batcher tests: records every batch it runs, can be held in
+// the middle of a run, and fails any batch holding a poisoned input.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <mutex>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "server/backend.h"
+
+namespace server {
+
+class FakeBackend : public Backend {
+ public:
+  // An input whose first id is this fails the whole batch it is in.
+  static constexpr int32_t kPoisonId = -7;
+
+  // Each output is {first id, token count}: enough to tell which input it is.
+  absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
+                   std::vector<InputOutput>* outputs) override {
+    std::unique_lock<std::mutex> lock(mu_);
+    std::vector<int32_t> first_ids;
+    for (const engine::Sequence& sequence : batch) first_ids.push_back(sequence.ids[0]);
+    batches_.push_back(first_ids);
+    specs_.insert(specs_.end(), specs.begin(), specs.end());
+    ++started_;
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return !held_; });
+    for (int32_t id : first_ids) {
+      if (id == kPoisonId) return absl::InvalidArgumentError("poisoned input");
+    }
+    outputs->clear();
+    for (const engine::Sequence& sequence : batch) {
+      InputOutput out;
+      out.rows = 1;
+      out.cols = 2;
+      out.tokens = static_cast<int>(sequence.ids.size());
+      out.values = {static_cast<float>(sequence.ids[0]), static_cast<float>(sequence.ids.size())};
+      outputs->push_back(std::move(out));
+    }
+    return absl::OkStatus();
+  }
+
+  // While held, a run blocks after recording its batch.
+  void Hold() {
+    std::lock_guard<std::mutex> lock(mu_);
+    held_ = true;
+  }
+  void Release() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      held_ = false;
+    }
+    changed_.notify_all();
+  }
+  // Bounded wait for the n-th run to start.
+  bool AwaitStarted(int n) {
+    std::unique_lock<std::mutex> lock(mu_);
+    return changed_.wait_for(lock, std::chrono::seconds(20), [&] { return started_ >= n; });
+  }
+
+  // The first id of each input, batch by batch.
+  std::vector<std::vector<int32_t>> batches() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return batches_;
+  }
+  std::vector<OutputSpec> specs() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return specs_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool held_ = false;
+  int started_ = 0;
+  std::vector<std::vector<int32_t>> batches_;
+  std::vector<OutputSpec> specs_;
+};
+
+}  // namespace server

@@ -1,0 +1,136 @@
+// The server's small parts on their own: UTF-8 checking, the model's default
+// pooling, the environment-variable rule for flags, and status mapping.
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "server/command_line.h"
+#include "server/pooling_config.h"
+#include "server/status_mapping.h"
+#include "server/utf8.h"
+
+ABSL_FLAG(int, test_port, 1, "a flag for the environment-override test");
+ABSL_FLAG(std::string, test_model_dir, "", "a flag for the environment-override test");
+
+namespace server {
+namespace {
+
+TEST(Utf8Test, AcceptsWellFormedText) {
+  size_t offset = 99;
+  EXPECT_TRUE(IsValidUtf8("", &offset));
+  EXPECT_TRUE(IsValidUtf8("plain ascii", &offset));
+  EXPECT_TRUE(IsValidUtf8("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80", &offset));
+  EXPECT_TRUE(IsValidUtf8("\xf4\x8f\xbf\xbf", &offset));  // U+10FFFF, the last code point
+  EXPECT_EQ(offset, 99u);
+}
+
+TEST(Utf8Test, FindsTheFirstBadByte) {
+  const struct {
+    std::string text;
+    size_t offset;
+  } cases[] = {
+      {"ab\xff", 2},            // never valid
+      {"a\xc3\x28", 1},         // bad continuation
+      {"\xc0\xaf", 0},          // overlong '/'
+      {"\xe0\x80\xaf", 0},      // overlong, three bytes
+      {"ok\xed\xa0\x80", 2},    // a surrogate, U+D800
+      {"\xf4\x90\x80\x80", 0},  // past U+10FFFF
+      {"abc\xe6\x97", 3},       // cut short at the end
+      {"x\x80", 1},             // a lone continuation byte
+  };
+  for (const auto& c : cases) {
+    size_t offset = 99;
+    EXPECT_FALSE(IsValidUtf8(c.text, &offset)) << c.offset;
+    EXPECT_EQ(offset, c.offset);
+  }
+}
+
+class PoolingConfigTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "pooling_config_XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    dir_ = pattern;
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  void WritePoolingConfig(const std::string& json) {
+    std::filesystem::create_directories(dir_ + "/1_Pooling");
+    std::ofstream(dir_ + "/1_Pooling/config.json") << json;
+  }
+  std::string dir_;
+};
+
+TEST_F(PoolingConfigTest, IsClsWithoutTheFile) {
+  auto pooling = ReadDefaultPooling(dir_);
+  ASSERT_TRUE(pooling.ok());
+  EXPECT_EQ(*pooling, engine::Pooling::kCls);
+}
+
+TEST_F(PoolingConfigTest, ReadsClsAndMean) {
+  WritePoolingConfig(R"({"word_embedding_dimension": 384, "pooling_mode_cls_token": false,
+                         "pooling_mode_mean_tokens": true, "pooling_mode_max_tokens": false})");
+  EXPECT_EQ(*ReadDefaultPooling(dir_), engine::Pooling::kMean);
+  WritePoolingConfig(R"({"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false})");
+  EXPECT_EQ(*ReadDefaultPooling(dir_), engine::Pooling::kCls);
+}
+
+TEST_F(PoolingConfigTest, RefusesWhatItCannotDo) {
+  WritePoolingConfig(R"({"pooling_mode_max_tokens": true})");
+  auto max = ReadDefaultPooling(dir_);
+  EXPECT_EQ(max.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(max.status().message().find("pooling_mode_max_tokens"), absl::string_view::npos);
+  WritePoolingConfig(R"({"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": true})");
+  EXPECT_FALSE(ReadDefaultPooling(dir_).ok());
+  WritePoolingConfig("not json");
+  EXPECT_EQ(ReadDefaultPooling(dir_).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(CommandLineTest, NamesTheEnvironmentVariableOfAFlag) {
+  EXPECT_EQ(EnvironmentVariableFor("model"), "ENCODER_MODEL");
+  EXPECT_EQ(EnvironmentVariableFor("max_batch_tokens"), "ENCODER_MAX_BATCH_TOKENS");
+  EXPECT_EQ(EnvironmentVariableFor("shutdown-grace"), "ENCODER_SHUTDOWN_GRACE");
+}
+
+TEST(CommandLineTest, RewritesDashesInFlagNamesOnly) {
+  const char* argv[] = {"encoder-server", "--max-batch-tokens=8", "--model", "my-model", "--",
+                        "--not-a-flag"};
+  const std::vector<std::string> args = NormalizeFlagNames(6, const_cast<char**>(argv));
+  EXPECT_EQ(args, (std::vector<std::string>{"encoder-server", "--max_batch_tokens=8", "--model",
+                                            "my-model", "--", "--not-a-flag"}));
+}
+
+TEST(CommandLineTest, TheEnvironmentSetsFlagsAndBadValuesAreNamed) {
+  setenv("ENCODER_TEST_PORT", "6006", 1);
+  setenv("ENCODER_TEST_MODEL_DIR", "/models/x", 1);
+  ASSERT_TRUE(ApplyEnvironmentOverrides({"test_port", "test_model_dir"}).ok());
+  EXPECT_EQ(absl::GetFlag(FLAGS_test_port), 6006);
+  EXPECT_EQ(absl::GetFlag(FLAGS_test_model_dir), "/models/x");
+
+  setenv("ENCODER_TEST_PORT", "many", 1);
+  const absl::Status bad = ApplyEnvironmentOverrides({"test_port"});
+  EXPECT_EQ(bad.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.message().find("ENCODER_TEST_PORT=\"many\" is not a valid --test_port"),
+            absl::string_view::npos)
+      << bad;
+  unsetenv("ENCODER_TEST_PORT");
+  unsetenv("ENCODER_TEST_MODEL_DIR");
+}
+
+TEST(StatusMappingTest, KeepsCodeAndMessage) {
+  const grpc::Status status = ToGrpcStatus(absl::ResourceExhaustedError("queue full"));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(status.error_message(), "queue full");
+  EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok());
+  EXPECT_EQ(ToGrpcStatus(absl::DeadlineExceededError("late")).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+  const encoder::v1::Error error = ToProtoError(absl::InvalidArgumentError("input 2: bad"));
+  EXPECT_EQ(error.code(), 3);
+  EXPECT_EQ(error.message(), "input 2: bad");
+}
+
+}  // namespace
+}  // namespace server

@@ -1,0 +1,42 @@
+// A small random model in a temporary directory, and the reference outputs
+// of encoding one input alone with the engine directly.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "encoder/v1/encoder.pb.h"
+#include "engine/encoder.h"
+#include "engine/tokenizer.h"
+
+namespace server {
+
+class TestModel {
+ public:
+  static constexpr int kHidden = 64;
+  static constexpr int kMaxLength = 64;
+
+  // Writes the model (fails the current test on error) and loads the reference engine.
+  TestModel();
+  ~TestModel();  // removes the directory
+
+  const std::string& dir() const { return dir_; }
+  engine::Encoder& encoder() { return *encoder_; }
+  const engine::Tokenizer& tokenizer() const { return *tokenizer_; }
+
+  // The token ids and types the server should compute for `input`.
+  void Tokenize(const encoder::v1::Input& input, bool truncate, std::vector<int32_t>* ids,
+                std::vector<int32_t>* types) const;
+
+  // `input` encoded alone: rows x kHidden floats (rows = tokens for kNone).
+  std::vector<float> EncodeAlone(const encoder::v1::Input& input, engine::Pooling pooling,
+                                 bool normalize, bool truncate, int* rows, int* tokens);
+
+ private:
+  std::string dir_;
+  std::unique_ptr<engine::Encoder> encoder_;
+  std::unique_ptr<engine::Tokenizer> tokenizer_;
+};
+
+}  // namespace server
