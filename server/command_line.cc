@@ -8,24 +8,6 @@
 
 namespace server {
 
-std::vector<std::string> NormalizeFlagNames(int argc, char** argv) {
-  std::vector<std::string> args;
-  args.reserve(argc);
-  bool flags_ended = false;
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--") flags_ended = true;
-    if (!flags_ended && i > 0 && arg.rfind("--", 0) == 0) {
-      const size_t end = std::min(arg.find('='), arg.size());
-      for (size_t c = 2; c < end; ++c) {
-        if (arg[c] == '-') arg[c] = '_';
-      }
-    }
-    args.push_back(std::move(arg));
-  }
-  return args;
-}
-
 std::string EnvironmentVariableFor(const std::string& flag_name) {
   std::string name = "ENCODER_";
   for (char c : flag_name) {

@@ -6,12 +6,11 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/flag_names.h"
 
 namespace server {
 
-// Abseil flag names cannot contain '-': rewrites --max-batch-tokens=... to
-// --max_batch_tokens=... (only the name, never the value or positional args).
-std::vector<std::string> NormalizeFlagNames(int argc, char** argv);
+using common::NormalizeFlagNames;
 
 // The environment-variable rule: flag --foo-bar (Abseil name foo_bar) takes
 // ENCODER_FOO_BAR when that variable is set; a flag given on the command line

@@ -15,6 +15,7 @@
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
 #include "cli/commands.h"
+#include "common/flag_names.h"
 
 ABSL_FLAG(std::string, model, "", "model directory (config.json + safetensors)");
 ABSL_FLAG(std::string, pooling, "cls", "encode: none, cls, mean or pooler");
@@ -38,24 +39,6 @@ ABSL_FLAG(std::string, layer_norm, "post", "make-model: LayerNorm placement, pre
 ABSL_FLAG(std::string, hidden_act, "gelu", "make-model: gelu, gelu_new or relu");
 
 namespace {
-
-// Abseil flag names cannot contain '-'; accept --layer-norm as --layer_norm.
-std::vector<char*> NormalizeFlagNames(int argc, char** argv, std::vector<std::string>* storage) {
-  storage->reserve(argc);
-  for (int i = 0; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg.rfind("--", 0) == 0) {
-      const size_t end = std::min(arg.find('='), arg.size());
-      for (size_t c = 2; c < end; ++c) {
-        if (arg[c] == '-') arg[c] = '_';
-      }
-    }
-    storage->push_back(arg);
-  }
-  std::vector<char*> out;
-  for (std::string& s : *storage) out.push_back(s.data());
-  return out;
-}
 
 absl::Status Run(const std::string& command) {
   cli::CommonOptions common;
@@ -102,11 +85,12 @@ absl::Status Run(const std::string& command) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "encoder-cli <encode|inspect|bench|make-model> [flags]; see --help");
-  std::vector<std::string> storage;
-  std::vector<char*> args = NormalizeFlagNames(argc, argv, &storage);
-  std::vector<char*> positional = absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
+  absl::SetProgramUsageMessage("encoder-cli <encode|inspect|bench|make-model> [flags]; see --help");
+  std::vector<std::string> normalized = common::NormalizeFlagNames(argc, argv);
+  std::vector<char*> args;
+  for (std::string& arg : normalized) args.push_back(arg.data());
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   if (positional.size() != 2) {
     std::fprintf(stderr, "usage: encoder-cli <encode|inspect|bench|make-model> [flags]\n");
     return 2;
