@@ -29,6 +29,7 @@ WORKDIR /src
 # compiled layer cached.
 COPY CMakeLists.txt ./
 COPY proto proto
+COPY common common
 COPY engine engine
 COPY server server
 COPY client client
