@@ -2,9 +2,10 @@
 
 namespace client {
 
-std::shared_ptr<grpc::Channel> MakeChannel(const ConnectionOptions& options) {
+std::shared_ptr<grpc::Channel> MakeChannel(const ConnectionOptions& options, bool own_connection) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(-1);
+  if (own_connection) args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   if (!options.lb.empty()) args.SetLoadBalancingPolicyName(options.lb);
   return grpc::CreateCustomChannel(options.target, grpc::InsecureChannelCredentials(), args);
 }

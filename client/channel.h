@@ -9,8 +9,11 @@
 namespace client {
 
 // An insecure channel to `options.target`, with its load-balancing policy
-// and no limit on the size of responses (token states can be large).
-std::shared_ptr<grpc::Channel> MakeChannel(const ConnectionOptions& options);
+// and no limit on the size of responses (token states can be large). With
+// `own_connection`, the channel shares no connection with other channels
+// (bench spreads its calls over several connections this way).
+std::shared_ptr<grpc::Channel> MakeChannel(const ConnectionOptions& options,
+                                           bool own_connection = false);
 
 // Sets the call's deadline from `options.timeout`.
 void SetDeadline(const ConnectionOptions& options, grpc::ClientContext* context);

@@ -1,11 +1,12 @@
 // encoder-client's subcommands. Each returns the process exit status:
 // 0 success, 1 a failed call (its gRPC status is printed on stderr), 2 a
-// usage error. A later `bench` subcommand goes in its own file beside these.
+// usage error.
 #pragma once
 
 #include <ostream>
 #include <string>
 
+#include "client/bench_options.h"
 #include "client/client_options.h"
 
 namespace client {
@@ -18,5 +19,10 @@ int RunInfo(const ConnectionOptions& connection, std::ostream& out, std::ostream
 // Exit 0 only when the server reports SERVING for `service` ("" = overall).
 int RunHealth(const ConnectionOptions& connection, const std::string& service, std::ostream& out,
               std::ostream& err);
+// A load test of Encode (see bench_options.h); the report goes to `out`.
+// Exit 0 when the run completed with at least one successful call, failed
+// calls included; 1 when no call succeeded.
+int RunBench(const ConnectionOptions& connection, const BenchOptions& options, std::ostream& out,
+             std::ostream& err);
 
 }  // namespace client

@@ -4,8 +4,11 @@
 //   tokenize [texts...] [--pair] [--input FILE] [--truncate]
 //   info
 //   health   [--service NAME]
+//   bench    [--concurrency N | --rate R] [--duration 10s] [--inputs-per-request K]
+//            [--input TEXT_FILE | --text-words MIN:MAX] [--json]
 // Common: --target (default localhost:50051; dns:///host:port with --lb
 // round_robin spreads calls over every address), --timeout (default 30s).
+// Flag names take '-' or '_' (--inputs-per-request = --inputs_per_request).
 // Put texts that start with '-' after "--".
 #include <iostream>
 #include <string>
@@ -15,16 +18,20 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/time/time.h"
+#include "client/bench_options.h"
+#include "client/bench_texts.h"
 #include "client/client_options.h"
 #include "client/commands.h"
+#include "common/flag_names.h"
 
 ABSL_FLAG(std::string, target, "localhost:50051", "server address (any gRPC target)");
 ABSL_FLAG(std::string, lb, "", "load-balancing policy, e.g. round_robin (default: pick_first)");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(30), "deadline of each call");
 ABSL_FLAG(bool, pair, false, "texts are taken two by two as (text, text_pair)");
 ABSL_FLAG(std::string, input, "",
-          "JSON lines file ('-': stdin): {\"text\": ...}, {\"text\": ..., \"text_pair\": ...} "
-          "or {\"ids\": [...], \"token_type_ids\": [...]}");
+          "encode, tokenize: JSON lines file ('-': stdin): {\"text\": ...}, "
+          "{\"text\": ..., \"text_pair\": ...} or {\"ids\": [...], \"token_type_ids\": [...]}; "
+          "bench: a text file, one text per line");
 ABSL_FLAG(std::string, ids, "", "one input of token ids, e.g. 101,2023,102");
 ABSL_FLAG(std::string, pooling, "",
           "cls, mean, none (all token states) or pooler; "
@@ -33,16 +40,32 @@ ABSL_FLAG(bool, normalize, false, "L2-normalize the vectors");
 ABSL_FLAG(bool, truncate, false, "cut inputs longer than the model's maximum");
 ABSL_FLAG(int, inputs_per_call, 64, "encode: inputs per Encode call");
 ABSL_FLAG(std::string, service, "", "health: the service to check (default: the server)");
+ABSL_FLAG(
+    int, concurrency, 0,
+    "bench: calls in flight (closed loop; default 8), or their cap with --rate (default 1024)");
+ABSL_FLAG(double, rate, 0, "bench: open loop at this many calls per second (Poisson arrivals)");
+ABSL_FLAG(absl::Duration, duration, absl::Seconds(10), "bench: how long calls are started");
+ABSL_FLAG(int, inputs_per_request, 1, "bench: texts per Encode call");
+ABSL_FLAG(std::string, text_words, "4:16",
+          "bench: synthetic texts of MIN:MAX words (uniform), when there is no --input");
+ABSL_FLAG(double, invalid_fraction, 0,
+          "bench: this fraction of calls sends an empty text (refused with INVALID_ARGUMENT)");
+ABSL_FLAG(int, connections, 1, "bench: HTTP/2 connections to spread the calls over");
+ABSL_FLAG(uint64_t, seed, 1, "bench: seed of the synthetic texts, arrivals and invalid calls");
+ABSL_FLAG(bool, json, false, "bench: print the report as one JSON object");
+ABSL_FLAG(bool, progress, true, "bench: a live progress line on stderr when it is a terminal");
 
 namespace {
 
 constexpr char kUsage[] =
-    "usage: encoder-client <encode|tokenize|info|health> [flags] [texts...]\n"
+    "usage: encoder-client <encode|tokenize|info|health|bench> [flags] [texts...]\n"
     "  encode   [texts...] [--pair] [--input FILE] [--ids 1,2,3] [--pooling cls|mean|none|pooler]\n"
     "           [--normalize] [--truncate]\n"
     "  tokenize [texts...] [--pair] [--input FILE] [--truncate]\n"
     "  info\n"
     "  health   [--service NAME]\n"
+    "  bench    [--concurrency N | --rate R] [--duration 10s] [--inputs-per-request K]\n"
+    "           [--input TEXT_FILE | --text-words MIN:MAX] [--invalid-fraction F] [--json]\n"
     "common: --target host:port (default localhost:50051), --lb round_robin, --timeout 30s\n"
     "texts starting with '-' go after \"--\"\n";
 
@@ -50,7 +73,11 @@ constexpr char kUsage[] =
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
-  std::vector<char*> positional = absl::ParseCommandLine(argc, argv);
+  std::vector<std::string> args = common::NormalizeFlagNames(argc, argv);
+  std::vector<char*> arg_pointers;
+  for (std::string& arg : args) arg_pointers.push_back(arg.data());
+  std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   if (positional.size() < 2) {
     std::cerr << kUsage;
     return 2;
@@ -86,6 +113,29 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (command == "info") return client::RunInfo(connection, std::cout, std::cerr);
+  if (command == "bench") {
+    client::BenchOptions options;
+    options.concurrency = absl::GetFlag(FLAGS_concurrency);
+    options.rate = absl::GetFlag(FLAGS_rate);
+    options.duration = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_duration));
+    options.inputs_per_request = absl::GetFlag(FLAGS_inputs_per_request);
+    options.input_file = absl::GetFlag(FLAGS_input);
+    if (absl::Status status = client::ParseWordRange(absl::GetFlag(FLAGS_text_words),
+                                                     &options.min_words, &options.max_words);
+        !status.ok()) {
+      std::cerr << "encoder-client: " << status.message() << "\n";
+      return 2;
+    }
+    options.pooling = absl::GetFlag(FLAGS_pooling);
+    options.normalize = absl::GetFlag(FLAGS_normalize);
+    options.truncate = absl::GetFlag(FLAGS_truncate);
+    options.invalid_fraction = absl::GetFlag(FLAGS_invalid_fraction);
+    options.connections = absl::GetFlag(FLAGS_connections);
+    options.seed = absl::GetFlag(FLAGS_seed);
+    options.json = absl::GetFlag(FLAGS_json);
+    options.progress = absl::GetFlag(FLAGS_progress);
+    return client::RunBench(connection, options, std::cout, std::cerr);
+  }
   if (command == "health") {
     return client::RunHealth(connection, absl::GetFlag(FLAGS_service), std::cout, std::cerr);
   }

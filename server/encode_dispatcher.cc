@@ -1,5 +1,7 @@
 #include "server/encode_dispatcher.h"
 
+#include <chrono>
+#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -14,7 +16,9 @@ void EncodeDispatcher::Dispatch(const encoder::v1::EncodeRequest& request,
     done(absl::UnavailableError("server is shutting down"));
     return;
   }
+  const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<BatchRequest>> built = builder_->Build(request);
+  metrics_->Tokenized(std::chrono::steady_clock::now() - start);
   if (!built.ok()) {
     done(built.status());
     return;
@@ -23,11 +27,15 @@ void EncodeDispatcher::Dispatch(const encoder::v1::EncodeRequest& request,
   batch_request->deadline = deadline;
   batch_request->is_cancelled = std::move(is_cancelled);
   batch_request->done = [response, id = request.id(), pooling = batch_request->spec.pooling,
+                         metrics = metrics_,
                          done](absl::StatusOr<std::vector<InputOutput>> outputs) {
     if (!outputs.ok()) {
       done(outputs.status());
       return;
     }
+    int64_t tokens = 0;
+    for (const InputOutput& output : *outputs) tokens += output.tokens;
+    metrics->Encoded(static_cast<int64_t>(outputs->size()), tokens);
     FillEncodeResponse(id, pooling, *outputs, response);
     done(absl::OkStatus());
   };

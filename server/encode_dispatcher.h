@@ -10,6 +10,7 @@
 #include "encoder/v1/encoder.pb.h"
 #include "server/batcher.h"
 #include "server/clock.h"
+#include "server/metrics.h"
 #include "server/request_builder.h"
 
 namespace server {
@@ -19,8 +20,8 @@ class EncodeDispatcher {
   using Done = std::function<void(absl::Status)>;
 
   // All pointers must outlive the dispatcher.
-  EncodeDispatcher(const RequestBuilder* builder, Batcher* batcher)
-      : builder_(builder), batcher_(batcher) {}
+  EncodeDispatcher(const RequestBuilder* builder, Batcher* batcher, ServerMetrics* metrics)
+      : builder_(builder), batcher_(batcher), metrics_(metrics) {}
 
   // Calls `done` exactly once: at once (on this thread) when the request is
   // refused, else later from the batcher's thread. `response` must stay valid
@@ -37,6 +38,7 @@ class EncodeDispatcher {
  private:
   const RequestBuilder* const builder_;
   Batcher* const batcher_;
+  ServerMetrics* const metrics_;
   std::atomic<bool> accepting_{true};
 };
 

@@ -1,9 +1,11 @@
 #include "server/encode_service.h"
 
+#include <chrono>
 #include <memory>
 #include <vector>
 
 #include "server/call_deadline.h"
+#include "server/metered_reactor.h"
 #include "server/proto_conversions.h"
 #include "server/status_mapping.h"
 #include "server/wire_format.h"
@@ -45,10 +47,10 @@ void EncodeService::StopAccepting() {
 grpc::ServerUnaryReactor* EncodeService::Encode(grpc::CallbackServerContext* context,
                                                 const grpc::ByteBuffer* request_bytes,
                                                 grpc::ByteBuffer* response_bytes) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto* reactor = new MeteredUnaryReactor(context, Rpc::kEncode, metrics_);
   encoder::v1::EncodeRequest request;
   if (absl::Status status = ParseRequest(*request_bytes, &request); !status.ok()) {
-    reactor->Finish(ToGrpcStatus(status));
+    reactor->Answer(ToGrpcStatus(status));
     return reactor;
   }
   // Lives in the batcher's callback until the outputs are in.
@@ -58,7 +60,7 @@ grpc::ServerUnaryReactor* EncodeService::Encode(grpc::CallbackServerContext* con
       [context] { return context->IsCancelled(); }, response.get(),
       [reactor, response, response_bytes](absl::Status status) {
         if (status.ok()) status = SerializeResponse(*response, response_bytes);
-        reactor->Finish(ToGrpcStatus(status));
+        reactor->Answer(ToGrpcStatus(status));
       });
   return reactor;
 }
@@ -67,11 +69,11 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EncodeService::Enco
     grpc::CallbackServerContext* context) {
   std::lock_guard<std::mutex> lock(streams_mu_);
   if (!accepting_) return new RefusedStream(ShuttingDown());
-  auto* stream =
-      new EncodeStreamReactor(context, dispatcher_, clock_, [this](EncodeStreamReactor* done) {
-        std::lock_guard<std::mutex> lock(streams_mu_);
-        streams_.erase(done);
-      });
+  auto* stream = new EncodeStreamReactor(context, dispatcher_, clock_, metrics_,
+                                         [this](EncodeStreamReactor* done) {
+                                           std::lock_guard<std::mutex> lock(streams_mu_);
+                                           streams_.erase(done);
+                                         });
   streams_.insert(stream);
   return stream;
 }
@@ -79,15 +81,17 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EncodeService::Enco
 grpc::ServerUnaryReactor* EncodeService::Tokenize(grpc::CallbackServerContext* context,
                                                   const grpc::ByteBuffer* request_bytes,
                                                   grpc::ByteBuffer* response_bytes) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto* reactor = new MeteredUnaryReactor(context, Rpc::kTokenize, metrics_);
   if (!dispatcher_->accepting()) {
-    reactor->Finish(ToGrpcStatus(ShuttingDown()));
+    reactor->Answer(ToGrpcStatus(ShuttingDown()));
     return reactor;
   }
   encoder::v1::TokenizeRequest request;
   absl::Status status = ParseRequest(*request_bytes, &request);
   if (status.ok()) {
+    const auto start = std::chrono::steady_clock::now();
     absl::StatusOr<engine::Encoding> encoding = builder_->Tokenize(request);
+    metrics_->Tokenized(std::chrono::steady_clock::now() - start);
     status = encoding.status();
     if (status.ok()) {
       encoder::v1::TokenizeResponse response;
@@ -95,20 +99,20 @@ grpc::ServerUnaryReactor* EncodeService::Tokenize(grpc::CallbackServerContext* c
       status = SerializeResponse(response, response_bytes);
     }
   }
-  reactor->Finish(ToGrpcStatus(status));
+  reactor->Answer(ToGrpcStatus(status));
   return reactor;
 }
 
 grpc::ServerUnaryReactor* EncodeService::GetModelInfo(
     grpc::CallbackServerContext* context, const encoder::v1::GetModelInfoRequest* /*request*/,
     encoder::v1::ModelInfo* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  auto* reactor = new MeteredUnaryReactor(context, Rpc::kGetModelInfo, metrics_);
   if (!dispatcher_->accepting()) {
-    reactor->Finish(ToGrpcStatus(ShuttingDown()));
+    reactor->Answer(ToGrpcStatus(ShuttingDown()));
     return reactor;
   }
   *response = model_info_;
-  reactor->Finish(grpc::Status::OK);
+  reactor->Answer(grpc::Status::OK);
   return reactor;
 }
 

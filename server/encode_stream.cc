@@ -10,8 +10,13 @@ namespace server {
 
 EncodeStreamReactor::EncodeStreamReactor(grpc::CallbackServerContext* context,
                                          EncodeDispatcher* dispatcher, Clock* clock,
+                                         ServerMetrics* metrics,
                                          std::function<void(EncodeStreamReactor*)> on_done)
-    : context_(context), dispatcher_(dispatcher), clock_(clock), on_done_(std::move(on_done)) {
+    : context_(context),
+      dispatcher_(dispatcher),
+      clock_(clock),
+      metrics_(metrics),
+      on_done_(std::move(on_done)) {
   reading_ = true;
   StartRead(&incoming_);
 }
@@ -42,7 +47,9 @@ void EncodeStreamReactor::OnReadDone(bool ok) {
     // OnWriteDone does not start a read into it.
     slots_.emplace_back();
     slot = std::prev(slots_.end());
+    slot->received = std::chrono::steady_clock::now();
   }
+  metrics_->RequestStarted();
   // Not under mu_: answering at once (a refused request) takes mu_.
   encoder::v1::EncodeRequest request;
   const absl::Status parsed = ParseRequest(incoming_, &request);
@@ -81,6 +88,7 @@ void EncodeStreamReactor::OnAnswered(SlotIterator slot, absl::Status status) {
     slot->response.set_id(slot->id);
     *slot->response.mutable_error() = ToProtoError(status);
     SerializeResponse(slot->response, &slot->bytes).IgnoreError();
+    slot->code = ToGrpcCode(status.code());
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -98,6 +106,10 @@ void EncodeStreamReactor::OnWriteDone(bool ok) {
   grpc::Status final_status;
   {
     std::lock_guard<std::mutex> lock(mu_);
+    // A failed write: the client is gone and never saw the response.
+    metrics_->RequestFinished(Rpc::kEncodeStream,
+                              ok ? to_write_.front()->code : grpc::StatusCode::CANCELLED,
+                              std::chrono::steady_clock::now() - to_write_.front()->received);
     slots_.erase(to_write_.front());
     to_write_.pop_front();
     // A failed write means the client is gone: stop reading; the remaining

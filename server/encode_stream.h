@@ -1,10 +1,12 @@
 // EncodeStream: one reactor per bidirectional stream. Each request read (as
 // raw bytes, see wire_format.h) is dispatched at once; responses are written as their batches
 // finish, so they may leave out of order (each carries its request's id). A request that fails gets
-// a response with `error` set and the stream goes on.
+// a response with `error` set and the stream goes on. The metrics count each
+// request of a stream, from its read to its response's write.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <deque>
 #include <functional>
 #include <list>
@@ -16,6 +18,7 @@
 #include "encoder/v1/encoder.pb.h"
 #include "server/clock.h"
 #include "server/encode_dispatcher.h"
+#include "server/metrics.h"
 
 namespace server {
 
@@ -25,9 +28,11 @@ class EncodeStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
   // stops reading until one is written (flow control towards the client).
   static constexpr int kMaxInFlight = 32;
 
-  // `on_done` runs last, just before the reactor deletes itself.
+  // `on_done` runs last, just before the reactor deletes itself. `metrics`
+  // must outlive the stream.
   EncodeStreamReactor(grpc::CallbackServerContext* context, EncodeDispatcher* dispatcher,
-                      Clock* clock, std::function<void(EncodeStreamReactor*)> on_done);
+                      Clock* clock, ServerMetrics* metrics,
+                      std::function<void(EncodeStreamReactor*)> on_done);
 
   // Server shutdown: read no more requests. Returns true when the caller must
   // now call Finish(UNAVAILABLE) (nothing is in flight); otherwise the stream
@@ -45,6 +50,8 @@ class EncodeStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
     std::string id;
     encoder::v1::EncodeResponse response;  // filled by the batcher's callback
     grpc::ByteBuffer bytes;                // what is written
+    std::chrono::steady_clock::time_point received;
+    grpc::StatusCode code = grpc::StatusCode::OK;  // the request's own, set when answered
   };
   using SlotIterator = std::list<Slot>::iterator;
 
@@ -57,6 +64,7 @@ class EncodeStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
   grpc::CallbackServerContext* const context_;
   EncodeDispatcher* const dispatcher_;
   Clock* const clock_;
+  ServerMetrics* const metrics_;
   const std::function<void(EncodeStreamReactor*)> on_done_;
   std::atomic<bool> cancelled_{false};
 

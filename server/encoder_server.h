@@ -1,6 +1,6 @@
-// The whole server in one object: model, batcher, gRPC service, health and
-// reflection, and the order in which they start and stop. main.cc and the
-// in-process tests both use it.
+// The whole server in one object: model, metrics, batcher, gRPC service,
+// health and reflection, and the order in which they start and stop. main.cc
+// and the in-process tests both use it.
 #pragma once
 
 #include <atomic>
@@ -13,10 +13,14 @@
 
 #include "absl/status/statusor.h"
 #include "server/batcher.h"
+#include "server/batcher_observers.h"
 #include "server/encode_dispatcher.h"
 #include "server/encode_service.h"
 #include "server/engine_backend.h"
 #include "server/health.h"
+#include "server/metrics.h"
+#include "server/metrics_endpoint.h"
+#include "server/metrics_process.h"
 #include "server/model_loader.h"
 #include "server/request_builder.h"
 #include "server/server_config.h"
@@ -25,17 +29,20 @@ namespace server {
 
 class EncoderServer {
  public:
-  // Checks the port is free, loads the model, runs one warm-up batch, then
-  // listens; health is SERVING when this returns. Errors are one line each,
-  // naming the cause (bad flag, model file, port in use). `observer` (may be
-  // null) must outlive the server.
+  // Checks the ports are free, loads the model, runs one warm-up batch,
+  // serves /metrics on the metrics port, then listens for gRPC; health is
+  // SERVING when this returns. Errors are one line each, naming the cause
+  // (bad flag, model file, port in use). `observer` (may be null) sees the
+  // batcher beside the metrics and must outlive the server.
   static absl::StatusOr<std::unique_ptr<EncoderServer>> Start(const ServerConfig& config,
                                                               BatcherObserver* observer = nullptr);
 
   ~EncoderServer();  // FinishShutdown() if not done yet
 
   int port() const { return port_; }
+  int metrics_port() const { return metrics_endpoint_->port(); }
   const LoadedModel& model() const { return model_; }
+  ServerMetrics& metrics() { return metrics_; }
 
   // Shutdown, first step (at once): health NOT_SERVING, new calls and new
   // stream requests get UNAVAILABLE; queued work keeps running.
@@ -48,15 +55,20 @@ class EncoderServer {
  private:
   EncoderServer(const ServerConfig& config, LoadedModel model, BatcherObserver* observer);
   absl::Status WarmUp();
+  absl::Status ServeMetrics();
   absl::Status Listen();
 
   const ServerConfig config_;
   LoadedModel model_;
+  ServerMetrics metrics_;  // before everything that records into it
+  std::shared_ptr<ProcessCollector> process_metrics_;
+  BatcherObservers observers_;
   EngineBackend backend_;
   Batcher batcher_;
   RequestBuilder builder_;
   EncodeDispatcher dispatcher_;
   EncodeService service_;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   std::unique_ptr<grpc::Server> server_;  // last: stops before what it calls into
   std::unique_ptr<HealthReporter> health_;
   int port_ = 0;

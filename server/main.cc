@@ -31,7 +31,8 @@
 ABSL_FLAG(std::string, model, "", "model directory: config.json, *.safetensors, vocab.txt");
 ABSL_FLAG(std::string, host, "0.0.0.0", "address to listen on");
 ABSL_FLAG(int, port, 50051, "gRPC port (0: any free port, logged at start)");
-ABSL_FLAG(int, metrics_port, 8081, "Prometheus metrics port (reserved for the metrics endpoint)");
+ABSL_FLAG(int, metrics_port, 8081,
+          "Prometheus metrics port: GET /metrics on --host (0: any free port, logged at start)");
 ABSL_FLAG(int, threads, 0, "engine threads (0: all cores)");
 ABSL_FLAG(int64_t, max_batch_tokens, 16384, "most real (unpadded) tokens in one engine batch");
 ABSL_FLAG(int, max_batch_inputs, 256, "most inputs in one engine batch");

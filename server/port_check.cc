@@ -45,4 +45,9 @@ absl::Status CheckPortFree(const std::string& host, int port) {
   return status;
 }
 
+std::string HostPort(const std::string& host, int port) {
+  const bool ipv6 = host.find(':') != std::string::npos && host.front() != '[';
+  return ipv6 ? absl::StrCat("[", host, "]:", port) : absl::StrCat(host, ":", port);
+}
+
 }  // namespace server

@@ -11,4 +11,8 @@ namespace server {
 // own log after it. FAILED_PRECONDITION when the port is taken.
 absl::Status CheckPortFree(const std::string& host, int port);
 
+// "host:port", or "[host]:port" for an IPv6 address: how gRPC and CivetWeb
+// take a listening address.
+std::string HostPort(const std::string& host, int port);
+
 }  // namespace server

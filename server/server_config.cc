@@ -16,6 +16,10 @@ absl::Status MustBe(bool condition, const char* flag, const char* rule, int64_t 
 absl::Status ValidateServerConfig(const ServerConfig& config) {
   if (config.model_dir.empty()) return absl::InvalidArgumentError("--model is required");
   if (config.host.empty()) return absl::InvalidArgumentError("--host must not be empty");
+  if (config.metrics_port != 0 && config.metrics_port == config.port) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--metrics-port must differ from --port (both are ", config.port, ")"));
+  }
   const BatcherConfig& batcher = config.batcher;
   for (absl::Status status : {
            MustBe(config.port >= 0 && config.port <= 65535, "port", "in 0..65535", config.port),

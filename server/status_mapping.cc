@@ -3,18 +3,16 @@
 #include <string>
 
 namespace server {
-namespace {
 
 grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
-  const int value = static_cast<int>(code);
-  // absl's codes 0..16 are gRPC's, number for number; anything else is ours to fix.
-  if (value < 0 || value > static_cast<int>(grpc::StatusCode::UNAUTHENTICATED)) {
-    return grpc::StatusCode::INTERNAL;
+  // absl's codes are gRPC's, number for number; outside the answered set a
+  // code says nothing the client could act on, so it is a bug of ours.
+  const auto grpc_code = static_cast<grpc::StatusCode>(static_cast<int>(code));
+  for (grpc::StatusCode answered : kAnsweredCodes) {
+    if (grpc_code == answered) return grpc_code;
   }
-  return static_cast<grpc::StatusCode>(value);
+  return grpc::StatusCode::INTERNAL;
 }
-
-}  // namespace
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
@@ -26,6 +24,10 @@ encoder::v1::Error ToProtoError(const absl::Status& status) {
   error.set_code(static_cast<int>(ToGrpcCode(status.code())));
   error.set_message(std::string(status.message()));
   return error;
+}
+
+std::string StatusCodeName(grpc::StatusCode code) {
+  return absl::StatusCodeToString(static_cast<absl::StatusCode>(code));
 }
 
 }  // namespace server

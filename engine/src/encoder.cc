@@ -76,7 +76,8 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
     impl->weights = *std::move(weights);
   }
   absl::StatusOr<Workspace> workspace =
-      Workspace::Create(impl->config, options.max_batch_tokens, omp_get_max_threads());
+      Workspace::Create(impl->config, options.max_batch_tokens,
+                        options.threads > 0 ? options.threads : omp_get_max_threads());
   if (!workspace.ok()) return workspace.status();
   impl->workspace = *std::move(workspace);
   return std::unique_ptr<Encoder>(new Encoder(std::move(impl)));
@@ -109,14 +110,14 @@ absl::Status Encoder::Validate(const Sequence& sequence) const {
   }
   if (!sequence.token_type_ids.empty()) {
     if (static_cast<int64_t>(sequence.token_type_ids.size()) != length) {
-      return absl::InvalidArgumentError(absl::StrCat(sequence.token_type_ids.size(),
-                                                     " token types for ", length, " tokens"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(sequence.token_type_ids.size(), " token types for ", length, " tokens"));
     }
     for (int64_t i = 0; i < length; ++i) {
       if (sequence.token_type_ids[i] < 0 || sequence.token_type_ids[i] >= c.type_vocab_size) {
-        return absl::InvalidArgumentError(
-            absl::StrCat("token type ", sequence.token_type_ids[i], " at position ", i,
-                         " is outside [0, ", c.type_vocab_size, ")"));
+        return absl::InvalidArgumentError(absl::StrCat("token type ", sequence.token_type_ids[i],
+                                                       " at position ", i, " is outside [0, ",
+                                                       c.type_vocab_size, ")"));
       }
     }
   }
@@ -125,6 +126,10 @@ absl::Status Encoder::Validate(const Sequence& sequence) const {
 
 absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* result) {
   Impl& m = *impl_;
+  // OpenMP's thread count is per calling thread: the server calls Encode from
+  // its batcher thread, not the one that loaded, and the workspace holds one
+  // scores block per thread of that count.
+  if (m.options.threads > 0) omp_set_num_threads(m.options.threads);
   const int64_t h = m.config.hidden_size;
   result->hidden_size = static_cast<int>(h);
   result->offsets.resize(batch.size() + 1);
@@ -137,9 +142,8 @@ absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* res
   }
   const int64_t tokens = result->offsets.back();
   if (tokens > m.options.max_batch_tokens) {
-    return absl::InvalidArgumentError(absl::StrCat("batch of ", tokens,
-                                                   " tokens exceeds the budget of ",
-                                                   m.options.max_batch_tokens));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "batch of ", tokens, " tokens exceeds the budget of ", m.options.max_batch_tokens));
   }
   result->hidden_states.resize(static_cast<size_t>(tokens * h));
   if (tokens == 0) return absl::OkStatus();
@@ -178,7 +182,8 @@ absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* res
     }
     output = ws.normed.data();
   }
-  std::memcpy(result->hidden_states.data(), output, static_cast<size_t>(tokens * h) * sizeof(float));
+  std::memcpy(result->hidden_states.data(), output,
+              static_cast<size_t>(tokens * h) * sizeof(float));
   return absl::OkStatus();
 }
 

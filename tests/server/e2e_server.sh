@@ -34,7 +34,8 @@ check() {  # check DESCRIPTION COMMAND...: fail unless the command succeeds
 # Starts the server on a free port (--port 0; the port is read from its log).
 start_server() {
   : >"$work/server.log"
-  "$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 "$@" 2>"$work/server.log" &
+  "$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 "$@" \
+    2>"$work/server.log" &
   server_pid=$!
   port=""
   for _ in $(seq 1 300); do
@@ -123,12 +124,14 @@ check "the server still serves after bad calls" test "$(client health)" = "SERVI
 
 # A busy port (given through the environment) and a bad model dir: one line, non-zero exit.
 status=0
-ENCODER_PORT=$port "$server_bin" --model "$work/model" --host 127.0.0.1 2>"$work/busy.err" || status=$?
+ENCODER_PORT=$port "$server_bin" --model "$work/model" --host 127.0.0.1 --metrics-port 0 \
+  2>"$work/busy.err" || status=$?
 check "a busy port exits non-zero" test "$status" -ne 0
 check "a busy port is one line: $(cat "$work/busy.err")" test "$(wc -l <"$work/busy.err")" -eq 1
 check "a busy port says so" grep -q "port $port on 127.0.0.1 is already in use" "$work/busy.err"
 status=0
-"$server_bin" --model "$work/no-such-model" --host 127.0.0.1 --port 0 2>"$work/model.err" || status=$?
+"$server_bin" --model "$work/no-such-model" --host 127.0.0.1 --port 0 --metrics-port 0 \
+  2>"$work/model.err" || status=$?
 check "a bad model dir exits non-zero" test "$status" -ne 0
 check "a bad model dir is one line: $(cat "$work/model.err")" test "$(wc -l <"$work/model.err")" -eq 1
 check "a bad model dir names it" grep -q "no-such-model" "$work/model.err"

@@ -86,6 +86,7 @@ ServerConfig TestConfig(const std::string& model_dir) {
   config.model_dir = model_dir;
   config.host = "127.0.0.1";
   config.port = 0;
+  config.metrics_port = 0;
   config.threads = 2;
   config.batcher.max_batch_tokens = 4096;
   config.batcher.max_queue_tokens = 65536;

@@ -1,0 +1,60 @@
+// What a bench run observed: one latency sample per call (kept, so the
+// percentiles are exact: nearest rank over the sorted samples), the calls
+// per status code, and the inputs and tokens of the successful calls.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include <grpcpp/support/status.h>
+
+namespace client {
+
+struct LatencySummary {  // seconds
+  double p50 = 0;
+  double p90 = 0;
+  double p99 = 0;
+  double p999 = 0;
+  double max = 0;
+  double mean = 0;
+};
+
+struct BenchSummary {
+  double elapsed_seconds = 0;  // first call started .. last call answered
+  int64_t requests = 0;        // calls answered, whatever the code
+  int64_t ok = 0;
+  int64_t inputs = 0;                    // in OK responses
+  int64_t tokens = 0;                    // in OK responses, as the server counted them
+  LatencySummary latency;                // over every call, failed ones included
+  std::map<std::string, int64_t> codes;  // "OK", "INVALID_ARGUMENT", ...
+};
+
+// The q-quantile (0 < q <= 1) of sorted samples, nearest rank: the smallest
+// sample with at least q of all samples at or below it. 0 when empty.
+double NearestRank(const std::vector<double>& sorted, double q);
+
+class BenchStats {
+ public:
+  // Thread-safe; called from gRPC's callback threads.
+  void Record(std::chrono::nanoseconds latency, grpc::StatusCode code, int64_t inputs,
+              int64_t tokens);
+
+  // For the progress line: calls answered so far, and how many failed.
+  void Counts(int64_t* answered, int64_t* failed) const;
+
+  BenchSummary Summarize(double elapsed_seconds) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::vector<double> latencies_;  // seconds; guarded by mu_
+  std::map<grpc::StatusCode, int64_t> codes_;
+  int64_t failed_ = 0;
+  int64_t inputs_ = 0;
+  int64_t tokens_ = 0;
+};
+
+}  // namespace client

@@ -1,0 +1,138 @@
+// The metrics' parts on their own: buckets, the status codes they are
+// labelled with, recording into a registry, and the /proc collector.
+#include <gtest/gtest.h>
+
+#include <prometheus/text_serializer.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "scrape.h"
+#include "server/metrics.h"
+#include "server/metrics_buckets.h"
+#include "server/metrics_process.h"
+#include "server/status_mapping.h"
+
+namespace server {
+namespace {
+
+using std::chrono::milliseconds;
+
+Scrape Serialize(const std::vector<prometheus::MetricFamily>& families) {
+  absl::StatusOr<Scrape> scrape = ParseExposition(prometheus::TextSerializer().Serialize(families));
+  EXPECT_TRUE(scrape.ok()) << scrape.status();
+  return scrape.ok() ? *scrape : Scrape{};
+}
+
+TEST(MetricsBucketsTest, DurationsAreGeometricFrom100MicrosecondsTo10Seconds) {
+  const std::vector<double> bounds = DurationBuckets();
+  ASSERT_EQ(bounds.size(), 31u);
+  EXPECT_EQ(bounds.front(), 1e-4);
+  EXPECT_EQ(bounds.back(), 10.0);
+  for (size_t i = 1; i < bounds.size(); ++i) {
+    const double ratio = bounds[i] / bounds[i - 1];
+    EXPECT_GT(ratio, 1.36) << bounds[i];
+    EXPECT_LT(ratio, 1.53) << bounds[i];
+  }
+  // Decade bounds are exact, so objectives on them need no interpolation.
+  for (double decade : {1e-3, 1e-2, 1e-1, 1.0}) {
+    EXPECT_NE(std::find(bounds.begin(), bounds.end(), decade), bounds.end()) << decade;
+  }
+}
+
+TEST(MetricsBucketsTest, CountsGoUpToTheBudget) {
+  EXPECT_EQ(CountBuckets(256),
+            (std::vector<double>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256}));
+  const std::vector<double> hundred = CountBuckets(100);
+  EXPECT_EQ(std::vector<double>(hundred.end() - 3, hundred.end()),
+            (std::vector<double>{64, 96, 100}));
+  EXPECT_EQ(CountBuckets(1), (std::vector<double>{1}));
+  EXPECT_EQ(CountBuckets(16384).back(), 16384);
+  EXPECT_EQ(CountBuckets(16384).size(), 28u);  // 14 powers of 2, 13 halfway, the budget
+}
+
+TEST(StatusCodesTest, OnlyTheAnsweredCodesReachTheWire) {
+  EXPECT_EQ(ToGrpcCode(absl::StatusCode::kInvalidArgument), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(ToGrpcCode(absl::StatusCode::kResourceExhausted), grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_EQ(ToGrpcCode(absl::StatusCode::kDeadlineExceeded), grpc::StatusCode::DEADLINE_EXCEEDED);
+  // The engine's failures on a valid request are a bug of ours: INTERNAL.
+  const grpc::Status status = ToGrpcStatus(absl::OutOfRangeError("no sequence 3 in the result"));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
+  EXPECT_EQ(status.error_message(), "no sequence 3 in the result");
+  EXPECT_EQ(ToProtoError(absl::FailedPreconditionError("no pooler")).code(),
+            static_cast<int>(grpc::StatusCode::INTERNAL));
+  EXPECT_EQ(StatusCodeName(grpc::StatusCode::RESOURCE_EXHAUSTED), "RESOURCE_EXHAUSTED");
+}
+
+TEST(ServerMetricsTest, RecordsIntoTheChildrenMadeAtStart) {
+  BatcherConfig budgets;
+  ServerMetrics metrics(budgets, ModelInfoLabels{"m", "fp32", "pre", 384, 6});
+  const size_t series = Serialize(metrics.registry()->Collect()).samples.size();
+
+  metrics.RequestStarted();
+  metrics.RequestStarted();
+  metrics.RequestFinished(Rpc::kEncode, grpc::StatusCode::OK, milliseconds(12));
+  // Never made by ToGrpcCode; counted as INTERNAL rather than as a new series.
+  metrics.RequestFinished(Rpc::kTokenize, grpc::StatusCode::NOT_FOUND, milliseconds(1));
+  metrics.Tokenized(std::chrono::microseconds(250));
+  metrics.Encoded(3, 40);
+  metrics.OnQueueChanged(2, 30);
+  metrics.OnRequestDequeued(milliseconds(2));
+  metrics.OnBatchDone(3, 40, milliseconds(7));
+
+  const Scrape scrape = Serialize(metrics.registry()->Collect());
+  EXPECT_EQ(scrape.samples.size(), series);
+  EXPECT_EQ(scrape.Value("encoder_requests_total", {{"rpc", "Encode"}, {"code", "OK"}}), 1);
+  EXPECT_EQ(scrape.Value("encoder_requests_total", {{"rpc", "Tokenize"}, {"code", "INTERNAL"}}), 1);
+  // 12 ms falls in (0.01, 0.015].
+  const std::map<std::string, std::string> ok = {{"rpc", "Encode"}, {"code", "OK"}};
+  auto le = [&](const char* bound) {
+    auto labels = ok;
+    labels["le"] = bound;
+    return scrape.Value("encoder_request_duration_seconds_bucket", labels);
+  };
+  EXPECT_EQ(le("0.01"), 0);
+  EXPECT_EQ(le("0.015"), 1);
+  EXPECT_DOUBLE_EQ(scrape.Value("encoder_request_duration_seconds_sum", ok), 0.012);
+  EXPECT_EQ(scrape.Value("encoder_inflight_requests"), 0);
+  EXPECT_EQ(scrape.Value("encoder_tokenize_duration_seconds_bucket", {{"le", "0.00033"}}), 1);
+  EXPECT_EQ(scrape.Value("encoder_tokenize_duration_seconds_bucket", {{"le", "0.00022"}}), 0);
+  EXPECT_EQ(scrape.Value("encoder_inputs_total"), 3);
+  EXPECT_EQ(scrape.Value("encoder_tokens_total"), 40);
+  EXPECT_EQ(scrape.Value("encoder_queue_requests"), 2);
+  EXPECT_EQ(scrape.Value("encoder_queue_tokens"), 30);
+  EXPECT_EQ(scrape.Value("encoder_queue_duration_seconds_count"), 1);
+  EXPECT_EQ(scrape.Value("encoder_batch_duration_seconds_count"), 1);
+  EXPECT_EQ(scrape.Value("encoder_batch_inputs_bucket", {{"le", "3"}}), 1);
+  EXPECT_EQ(scrape.Value("encoder_batch_inputs_bucket", {{"le", "2"}}), 0);
+  EXPECT_EQ(scrape.Value("encoder_batch_tokens_bucket", {{"le", "48"}}), 1);
+  EXPECT_EQ(scrape.Value("encoder_batch_tokens_bucket", {{"le", "32"}}), 0);
+  EXPECT_EQ(scrape.Value("encoder_model_info", {{"model", "m"},
+                                                {"precision", "fp32"},
+                                                {"layer_norm", "pre"},
+                                                {"hidden_size", "384"},
+                                                {"layers", "6"}}),
+            1);
+}
+
+TEST(ProcessCollectorTest, ReadsTheProcessFromProc) {
+  ProcessCollector collector;
+  const Scrape scrape = Serialize(collector.Collect());
+  EXPECT_EQ(scrape.types.at("process_cpu_seconds_total"), "counter");
+  EXPECT_GT(scrape.Value("process_resident_memory_bytes"), 1e6);
+  EXPECT_GE(scrape.Value("process_cpu_seconds_total"), 0);
+  const double now =
+      std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+  EXPECT_NEAR(scrape.Value("process_start_time_seconds"), now, 600);
+  // stdin, stdout, stderr at least; one more file open shows.
+  const double fds = scrape.Value("process_open_fds");
+  EXPECT_GE(fds, 3);
+  FILE* file = std::fopen("/proc/self/stat", "r");
+  ASSERT_NE(file, nullptr);
+  EXPECT_EQ(Serialize(collector.Collect()).Value("process_open_fds"), fds + 1);
+  std::fclose(file);
+}
+
+}  // namespace
+}  // namespace server
