@@ -86,8 +86,8 @@ absl::Status EncodeChunk(engine::Encoder& encoder, const std::vector<InputLine>&
 
 }  // namespace
 
-absl::Status RunEncode(const CommonOptions& common, const std::string& pooling_name,
-                       bool normalize, std::istream& in, std::ostream& out) {
+absl::Status RunEncode(const CommonOptions& common, const std::string& pooling_name, bool normalize,
+                       std::istream& in, std::ostream& out) {
   absl::StatusOr<engine::Pooling> pooling = engine::ParsePooling(pooling_name);
   if (!pooling.ok()) return pooling.status();
   absl::StatusOr<std::unique_ptr<engine::Encoder>> encoder =
@@ -108,7 +108,8 @@ absl::Status RunEncode(const CommonOptions& common, const std::string& pooling_n
     if (!input.ok()) return input.status();
     const engine::Sequence sequence{input->ids, input->token_type_ids};
     if (absl::Status s = (*encoder)->Validate(sequence); !s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("input line ", line_number, ": ", s.message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("input line ", line_number, ": ", s.message()));
     }
     const int64_t tokens = static_cast<int64_t>(input->ids.size());
     if (chunk_tokens + tokens > common.engine.max_batch_tokens) {

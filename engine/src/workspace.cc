@@ -51,10 +51,13 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
   const size_t inter = static_cast<size_t>(config.intermediate_size);
   const size_t scores =
       static_cast<size_t>(ws.threads) * static_cast<size_t>(ws.max_sequence * ws.max_sequence);
-  for (auto [buffer, floats] :
-       {std::pair<Buffer*, size_t>{&ws.hidden, rows * h}, {&ws.normed, rows * h},
-        {&ws.qkv, rows * 3 * h}, {&ws.context, rows * h}, {&ws.sublayer, rows * h},
-        {&ws.intermediate, rows * inter}, {&ws.scores, scores}}) {
+  for (auto [buffer, floats] : {std::pair<Buffer*, size_t>{&ws.hidden, rows * h},
+                                {&ws.normed, rows * h},
+                                {&ws.qkv, rows * 3 * h},
+                                {&ws.context, rows * h},
+                                {&ws.sublayer, rows * h},
+                                {&ws.intermediate, rows * inter},
+                                {&ws.scores, scores}}) {
     absl::StatusOr<Buffer> allocated = Buffer::Allocate(floats);
     if (!allocated.ok()) return allocated.status();
     *buffer = *std::move(allocated);

@@ -33,8 +33,9 @@ std::vector<std::vector<int32_t>> RandomSequences(const std::vector<int>& length
 class BatchIsolationTest : public ::testing::TestWithParam<LayerNormPlacement> {};
 
 TEST_P(BatchIsolationTest, SequenceAloneEqualsSequenceInBatch) {
-  const std::string dir = testing::WriteTinyModel(
-      std::string("isolation_") + LayerNormPlacementName(GetParam()), testing::TinySpec(GetParam()));
+  const std::string dir =
+      testing::WriteTinyModel(std::string("isolation_") + LayerNormPlacementName(GetParam()),
+                              testing::TinySpec(GetParam()));
   auto encoder = Encoder::Load(dir, {});
   ASSERT_TRUE(encoder.ok()) << encoder.status();
   const int vocab = (*encoder)->config().vocab_size;
@@ -45,8 +46,8 @@ TEST_P(BatchIsolationTest, SequenceAloneEqualsSequenceInBatch) {
 
   std::vector<Sequence> batch;
   for (size_t i = 0; i < sequences.size(); ++i) {
-    batch.push_back({sequences[i], i == 5 ? absl::Span<const int32_t>(types)
-                                          : absl::Span<const int32_t>()});
+    batch.push_back(
+        {sequences[i], i == 5 ? absl::Span<const int32_t>(types) : absl::Span<const int32_t>()});
   }
   EncodeResult together;
   ASSERT_TRUE((*encoder)->Encode(batch, &together).ok());

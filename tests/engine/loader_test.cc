@@ -160,10 +160,9 @@ TEST(LoaderTest, UnsupportedDtype) {
 
 TEST(LoaderTest, UnknownDtypeInHeader) {
   const std::string dir = WriteTinyModel("dtype_unknown");
-  ASSERT_TRUE(WriteFile(WeightsPath(dir),
-                        RawSafetensors(R"({"a": {"dtype": "F8_E4M3", "shape": [2],
+  ASSERT_TRUE(WriteFile(WeightsPath(dir), RawSafetensors(R"({"a": {"dtype": "F8_E4M3", "shape": [2],
                                            "data_offsets": [0, 2]}})",
-                                       2))
+                                                         2))
                   .ok());
   ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
               {"model.safetensors", "tensor a", "unsupported dtype F8_E4M3"});
@@ -203,11 +202,12 @@ TEST(LoaderTest, HeaderNotJson) {
 
 TEST(LoaderTest, OverlappingOffsets) {
   const std::string dir = WriteTinyModel("overlap");
-  ASSERT_TRUE(WriteFile(WeightsPath(dir),
-                        RawSafetensors(R"({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
+  ASSERT_TRUE(
+      WriteFile(WeightsPath(dir),
+                RawSafetensors(R"({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]},
                                            "b": {"dtype": "F32", "shape": [4], "data_offsets": [8, 24]}})",
-                                       24))
-                  .ok());
+                               24))
+          .ok());
   ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
               {"model.safetensors", "overlap"});
 }
@@ -215,8 +215,8 @@ TEST(LoaderTest, OverlappingOffsets) {
 TEST(LoaderTest, OffsetsPastTheEnd) {
   const std::string dir = WriteTinyModel("past_end");
   ASSERT_TRUE(WriteFile(WeightsPath(dir),
-                        RawSafetensors(R"({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})",
-                                       8))
+                        RawSafetensors(
+                            R"({"a": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", 8))
                   .ok());
   ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
               {"model.safetensors", "tensor a", "run past the end"});
@@ -224,10 +224,11 @@ TEST(LoaderTest, OffsetsPastTheEnd) {
 
 TEST(LoaderTest, SizeDisagreesWithShape) {
   const std::string dir = WriteTinyModel("size_shape");
-  ASSERT_TRUE(WriteFile(WeightsPath(dir),
-                        RawSafetensors(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 16]}})",
-                                       16))
-                  .ok());
+  ASSERT_TRUE(
+      WriteFile(
+          WeightsPath(dir),
+          RawSafetensors(R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 16]}})", 16))
+          .ok());
   ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
               {"model.safetensors", "tensor a", "16 bytes for 3 elements"});
 }
@@ -242,10 +243,11 @@ TEST(LoaderTest, NoWeightsFile) {
 TEST(LoaderTest, ShardIndexNamesAMissingFile) {
   const std::string dir = WriteTinyModel("missing_shard");
   fs::rename(WeightsPath(dir), fs::path(dir) / "model-00001-of-00002.safetensors");
-  nlohmann::json index = {{"metadata", {{"total_size", 0}}},
-                          {"weight_map",
-                           {{"embeddings.word_embeddings.weight", "model-00001-of-00002.safetensors"},
-                            {"pooler.dense.bias", "model-00002-of-00002.safetensors"}}}};
+  nlohmann::json index = {
+      {"metadata", {{"total_size", 0}}},
+      {"weight_map",
+       {{"embeddings.word_embeddings.weight", "model-00001-of-00002.safetensors"},
+        {"pooler.dense.bias", "model-00002-of-00002.safetensors"}}}};
   ASSERT_TRUE(WriteFile(fs::path(dir) / "model.safetensors.index.json", index.dump()).ok());
   ExpectError(LoadStatus(dir), absl::StatusCode::kNotFound,
               {"model-00002-of-00002.safetensors", "cannot open"});

@@ -28,8 +28,8 @@ TEST(SafetensorsTest, RoundTripsFloatTensors) {
 // from the IEEE formats (not produced by the code under test).
 TEST(SafetensorsTest, ConvertsHalfAndBfloat16) {
   const uint16_t half_bits[] = {0x3c00, 0xc000, 0x3555, 0x0001, 0x7bff, 0x0000};
-  const float half_values[] = {1.0f, -2.0f, 0.333251953125f, 5.9604644775390625e-08f, 65504.0f,
-                               0.0f};
+  const float half_values[] = {1.0f,     -2.0f, 0.333251953125f, 5.9604644775390625e-08f,
+                               65504.0f, 0.0f};
   TensorView half{"h", DType::kF16, {6}, reinterpret_cast<const uint8_t*>(half_bits), 12};
   float out[6];
   ConvertToFloat(half, out);

@@ -35,10 +35,9 @@ dnnl::primitive_attr MakeAttr(DenseActivation activation) {
   return attr;
 }
 
-dnnl::matmul::primitive_desc MakePrimitiveDesc(const dnnl::engine& engine, int64_t rows,
-                                               int64_t in, int64_t out,
-                                               const memory::desc& weights, bool has_bias,
-                                               DenseActivation activation) {
+dnnl::matmul::primitive_desc MakePrimitiveDesc(const dnnl::engine& engine, int64_t rows, int64_t in,
+                                               int64_t out, const memory::desc& weights,
+                                               bool has_bias, DenseActivation activation) {
   const memory::desc src({rows, in}, dt::f32, tag::ab);
   const memory::desc dst({rows, out}, dt::f32, tag::ab);
   const memory::desc bias = has_bias ? memory::desc({1, out}, dt::f32, tag::ab) : memory::desc();
@@ -80,8 +79,8 @@ absl::StatusOr<dnnl::matmul*> MatmulCache::Get(int64_t rows, int64_t in, int64_t
         MakePrimitiveDesc(context_->engine, rows, in, out, weights, has_bias, activation));
     return &primitives_.emplace(key, std::move(primitive)).first->second;
   } catch (const dnnl::error& e) {
-    return absl::InternalError(absl::StrCat("oneDNN matmul ", rows, "x", in, "x", out, ": ",
-                                            e.what()));
+    return absl::InternalError(
+        absl::StrCat("oneDNN matmul ", rows, "x", in, "x", out, ": ", e.what()));
   }
 }
 
@@ -102,7 +101,8 @@ absl::StatusOr<std::unique_ptr<Dense>> Dense::Create(MatmulCache* cache, const f
         MakePrimitiveDesc(engine, kReferenceRows, in, out, any, bias != nullptr, activation);
     memory source(plain, engine, const_cast<float*>(weight));
     dense->weights_ = memory(pd.weights_desc(), engine);
-    dnnl::reorder(source, dense->weights_).execute(cache->context()->stream, source, dense->weights_);
+    dnnl::reorder(source, dense->weights_)
+        .execute(cache->context()->stream, source, dense->weights_);
     if (bias != nullptr) {
       dense->bias_ = memory({{1, out}, dt::f32, tag::ab}, engine);
       std::memcpy(dense->bias_.get_data_handle(), bias, static_cast<size_t>(out) * sizeof(float));

@@ -8,8 +8,8 @@ namespace {
 
 // sublayer_out + bias added to the residual, normalized with `norm`.
 void AddAndNorm(const float* residual, const float* sublayer_out, const std::vector<float>& bias,
-                const LayerNormWeights& norm, const ModelConfig& config, int64_t tokens,
-                float* out, float* residual_out) {
+                const LayerNormWeights& norm, const ModelConfig& config, int64_t tokens, float* out,
+                float* residual_out) {
   kernels::AddLayerNormArgs args;
   args.residual = residual;
   args.sublayer = sublayer_out;
@@ -38,8 +38,8 @@ absl::Status AttentionSublayer(LayerWeights& layer, const ModelConfig& config,
 }
 
 // Feed-forward sublayer without its output bias: input -> workspace.sublayer.
-absl::Status FeedForwardSublayer(LayerWeights& layer, const PackedBatch& packed,
-                                 const float* input, Workspace& workspace) {
+absl::Status FeedForwardSublayer(LayerWeights& layer, const PackedBatch& packed, const float* input,
+                                 Workspace& workspace) {
   if (absl::Status s = layer.ffn_in->Forward(input, packed.tokens, workspace.intermediate.data());
       !s.ok()) {
     return s;

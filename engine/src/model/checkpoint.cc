@@ -100,8 +100,8 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& 
     const auto it = checkpoint->entries_.find(CanonicalTensorName(tensor));
     if (it == checkpoint->entries_.end() ||
         fs::path(it->second.file->path()).filename() != shard.get<std::string>()) {
-      return absl::InvalidArgumentError(absl::StrCat(index_path, ": tensor ", tensor,
-                                                     " is not in ", shard.get<std::string>()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(index_path, ": tensor ", tensor, " is not in ", shard.get<std::string>()));
     }
   }
   return checkpoint;
@@ -120,9 +120,8 @@ absl::Status Checkpoint::ReadFloat(const std::string& canonical_name,
   const TensorView& view = *it->second.view;
   const std::string where = absl::StrCat(it->second.file->path(), ": tensor ", view.name);
   if (view.dtype != DType::kF32 && view.dtype != DType::kF16 && view.dtype != DType::kBF16) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": unsupported dtype ",
-                                                   DTypeName(view.dtype),
-                                                   " (supported: F32, F16, BF16)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": unsupported dtype ", DTypeName(view.dtype), " (supported: F32, F16, BF16)"));
   }
   if (view.shape != expected_shape) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": expected shape ",

@@ -17,13 +17,12 @@ absl::Status ConfigError(const std::string& source, const std::string& what) {
 absl::Status ReadPositiveInt(const json& j, const char* key, bool required, int* out,
                              const std::string& source) {
   if (!j.contains(key)) {
-    return required ? ConfigError(source, absl::StrCat("missing \"", key, "\""))
-                    : absl::OkStatus();
+    return required ? ConfigError(source, absl::StrCat("missing \"", key, "\"")) : absl::OkStatus();
   }
   const json& v = j[key];
   if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > (1 << 30)) {
-    return ConfigError(source, absl::StrCat("\"", key, "\" must be a positive integer, got ",
-                                            v.dump()));
+    return ConfigError(source,
+                       absl::StrCat("\"", key, "\" must be a positive integer, got ", v.dump()));
   }
   *out = v.get<int>();
   return absl::OkStatus();
@@ -33,8 +32,9 @@ absl::StatusOr<Activation> ParseActivation(const std::string& name, const std::s
   if (name == "gelu") return Activation::kGeluErf;
   if (name == "gelu_new" || name == "gelu_pytorch_tanh") return Activation::kGeluTanh;
   if (name == "relu") return Activation::kRelu;
-  return ConfigError(source, absl::StrCat("unsupported hidden_act \"", name,
-                                          "\" (supported: gelu, gelu_new, gelu_pytorch_tanh, relu)"));
+  return ConfigError(source,
+                     absl::StrCat("unsupported hidden_act \"", name,
+                                  "\" (supported: gelu, gelu_new, gelu_pytorch_tanh, relu)"));
 }
 
 }  // namespace
@@ -92,14 +92,14 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
     }
   }
   if (j.contains("position_embedding_type") && j["position_embedding_type"] != "absolute") {
-    return ConfigError(source, absl::StrCat("unsupported position_embedding_type ",
-                                            j["position_embedding_type"].dump(),
-                                            " (supported: absolute)"));
+    return ConfigError(source,
+                       absl::StrCat("unsupported position_embedding_type ",
+                                    j["position_embedding_type"].dump(), " (supported: absolute)"));
   }
   if (config.hidden_size % config.num_heads != 0) {
-    return ConfigError(source, absl::StrCat("hidden_size ", config.hidden_size,
-                                            " is not divisible by num_attention_heads ",
-                                            config.num_heads));
+    return ConfigError(source,
+                       absl::StrCat("hidden_size ", config.hidden_size,
+                                    " is not divisible by num_attention_heads ", config.num_heads));
   }
   if (config.pad_token_id < 0 || config.pad_token_id >= config.vocab_size) config.pad_token_id = 0;
   return config;

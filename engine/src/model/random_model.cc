@@ -12,26 +12,32 @@ namespace {
 
 // Common English words, so demo-model tokenization mostly yields whole words.
 constexpr const char* kWords[] = {
-    "the", "of", "and", "to", "in", "a", "is", "that", "for", "it", "as", "was", "with", "be",
-    "by", "on", "not", "he", "i", "this", "are", "or", "his", "from", "at", "which", "but",
-    "have", "an", "had", "they", "you", "were", "their", "one", "all", "we", "can", "her", "has",
-    "there", "been", "if", "more", "when", "will", "would", "who", "so", "no", "what", "up",
-    "out", "about", "time", "into", "only", "some", "could", "new", "them", "man", "other",
-    "then", "do", "first", "any", "my", "now", "such", "like", "our", "over", "me", "even",
-    "most", "made", "after", "also", "did", "many", "before", "must", "through", "back",
-    "years", "where", "much", "your", "way", "well", "down", "should", "because", "each",
-    "just", "those", "people", "how", "too", "little", "state", "good", "very", "make",
-    "world", "still", "own", "see", "men", "work", "long", "get", "here", "between", "both",
-    "life", "being", "under", "never", "day", "same", "another", "know", "while", "last",
-    "might", "us", "great", "old", "year", "off", "come", "since", "against", "go", "came",
-    "right", "used", "take", "three", "model", "text", "search", "query", "document", "vector",
-    "embedding", "sentence", "language", "data", "service", "server", "request", "fast",
-    "quick", "brown", "fox", "jumps", "lazy", "dog", "hello", "encoder", "token", "batch",
-    "latency", "cpu", "memory", "network", "cloud", "user", "answer", "question", "find",
-    "similar", "meaning", "word", "words", "city", "river", "music", "book", "school", "water"};
+    "the",     "of",       "and",     "to",        "in",       "a",        "is",      "that",
+    "for",     "it",       "as",      "was",       "with",     "be",       "by",      "on",
+    "not",     "he",       "i",       "this",      "are",      "or",       "his",     "from",
+    "at",      "which",    "but",     "have",      "an",       "had",      "they",    "you",
+    "were",    "their",    "one",     "all",       "we",       "can",      "her",     "has",
+    "there",   "been",     "if",      "more",      "when",     "will",     "would",   "who",
+    "so",      "no",       "what",    "up",        "out",      "about",    "time",    "into",
+    "only",    "some",     "could",   "new",       "them",     "man",      "other",   "then",
+    "do",      "first",    "any",     "my",        "now",      "such",     "like",    "our",
+    "over",    "me",       "even",    "most",      "made",     "after",    "also",    "did",
+    "many",    "before",   "must",    "through",   "back",     "years",    "where",   "much",
+    "your",    "way",      "well",    "down",      "should",   "because",  "each",    "just",
+    "those",   "people",   "how",     "too",       "little",   "state",    "good",    "very",
+    "make",    "world",    "still",   "own",       "see",      "men",      "work",    "long",
+    "get",     "here",     "between", "both",      "life",     "being",    "under",   "never",
+    "day",     "same",     "another", "know",      "while",    "last",     "might",   "us",
+    "great",   "old",      "year",    "off",       "come",     "since",    "against", "go",
+    "came",    "right",    "used",    "take",      "three",    "model",    "text",    "search",
+    "query",   "document", "vector",  "embedding", "sentence", "language", "data",    "service",
+    "server",  "request",  "fast",    "quick",     "brown",    "fox",      "jumps",   "lazy",
+    "dog",     "hello",    "encoder", "token",     "batch",    "latency",  "cpu",     "memory",
+    "network", "cloud",    "user",    "answer",    "question", "find",     "similar", "meaning",
+    "word",    "words",    "city",    "river",     "music",    "book",     "school",  "water"};
 
-constexpr const char* kSuffixes[] = {"##s", "##ed", "##ing", "##ly", "##er", "##est", "##ion",
-                                     "##al", "##ment", "##ness", "##able", "##ful"};
+constexpr const char* kSuffixes[] = {"##s",   "##ed", "##ing",  "##ly",   "##er",   "##est",
+                                     "##ion", "##al", "##ment", "##ness", "##able", "##ful"};
 
 class WeightWriter {
  public:

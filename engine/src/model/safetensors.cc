@@ -127,13 +127,14 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std
   uint64_t header_size = 0;
   for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | bytes[i];
   if (header_size > kMaxHeaderBytes || header_size > file_size - 8) {
-    return HeaderError(path, absl::StrCat("header length ", header_size, " runs past the end (file is ",
-                                          file_size, " bytes)"));
+    return HeaderError(path, absl::StrCat("header length ", header_size,
+                                          " runs past the end (file is ", file_size, " bytes)"));
   }
   const uint8_t* data = bytes + 8 + header_size;
   const uint64_t data_size = file_size - 8 - header_size;
 
-  nlohmann::json header = nlohmann::json::parse(bytes + 8, data, nullptr, /*allow_exceptions=*/false);
+  nlohmann::json header =
+      nlohmann::json::parse(bytes + 8, data, nullptr, /*allow_exceptions=*/false);
   if (header.is_discarded() || !header.is_object()) {
     return HeaderError(path, "header is not a JSON object");
   }
@@ -191,7 +192,8 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i) {
     if (ranges[i].first < ranges[i - 1].second) {
-      return HeaderError(path, absl::StrCat("tensor data ranges overlap at byte ", ranges[i].first));
+      return HeaderError(path,
+                         absl::StrCat("tensor data ranges overlap at byte ", ranges[i].first));
     }
   }
   return file;

@@ -14,7 +14,8 @@ std::string SerializeSafetensors(const std::vector<NamedTensor>& tensors) {
   uint64_t offset = 0;
   for (const NamedTensor& t : tensors) {
     const uint64_t bytes = t.values.size() * sizeof(float);
-    header[t.name] = {{"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
+    header[t.name] = {
+        {"dtype", "F32"}, {"shape", t.shape}, {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
   std::string header_text = header.dump();

@@ -21,9 +21,8 @@ absl::Status LoadNorm(const Checkpoint& checkpoint, const std::string& prefix, i
 // Loads a torch.nn.Linear ([out, in] weight, [out] bias) as a Dense layer.
 // With `bias_out` the bias is returned for Add & Norm instead of fused.
 absl::StatusOr<std::unique_ptr<Dense>> LoadDense(const Checkpoint& checkpoint,
-                                                 const std::string& prefix, int64_t in,
-                                                 int64_t out, DenseActivation activation,
-                                                 MatmulCache* cache,
+                                                 const std::string& prefix, int64_t in, int64_t out,
+                                                 DenseActivation activation, MatmulCache* cache,
                                                  std::vector<float>* bias_out = nullptr) {
   absl::StatusOr<std::vector<float>> weight = checkpoint.ReadFloat(prefix + ".weight", {out, in});
   if (!weight.ok()) return weight.status();
@@ -47,8 +46,8 @@ absl::StatusOr<std::unique_ptr<Dense>> LoadQkv(const Checkpoint& checkpoint,
   const char* parts[] = {"query", "key", "value"};
   for (int p = 0; p < 3; ++p) {
     const std::string name = absl::StrCat(prefix, ".", parts[p]);
-    if (absl::Status s = checkpoint.ReadFloat(name + ".weight", {hidden, hidden},
-                                              weight.data() + p * block);
+    if (absl::Status s =
+            checkpoint.ReadFloat(name + ".weight", {hidden, hidden}, weight.data() + p * block);
         !s.ok()) {
       return s;
     }
@@ -101,8 +100,8 @@ absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint, const Mod
   const int64_t h = config.hidden_size;
   EmbeddingWeights& emb = weights.embeddings;
   for (auto [name, rows, target] :
-       {std::tuple<const char*, int64_t, std::vector<float>*>{
-            "embeddings.word_embeddings.weight", config.vocab_size, &emb.word},
+       {std::tuple<const char*, int64_t, std::vector<float>*>{"embeddings.word_embeddings.weight",
+                                                              config.vocab_size, &emb.word},
         {"embeddings.position_embeddings.weight", config.max_position_embeddings, &emb.position},
         {"embeddings.token_type_embeddings.weight", config.type_vocab_size, &emb.token_type}}) {
     absl::StatusOr<std::vector<float>> table = checkpoint.ReadFloat(name, {rows, h});

@@ -26,7 +26,7 @@ struct EmbeddingWeights {
 };
 
 struct LayerWeights {
-  std::unique_ptr<Dense> qkv;           // H -> 3H, Q|K|V, with bias
+  std::unique_ptr<Dense> qkv;            // H -> 3H, Q|K|V, with bias
   std::unique_ptr<Dense> attention_out;  // H -> H, bias applied by Add & Norm
   std::vector<float> attention_out_bias;
   // Post-LN: applied to x + attention. Pre-LN: applied to the attention's input.
@@ -46,7 +46,7 @@ struct PoolerWeights {
 struct ModelWeights {
   EmbeddingWeights embeddings;
   std::vector<LayerWeights> layers;
-  LayerNormWeights final_norm;  // pre-LN only: encoder.LayerNorm
+  LayerNormWeights final_norm;            // pre-LN only: encoder.LayerNorm
   std::unique_ptr<PoolerWeights> pooler;  // when the checkpoint has pooler.dense
 };
 
