@@ -46,6 +46,10 @@ namespace tokenizer {
 struct TokenizerSpec;
 }
 
+// The byte offset of the first ill-formed UTF-8 sequence in `text` (RFC 3629:
+// no overlongs, surrogates or code points past U+10FFFF), or npos if none.
+size_t FindInvalidUtf8(std::string_view text);
+
 class Tokenizer {
  public:
   // Loads tokenizer.json if the directory has one, else vocab.txt (+ tokenizer_config.json).

@@ -2,9 +2,10 @@
 
 #include <cstring>
 
-namespace engine::tokenizer {
+namespace engine {
 
 size_t FindInvalidUtf8(std::string_view s) {
+  using tokenizer::DecodeUtf8;
   size_t i = 0;
   while (i < s.size()) {
     // ASCII runs are the common case: skip them eight bytes at a time.
@@ -23,4 +24,4 @@ size_t FindInvalidUtf8(std::string_view s) {
   return std::string_view::npos;
 }
 
-}  // namespace engine::tokenizer
+}  // namespace engine

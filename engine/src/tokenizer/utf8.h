@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "engine/tokenizer.h"
+
 namespace engine::tokenizer {
 
 // Decodes the code point starting at s[i]. Returns its length in bytes (1-4)
@@ -45,8 +47,8 @@ inline int DecodeUtf8(std::string_view s, size_t i, char32_t* cp) {
   return 0;
 }
 
-// Returns the byte offset of the first ill-formed sequence, or npos if `s` is valid.
-size_t FindInvalidUtf8(std::string_view s);
+// FindInvalidUtf8 is public: engine/tokenizer.h.
+using engine::FindInvalidUtf8;
 
 inline void AppendUtf8(char32_t cp, std::string* out) {
   if (cp < 0x80) {
