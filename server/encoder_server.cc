@@ -59,6 +59,7 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
   }
   engine::EncoderOptions options;
   options.threads = config.threads;
+  engine::ParsePrecision(config.precision, &options.precision);  // validated above
   options.max_batch_tokens = static_cast<int>(config.batcher.max_batch_tokens);
   absl::StatusOr<LoadedModel> model =
       OnPassingThread([&] { return LoadModel(config.model_dir, options); });

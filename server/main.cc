@@ -34,6 +34,8 @@ ABSL_FLAG(int, port, 50051, "gRPC port (0: any free port, logged at start)");
 ABSL_FLAG(int, metrics_port, 8081,
           "Prometheus metrics port: GET /metrics on --host (0: any free port, logged at start)");
 ABSL_FLAG(int, threads, 0, "engine threads (0: all cores)");
+ABSL_FLAG(std::string, precision, "fp32",
+          "fp32, or int8: weights quantized per output channel at load, activations per token");
 ABSL_FLAG(int64_t, max_batch_tokens, 16384, "most real (unpadded) tokens in one engine batch");
 ABSL_FLAG(int, max_batch_inputs, 256, "most inputs in one engine batch");
 ABSL_FLAG(absl::Duration, max_queue_delay, absl::Milliseconds(2),
@@ -52,6 +54,7 @@ const std::vector<std::string> kFlagNames = {"model",
                                              "port",
                                              "metrics_port",
                                              "threads",
+                                             "precision",
                                              "max_batch_tokens",
                                              "max_batch_inputs",
                                              "max_queue_delay",
@@ -67,6 +70,7 @@ server::ServerConfig ConfigFromFlags() {
   config.port = absl::GetFlag(FLAGS_port);
   config.metrics_port = absl::GetFlag(FLAGS_metrics_port);
   config.threads = absl::GetFlag(FLAGS_threads);
+  config.precision = absl::GetFlag(FLAGS_precision);
   config.batcher.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
   config.batcher.max_batch_inputs = absl::GetFlag(FLAGS_max_batch_inputs);
   config.batcher.max_queue_delay = absl::ToChronoMicroseconds(absl::GetFlag(FLAGS_max_queue_delay));

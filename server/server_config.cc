@@ -1,6 +1,7 @@
 #include "server/server_config.h"
 
 #include "absl/strings/str_cat.h"
+#include "engine/config.h"
 
 namespace server {
 namespace {
@@ -19,6 +20,10 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
   if (config.metrics_port != 0 && config.metrics_port == config.port) {
     return absl::InvalidArgumentError(
         absl::StrCat("--metrics-port must differ from --port (both are ", config.port, ")"));
+  }
+  if (engine::Precision precision; !engine::ParsePrecision(config.precision, &precision)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--precision must be fp32 or int8 (got \"", config.precision, "\")"));
   }
   const BatcherConfig& batcher = config.batcher;
   for (absl::Status status : {

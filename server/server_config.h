@@ -17,6 +17,7 @@ struct ServerConfig {
   int port = 50051;         // 0: any free port; EncoderServer::port() says which
   int metrics_port = 8081;  // GET /metrics; 0: any free port, EncoderServer::metrics_port()
   int threads = 0;          // engine threads; 0: all cores
+  std::string precision = "fp32";  // fp32 or int8 (engine::ParsePrecision)
   BatcherConfig batcher;
   int max_inputs_per_request = 64;
   int64_t max_text_bytes = 65536;  // per text; a pair's two texts count separately

@@ -2,7 +2,7 @@
 //   encode     --model DIR [--pooling none|cls|mean|pooler] [--normalize]   (JSON lines on stdin)
 //   inspect    --model DIR
 //   bench      --model DIR --batch B (--seq S | --lengths MIN:MAX [--seed N]) [--iters N]
-//              [--threads T]
+//              [--threads T] [--precision fp32|int8]
 //   make-model --out DIR --hidden H --layers L --heads A --intermediate I
 //              [--vocab FILE] [--seed S] [--layer-norm pre|post] [--max-position P]
 #include <cstdio>
@@ -16,6 +16,7 @@
 #include "absl/status/status.h"
 #include "cli/commands.h"
 #include "common/flag_names.h"
+#include "engine/config.h"
 
 ABSL_FLAG(std::string, model, "", "model directory (config.json + safetensors)");
 ABSL_FLAG(std::string, pooling, "cls", "encode: none, cls, mean or pooler");
@@ -28,6 +29,7 @@ ABSL_FLAG(std::string, lengths, "",
 ABSL_FLAG(uint32_t, seed, 42, "bench: seed for --lengths and token ids; make-model: weights");
 ABSL_FLAG(int, threads, 0, "engine threads (0: all cores)");
 ABSL_FLAG(int, max_batch_tokens, 16384, "most tokens per engine batch");
+ABSL_FLAG(std::string, precision, "fp32", "encode, bench: fp32 or int8 (weights quantized at load)");
 ABSL_FLAG(std::string, out, "", "make-model: output directory");
 ABSL_FLAG(int, hidden, 384, "make-model: hidden size");
 ABSL_FLAG(int, layers, 6, "make-model: layers");
@@ -45,6 +47,9 @@ absl::Status Run(const std::string& command) {
   common.model_dir = absl::GetFlag(FLAGS_model);
   common.engine.threads = absl::GetFlag(FLAGS_threads);
   common.engine.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
+  if (!engine::ParsePrecision(absl::GetFlag(FLAGS_precision), &common.engine.precision)) {
+    return absl::InvalidArgumentError("--precision must be fp32 or int8");
+  }
   if (command == "encode") {
     return cli::RunEncode(common, absl::GetFlag(FLAGS_pooling), absl::GetFlag(FLAGS_normalize),
                           std::cin, std::cout);

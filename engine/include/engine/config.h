@@ -44,6 +44,8 @@ std::string ModelConfigToJson(const ModelConfig& config);
 const char* ActivationName(Activation activation);
 const char* LayerNormPlacementName(LayerNormPlacement placement);
 const char* PrecisionName(Precision precision);
+// "fp32" or "int8" (as PrecisionName prints them); false for anything else.
+bool ParsePrecision(const std::string& name, Precision* precision);
 
 struct EncoderOptions {
   // OpenMP threads for the engine; 0 keeps the runtime's default (all cores).

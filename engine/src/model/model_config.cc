@@ -147,4 +147,14 @@ const char* PrecisionName(Precision precision) {
   return precision == Precision::kInt8 ? "int8" : "fp32";
 }
 
+bool ParsePrecision(const std::string& name, Precision* precision) {
+  for (Precision candidate : {Precision::kFloat32, Precision::kInt8}) {
+    if (name == PrecisionName(candidate)) {
+      *precision = candidate;
+      return true;
+    }
+  }
+  return false;
+}
+
 }  // namespace engine
