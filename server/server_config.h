@@ -14,9 +14,9 @@ namespace server {
 struct ServerConfig {
   std::string model_dir;
   std::string host = "0.0.0.0";
-  int port = 50051;         // 0: any free port; EncoderServer::port() says which
-  int metrics_port = 8081;  // GET /metrics; 0: any free port, EncoderServer::metrics_port()
-  int threads = 0;          // engine threads; 0: all cores
+  int port = 50051;                // 0: any free port; EncoderServer::port() says which
+  int metrics_port = 8081;         // GET /metrics; 0: any free port, EncoderServer::metrics_port()
+  int threads = 0;                 // engine threads; 0: all cores
   std::string precision = "fp32";  // fp32 or int8 (engine::ParsePrecision)
   BatcherConfig batcher;
   int max_inputs_per_request = 64;

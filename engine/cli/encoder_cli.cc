@@ -29,7 +29,8 @@ ABSL_FLAG(std::string, lengths, "",
 ABSL_FLAG(uint32_t, seed, 42, "bench: seed for --lengths and token ids; make-model: weights");
 ABSL_FLAG(int, threads, 0, "engine threads (0: all cores)");
 ABSL_FLAG(int, max_batch_tokens, 16384, "most tokens per engine batch");
-ABSL_FLAG(std::string, precision, "fp32", "encode, bench: fp32 or int8 (weights quantized at load)");
+ABSL_FLAG(std::string, precision, "fp32",
+          "encode, bench: fp32 or int8 (weights quantized at load)");
 ABSL_FLAG(std::string, out, "", "make-model: output directory");
 ABSL_FLAG(int, hidden, 384, "make-model: hidden size");
 ABSL_FLAG(int, layers, 6, "make-model: layers");
