@@ -1,0 +1,59 @@
+// Optional per-op timing of the forward pass, for `encoder-cli bench
+// --profile`. Off by default: a disabled ScopedOp costs one relaxed load.
+// Times are wall-clock nanoseconds summed per op kind; ops inside an OpenMP
+// parallel region (softmax inside attention) add every thread's time, so
+// their row reads as thread-time, not wall-time.
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+
+namespace engine::profile {
+
+enum class Op {
+  kEmbed,       // embedding gather + LayerNorm
+  kMatmul,      // oneDNN matmuls (fp32: with bias/GELU post-ops fused)
+  kAttention,   // attention core: Q K^T, softmax, P V (wall time)
+  kSoftmax,     // the masked softmax inside attention (thread time)
+  kAddNorm,     // fused residual + bias + LayerNorm (int8: with dequantization)
+  kGelu,        // int8: dequantize + bias + GELU + quantize epilogue
+  kQuantize,    // int8: activation quantization not fused elsewhere
+  kDequantize,  // int8: dequantize + bias epilogues not fused into Add & Norm
+  kCount,
+};
+
+const char* OpName(Op op);
+
+// Turns collection on or off for the whole process; Reset zeroes the table.
+void Enable(bool on);
+bool Enabled();
+void Reset();
+// Summed nanoseconds and calls of one op since the last Reset.
+int64_t Nanoseconds(Op op);
+int64_t Calls(Op op);
+void Add(Op op, int64_t nanoseconds);
+
+class ScopedOp {
+ public:
+  explicit ScopedOp(Op op) : op_(op), on_(Enabled()) {
+    if (on_) start_ = std::chrono::steady_clock::now();
+  }
+  ~ScopedOp() {
+    if (on_) {
+      Add(op_, std::chrono::duration_cast<std::chrono::nanoseconds>(
+                   std::chrono::steady_clock::now() - start_)
+                   .count());
+    }
+  }
+  ScopedOp(const ScopedOp&) = delete;
+  ScopedOp& operator=(const ScopedOp&) = delete;
+
+ private:
+  Op op_;
+  bool on_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace engine::profile
