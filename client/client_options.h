@@ -7,10 +7,21 @@
 
 namespace client {
 
+// TLS to the server; the PEM contents, not paths (main.cc reads the files,
+// see LoadTlsFiles in channel.h).
+struct TlsOptions {
+  bool enabled = false;    // off: plaintext
+  std::string root_certs;  // CAs to verify the server with; empty: the system's roots
+  std::string cert_chain;  // client certificate for mutual TLS (with private_key)
+  std::string private_key;
+  std::string server_name;  // checked in the server's certificate; empty: the target's host
+};
+
 struct ConnectionOptions {
   std::string target = "localhost:50051";    // any gRPC target, e.g. dns:///encoder:50051
   std::string lb;                            // load-balancing policy; empty: gRPC's (pick_first)
   std::chrono::milliseconds timeout{30000};  // per call
+  TlsOptions tls;
 };
 
 struct InputOptions {

@@ -7,7 +7,9 @@
 //   bench    [--concurrency N | --rate R] [--duration 10s] [--inputs-per-request K]
 //            [--input TEXT_FILE | --text-words MIN:MAX] [--json]
 // Common: --target (default localhost:50051; dns:///host:port with --lb
-// round_robin spreads calls over every address), --timeout (default 30s).
+// round_robin spreads calls over every address), --timeout (default 30s);
+// TLS: --tls (system roots) or --tls-ca FILE, --tls-cert/--tls-key (mutual
+// TLS), --tls-server-name NAME.
 // Flag names take '-' or '_' (--inputs-per-request = --inputs_per_request).
 // Put texts that start with '-' after "--".
 #include <iostream>
@@ -20,6 +22,7 @@
 #include "absl/time/time.h"
 #include "client/bench_options.h"
 #include "client/bench_texts.h"
+#include "client/channel.h"
 #include "client/client_options.h"
 #include "client/commands.h"
 #include "common/flag_names.h"
@@ -27,6 +30,14 @@
 ABSL_FLAG(std::string, target, "localhost:50051", "server address (any gRPC target)");
 ABSL_FLAG(std::string, lb, "", "load-balancing policy, e.g. round_robin (default: pick_first)");
 ABSL_FLAG(absl::Duration, timeout, absl::Seconds(30), "deadline of each call");
+ABSL_FLAG(bool, tls, false, "use TLS, verifying the server with the system's CA roots");
+ABSL_FLAG(std::string, tls_ca, "", "use TLS, verifying the server with this PEM CA file");
+ABSL_FLAG(std::string, tls_cert, "",
+          "client certificate (PEM) for mutual TLS, with --tls-key; implies TLS");
+ABSL_FLAG(std::string, tls_key, "", "private key (PEM) of --tls-cert");
+ABSL_FLAG(std::string, tls_server_name, "",
+          "the name checked in the server's certificate (default: the target's host), e.g. "
+          "localhost when dialling 127.0.0.1; implies TLS");
 ABSL_FLAG(bool, pair, false, "texts are taken two by two as (text, text_pair)");
 ABSL_FLAG(std::string, input, "",
           "encode, tokenize: JSON lines file ('-': stdin): {\"text\": ...}, "
@@ -67,6 +78,8 @@ constexpr char kUsage[] =
     "  bench    [--concurrency N | --rate R] [--duration 10s] [--inputs-per-request K]\n"
     "           [--input TEXT_FILE | --text-words MIN:MAX] [--invalid-fraction F] [--json]\n"
     "common: --target host:port (default localhost:50051), --lb round_robin, --timeout 30s\n"
+    "TLS:    --tls (system roots) | --tls-ca CA.pem, [--tls-cert CERT.pem --tls-key KEY.pem]\n"
+    "        (mutual TLS), [--tls-server-name NAME]\n"
     "texts starting with '-' go after \"--\"\n";
 
 }  // namespace
@@ -88,6 +101,18 @@ int main(int argc, char** argv) {
   connection.target = absl::GetFlag(FLAGS_target);
   connection.lb = absl::GetFlag(FLAGS_lb);
   connection.timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_timeout));
+  client::TlsFiles tls_files;
+  tls_files.tls = absl::GetFlag(FLAGS_tls);
+  tls_files.ca = absl::GetFlag(FLAGS_tls_ca);
+  tls_files.cert = absl::GetFlag(FLAGS_tls_cert);
+  tls_files.key = absl::GetFlag(FLAGS_tls_key);
+  tls_files.server_name = absl::GetFlag(FLAGS_tls_server_name);
+  absl::StatusOr<client::TlsOptions> tls = client::LoadTlsFiles(tls_files);
+  if (!tls.ok()) {
+    std::cerr << "encoder-client: " << tls.status().message() << "\n";
+    return 2;
+  }
+  connection.tls = *std::move(tls);
 
   client::InputOptions inputs;
   inputs.texts.assign(positional.begin() + 2, positional.end());

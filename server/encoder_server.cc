@@ -1,6 +1,8 @@
 #include "server/encoder_server.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
 #include <thread>
 #include <utility>
 
@@ -25,13 +27,8 @@ ModelInfoLabels MetricsLabels(const LoadedModel& model) {
   return labels;
 }
 
-// Room for the largest valid request (every input a pair of the longest
-// texts) above gRPC's 4 MB default, so that an oversized text reaches the
-// validation and gets its precise message.
-int MaxReceiveBytes(const ServerConfig& config) {
-  const int64_t largest =
-      int64_t{2} * config.max_inputs_per_request * config.max_text_bytes + (int64_t{1} << 20);
-  return static_cast<int>(std::min<int64_t>(std::max<int64_t>(largest, 4 << 20), 1 << 30));
+int ToIntMs(std::chrono::milliseconds duration) {
+  return static_cast<int>(std::clamp<int64_t>(duration.count(), 0, INT_MAX));
 }
 
 // Runs `work` on a new thread that ends when it returns. The engine's OpenMP
@@ -57,6 +54,9 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
     if (port == 0) continue;
     if (absl::Status status = CheckPortFree(config.host, port); !status.ok()) return status;
   }
+  // Before the model loads: a bad TLS file is a quick, clear error.
+  absl::StatusOr<ServerTlsPem> tls = LoadServerTls(config);
+  if (!tls.ok()) return tls.status();
   engine::EncoderOptions options;
   options.threads = config.threads;
   engine::ParsePrecision(config.precision, &options.precision);  // validated above
@@ -81,6 +81,7 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
                         engine::PoolingName(model->default_pooling)));
 
   std::unique_ptr<EncoderServer> server(new EncoderServer(config, *std::move(model), observer));
+  server->tls_ = *std::move(tls);
   if (absl::Status status = OnPassingThread([&] { return server->WarmUp(); }); !status.ok()) {
     return status;
   }
@@ -98,7 +99,8 @@ EncoderServer::EncoderServer(const ServerConfig& config, LoadedModel model,
       observers_({&metrics_, observer}),
       backend_(model_.encoder.get()),
       batcher_(config.batcher, &backend_, SystemClock(), &observers_),
-      builder_(&model_, RequestLimits{config.max_inputs_per_request, config.max_text_bytes}),
+      builder_(&model_, RequestLimits{config.max_inputs_per_request, config.max_text_bytes,
+                                      config.max_tokens_per_request}),
       dispatcher_(&builder_, &batcher_, &metrics_),
       service_(&builder_, &dispatcher_, MakeModelInfo(model_, config.max_inputs_per_request),
                SystemClock(), &metrics_) {}
@@ -141,21 +143,38 @@ absl::Status EncoderServer::Listen() {
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   const std::string address = HostPort(config_.host, config_.port);
-  builder.AddListeningPort(address, grpc::InsecureServerCredentials(), &port_);
+  builder.AddListeningPort(address, MakeServerCredentials(tls_), &port_);
   // gRPC sets SO_REUSEPORT by default, which would let a second server share
   // the port silently instead of failing.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  builder.SetMaxReceiveMessageSize(MaxReceiveBytes(config_));
+  // Limits. A larger message is refused by gRPC with RESOURCE_EXHAUSTED
+  // before the service sees it.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_receive_message_bytes));
+  // Streams past this per connection wait on the client for a free slot.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config_.max_concurrent_streams);
+  // A connection without calls for this long gets GOAWAY and is closed.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, ToIntMs(config_.max_connection_idle));
+  // Keepalive: find dead peers of open streams; accept client pings up to
+  // min_client_ping_interval apart while calls are open (gRPC's own default,
+  // 5 min, sends GOAWAY to clients that ping every 10 s or 1 min). Pings on a
+  // connection without calls stay refused: idle connections are closed anyway.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ToIntMs(config_.keepalive_time));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ToIntMs(config_.keepalive_timeout));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             ToIntMs(config_.min_client_ping_interval));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
   builder.RegisterService(&service_);
   server_ = builder.BuildAndStart();
   if (server_ == nullptr || port_ == 0) {
     server_.reset();
-    return absl::FailedPreconditionError(absl::StrCat("cannot listen on ", address));
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot listen on ", address,
+                     tls_.cert_chain.empty() ? "" : " (gRPC refused --tls-cert or --tls-key)"));
   }
   health_ = std::make_unique<HealthReporter>(server_->GetHealthCheckService());
   health_->SetServing(true);
-  LogEvent(absl::StrCat("serving on ", HostPort(config_.host, port_),
-                        " (health SERVING); metrics on http://",
+  LogEvent(absl::StrCat("serving on ", HostPort(config_.host, port_), " (",
+                        TransportSecurityName(config_), ", health SERVING); metrics on http://",
                         HostPort(config_.host, metrics_endpoint_->port()), "/metrics"));
   return absl::OkStatus();
 }

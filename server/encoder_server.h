@@ -24,15 +24,17 @@
 #include "server/model_loader.h"
 #include "server/request_builder.h"
 #include "server/server_config.h"
+#include "server/tls.h"
 
 namespace server {
 
 class EncoderServer {
  public:
-  // Checks the ports are free, loads the model, runs one warm-up batch,
-  // serves /metrics on the metrics port, then listens for gRPC; health is
-  // SERVING when this returns. Errors are one line each, naming the cause
-  // (bad flag, model file, port in use). `observer` (may be null) sees the
+  // Checks the ports are free and the TLS files (if any) are good, loads the
+  // model, runs one warm-up batch, serves /metrics on the metrics port, then
+  // listens for gRPC (plaintext, TLS or mutual TLS); health is SERVING when
+  // this returns. Errors are one line each, naming the cause (bad flag, TLS
+  // file, model file, port in use). `observer` (may be null) sees the
   // batcher beside the metrics and must outlive the server.
   static absl::StatusOr<std::unique_ptr<EncoderServer>> Start(const ServerConfig& config,
                                                               BatcherObserver* observer = nullptr);
@@ -59,6 +61,7 @@ class EncoderServer {
   absl::Status Listen();
 
   const ServerConfig config_;
+  ServerTlsPem tls_;  // empty: plaintext
   LoadedModel model_;
   ServerMetrics metrics_;  // before everything that records into it
   std::shared_ptr<ProcessCollector> process_metrics_;

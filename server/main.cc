@@ -46,6 +46,21 @@ ABSL_FLAG(int, max_inputs_per_request, 64, "most inputs in one Encode request");
 ABSL_FLAG(int64_t, max_text_bytes, 65536, "most bytes in one input text");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(20),
           "on SIGTERM/SIGINT, how long queued and running work may take to finish");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain for TLS on the gRPC port (with --tls-key; none: plaintext)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "mutual TLS: PEM CA certificates; clients must present a certificate signed by one "
+          "(needs --tls-cert and --tls-key)");
+ABSL_FLAG(int64_t, max_receive_message_bytes, 4194304,
+          "largest request message gRPC accepts; larger ones get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, max_tokens_per_request, 16384,
+          "most tokens (after tokenization) over all inputs of one Encode request or stream "
+          "message; beyond it INVALID_ARGUMENT");
+ABSL_FLAG(int, max_concurrent_streams, 256,
+          "HTTP/2 streams (calls) open at once per connection; a client's further calls wait");
+ABSL_FLAG(absl::Duration, max_connection_idle, absl::Minutes(5),
+          "a connection without calls for this long is closed (GOAWAY)");
 
 namespace {
 
@@ -61,7 +76,14 @@ const std::vector<std::string> kFlagNames = {"model",
                                              "max_queue_tokens",
                                              "max_inputs_per_request",
                                              "max_text_bytes",
-                                             "shutdown_grace"};
+                                             "shutdown_grace",
+                                             "tls_cert",
+                                             "tls_key",
+                                             "tls_client_ca",
+                                             "max_receive_message_bytes",
+                                             "max_tokens_per_request",
+                                             "max_concurrent_streams",
+                                             "max_connection_idle"};
 
 server::ServerConfig ConfigFromFlags() {
   server::ServerConfig config;
@@ -78,6 +100,13 @@ server::ServerConfig ConfigFromFlags() {
   config.max_inputs_per_request = absl::GetFlag(FLAGS_max_inputs_per_request);
   config.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes);
   config.shutdown_grace = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_shutdown_grace));
+  config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  config.tls_key = absl::GetFlag(FLAGS_tls_key);
+  config.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  config.max_receive_message_bytes = absl::GetFlag(FLAGS_max_receive_message_bytes);
+  config.max_tokens_per_request = absl::GetFlag(FLAGS_max_tokens_per_request);
+  config.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  config.max_connection_idle = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_max_connection_idle));
   return config;
 }
 

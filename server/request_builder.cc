@@ -42,9 +42,18 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::Build(
   auto batch_request = std::make_unique<BatchRequest>();
   batch_request->spec = *spec;
   batch_request->inputs.reserve(request.inputs_size());
+  int64_t tokens = 0;
   for (int i = 0; i < request.inputs_size(); ++i) {
     absl::StatusOr<TokenizedInput> input = BuildInput(request.inputs(i), request.truncate());
     if (!input.ok()) return WithInputIndex(i, input.status());
+    tokens += static_cast<int64_t>(input->ids.size());
+    if (tokens > limits_.max_tokens_per_request) {
+      return WithInputIndex(
+          i,
+          absl::InvalidArgumentError(absl::StrCat(
+              "the request reaches ", tokens, " tokens here, more than the limit of ",
+              limits_.max_tokens_per_request, " tokens per request (--max-tokens-per-request)")));
+    }
     // The engine's own check covers what the model knows best (token type
     // range, anything added later); the checks above give the precise messages.
     const engine::Sequence sequence{input->ids, input->token_type_ids};

@@ -19,6 +19,9 @@ namespace server {
 struct RequestLimits {
   int max_inputs_per_request = 64;
   int64_t max_text_bytes = 65536;
+  // Tokens after tokenization (and truncation) over all of one request's
+  // inputs; the input that passes it is named in the error.
+  int64_t max_tokens_per_request = 16384;
 };
 
 class RequestBuilder {

@@ -1,5 +1,7 @@
 #include "server/server_config.h"
 
+#include <limits>
+
 #include "absl/strings/str_cat.h"
 #include "engine/config.h"
 
@@ -12,7 +14,29 @@ absl::Status MustBe(bool condition, const char* flag, const char* rule, int64_t 
       absl::StrCat("--", flag, " must be ", rule, " (got ", value, ")"));
 }
 
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
+absl::Status ValidateTls(const ServerConfig& config) {
+  if (!config.tls_cert.empty() && config.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls-cert needs --tls-key (the certificate's private key)");
+  }
+  if (config.tls_cert.empty() && !config.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls-key needs --tls-cert (the certificate it belongs to)");
+  }
+  if (!config.tls_client_ca.empty() && config.tls_cert.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-client-ca (mutual TLS) needs --tls-cert and --tls-key (the server's own "
+        "certificate)");
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
+
+const char* TransportSecurityName(const ServerConfig& config) {
+  if (config.tls_cert.empty()) return "plaintext";
+  return config.tls_client_ca.empty() ? "TLS" : "mutual TLS";
+}
 
 absl::Status ValidateServerConfig(const ServerConfig& config) {
   if (config.model_dir.empty()) return absl::InvalidArgumentError("--model is required");
@@ -25,6 +49,7 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
     return absl::InvalidArgumentError(
         absl::StrCat("--precision must be fp32 or int8 (got \"", config.precision, "\")"));
   }
+  if (absl::Status status = ValidateTls(config); !status.ok()) return status;
   const BatcherConfig& batcher = config.batcher;
   for (absl::Status status : {
            MustBe(config.port >= 0 && config.port <= 65535, "port", "in 0..65535", config.port),
@@ -44,6 +69,18 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
            MustBe(config.max_text_bytes > 0, "max-text-bytes", "positive", config.max_text_bytes),
            MustBe(config.shutdown_grace.count() >= 0, "shutdown-grace", "0 or more (ms)",
                   config.shutdown_grace.count()),
+           MustBe(config.max_receive_message_bytes >= 1024 &&
+                      config.max_receive_message_bytes <= kIntMax,
+                  "max-receive-message-bytes", "in 1024..2147483647",
+                  config.max_receive_message_bytes),
+           MustBe(config.max_tokens_per_request > 0, "max-tokens-per-request", "positive",
+                  config.max_tokens_per_request),
+           MustBe(config.max_concurrent_streams > 0, "max-concurrent-streams", "positive",
+                  config.max_concurrent_streams),
+           MustBe(config.max_connection_idle.count() > 0 &&
+                      config.max_connection_idle.count() <= kIntMax,
+                  "max-connection-idle", "positive and at most 596h (ms)",
+                  config.max_connection_idle.count()),
        }) {
     if (!status.ok()) return status;
   }

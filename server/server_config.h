@@ -22,7 +22,32 @@ struct ServerConfig {
   int max_inputs_per_request = 64;
   int64_t max_text_bytes = 65536;  // per text; a pair's two texts count separately
   std::chrono::milliseconds shutdown_grace{20000};
+
+  // TLS on the gRPC port (the metrics port stays plain HTTP). PEM file paths:
+  // no certificate means plaintext; a certificate needs its key; a client CA
+  // (only with both) means mutual TLS, every client presenting a certificate
+  // signed by it.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+
+  // Connection and message limits (gRPC channel arguments).
+  int64_t max_receive_message_bytes = 4194304;  // larger messages: RESOURCE_EXHAUSTED (gRPC)
+  int64_t max_tokens_per_request = 16384;       // after tokenization, over one request's inputs
+  int max_concurrent_streams = 256;             // HTTP/2 streams per connection; more wait
+  std::chrono::milliseconds max_connection_idle{300000};  // then the connection is closed
+  // Keepalive, not flags: the server pings a connection quiet for
+  // keepalive_time and drops it when no answer comes within keepalive_timeout
+  // (a vanished client's open stream does not hold its memory forever);
+  // clients may ping at most every min_client_ping_interval while calls are
+  // open (gRPC's default, 5 min, refuses common client keepalive settings).
+  std::chrono::milliseconds keepalive_time{60000};
+  std::chrono::milliseconds keepalive_timeout{20000};
+  std::chrono::milliseconds min_client_ping_interval{10000};
 };
+
+// Which security the gRPC port runs with: "plaintext", "TLS" or "mutual TLS".
+const char* TransportSecurityName(const ServerConfig& config);
 
 // Checks values against each other; errors name the flag to fix.
 absl::Status ValidateServerConfig(const ServerConfig& config);

@@ -2,8 +2,10 @@
 # End to end with the real binaries on a small random model, on 127.0.0.1 only:
 # start encoder-server, wait for health SERVING, call encode/tokenize/info
 # with encoder-client and check the JSON, refuse a busy port and a bad model
-# dir (one line, non-zero exit), then stop a server with SIGTERM while 20
-# calls are in flight and check every call was answered and the exit is 0.
+# dir (one line, non-zero exit), serve mutual TLS with certificates made by
+# make_test_certs.sh (encoder-client with its TLS flags; refused without a
+# client certificate), then stop a server with SIGTERM while 20 calls are in
+# flight and check every call was answered and the exit is 0.
 #
 # Usage: e2e_server.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI
 set -euo pipefail
@@ -61,7 +63,8 @@ stop_server() {
   return "$status"
 }
 
-client() { "$client_bin" --target "127.0.0.1:$port" --timeout 30s "$@"; }
+client_flags=()  # the TLS flags of the session's server
+client() { "$client_bin" --target "127.0.0.1:$port" --timeout 30s "${client_flags[@]}" "$@"; }
 
 # Number of values in the first JSON array after "$2": in the line $1.
 count_values() { sed -n "s/.*\"$2\": \[\([^]]*\)\].*/\1/p" <<<"$1" | tr ',' '\n' | grep -c .; }
@@ -72,6 +75,8 @@ count_values() { sed -n "s/.*\"$2\": \[\([^]]*\)\].*/\1/p" <<<"$1" | tr ',' '\n'
 # --- A normal session ---------------------------------------------------------
 start_server
 check "health SERVING" test "$(client health)" = "SERVING"
+check "the start line says plaintext" grep -q "serving on 127.0.0.1:$port (plaintext," \
+  "$work/server.log"
 
 info=$(client info)
 check "info names the hidden size: $info" grep -q '"hidden_size":64' <<<"$info"
@@ -141,6 +146,73 @@ check "no per-request logs" test "$(wc -l <"$work/server.log")" -eq 3
 status=0
 stop_server || status=$?
 check "a SIGTERM'd idle server exits 0" test "$status" -eq 0
+
+# --- Mutual TLS ----------------------------------------------------------------
+bash "$(dirname "$0")/make_test_certs.sh" "$work/certs" >/dev/null || fail "making test certificates"
+certs=$work/certs
+# The server's certificate names localhost and 127.0.0.1; --tls-server-name
+# checks the name localhost while dialling 127.0.0.1.
+client_flags=(--tls-ca "$certs/ca.pem" --tls-cert "$certs/client.pem" --tls-key "$certs/client.key"
+  --tls-server-name localhost)
+start_server --tls-cert "$certs/server.pem" --tls-key "$certs/server.key" \
+  --tls-client-ca "$certs/ca.pem" --max-tokens-per-request 20
+check "the start line says mutual TLS" grep -q "serving on 127.0.0.1:$port (mutual TLS," \
+  "$work/server.log"
+check "health SERVING over mutual TLS" test "$(client health)" = "SERVING"
+out=$(client encode "hello over mutual tls")
+check "encode over mutual TLS: $out" grep -q '"embedding": \[' <<<"$out"
+status=0
+# --max-tokens-per-request (20): two inputs of 11 ids reach 22 tokens at input 1.
+printf '%s\n' '{"ids": [2, 10, 11, 12, 13, 14, 15, 16, 17, 18, 3]}' \
+  '{"ids": [2, 10, 11, 12, 13, 14, 15, 16, 17, 18, 3]}' >"$work/tokens.jsonl"
+client encode --input "$work/tokens.jsonl" >/dev/null 2>"$work/err" || status=$?
+check "over --max-tokens-per-request fails the call" test "$status" -ne 0
+check "the error names the input and the limit: $(cat "$work/err")" grep -q \
+  'INVALID_ARGUMENT: input 1: the request reaches 22 tokens here, more than the limit of 20 tokens per request (--max-tokens-per-request)' \
+  "$work/err"
+out=$(client bench --duration 1s --concurrency 2 --json)
+check "bench over mutual TLS, no errors: $out" grep -q '"errors":0,' <<<"$out"
+status=0
+"$client_bin" --target "127.0.0.1:$port" --timeout 10s --tls-ca "$certs/ca.pem" \
+  --tls-server-name localhost health >/dev/null 2>"$work/err" || status=$?
+check "a client without a certificate is refused: $(cat "$work/err")" test "$status" -ne 0
+status=0
+"$client_bin" --target "127.0.0.1:$port" --timeout 10s health >/dev/null 2>"$work/err" ||
+  status=$?
+check "a plaintext client is refused: $(cat "$work/err")" test "$status" -ne 0
+status=0
+"$client_bin" --target "127.0.0.1:$port" --tls-ca "$work/no-such-ca.pem" health \
+  >/dev/null 2>"$work/err" || status=$?
+check "a missing --tls-ca is a usage error (exit 2, got $status)" test "$status" -eq 2
+check "it names the flag and the file: $(cat "$work/err")" \
+  grep -q -- "--tls-ca $work/no-such-ca.pem: cannot read the file" "$work/err"
+status=0
+stop_server || status=$?
+check "the TLS server exits 0 after SIGTERM" test "$status" -eq 0
+client_flags=()
+
+# Bad TLS files and limits, from the environment too: one line naming the
+# flag (and the file), a non-zero exit, nothing listening.
+status=0
+ENCODER_TLS_CERT=$certs/server.pem ENCODER_TLS_KEY=$certs/client.key "$server_bin" \
+  --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 2>"$work/tls.err" || status=$?
+check "a key not matching the certificate exits non-zero" test "$status" -ne 0
+check "it is one line: $(cat "$work/tls.err")" test "$(wc -l <"$work/tls.err")" -eq 1
+check "it names both files: $(cat "$work/tls.err")" grep -q -- \
+  "--tls-key $certs/client.key does not match the certificate in --tls-cert $certs/server.pem" \
+  "$work/tls.err"
+status=0
+"$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 \
+  --tls-cert "$work/no-such.pem" --tls-key "$certs/server.key" 2>"$work/tls.err" || status=$?
+check "a missing certificate exits non-zero" test "$status" -ne 0
+check "it names the flag and the file: $(cat "$work/tls.err")" grep -q -- \
+  "--tls-cert $work/no-such.pem: cannot read the file" "$work/tls.err"
+status=0
+ENCODER_MAX_CONCURRENT_STREAMS=0 "$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 \
+  --metrics-port 0 2>"$work/limit.err" || status=$?
+check "a bad limit exits non-zero" test "$status" -ne 0
+check "it names the flag: $(cat "$work/limit.err")" \
+  grep -q -- "--max-concurrent-streams must be positive (got 0)" "$work/limit.err"
 
 # --- SIGTERM with 20 calls in flight ------------------------------------------
 # The queue delay holds every call in the queue (up to 10 s) until the

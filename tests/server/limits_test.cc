@@ -1,0 +1,325 @@
+// The server's limits over a real socket on 127.0.0.1: message size (gRPC's
+// RESOURCE_EXHAUSTED), tokens per request (INVALID_ARGUMENT naming the input),
+// concurrent streams per connection (further streams wait), idle connections
+// (closed), and the validation of each flag.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <future>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "encoder/v1/encoder.grpc.pb.h"
+#include "server/encoder_server.h"
+#include "server/server_config.h"
+#include "test_model.h"
+
+namespace server {
+namespace {
+
+using encoder::v1::EncodeRequest;
+using encoder::v1::EncodeResponse;
+using std::chrono::seconds;
+
+ServerConfig LimitsConfig(const std::string& model_dir) {
+  ServerConfig config;
+  config.model_dir = model_dir;
+  config.host = "127.0.0.1";
+  config.port = 0;
+  config.metrics_port = 0;
+  config.threads = 2;
+  config.batcher.max_batch_tokens = 4096;
+  config.shutdown_grace = seconds(5);
+  return config;
+}
+
+std::unique_ptr<EncoderServer> StartServer(const ServerConfig& config) {
+  auto server = EncoderServer::Start(config);
+  EXPECT_TRUE(server.ok()) << server.status();
+  return server.ok() ? *std::move(server) : nullptr;
+}
+
+std::shared_ptr<grpc::Channel> Connect(int port) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  return grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
+                                   grpc::InsecureChannelCredentials(), args);
+}
+
+std::chrono::system_clock::time_point In(seconds timeout) {
+  return std::chrono::system_clock::now() + timeout;
+}
+
+// `count` ids: [CLS] filler... [SEP] (the test model's vocabulary).
+encoder::v1::Input Ids(int count) {
+  encoder::v1::Input input;
+  auto* ids = input.mutable_token_ids()->mutable_ids();
+  ids->Add(2);
+  for (int i = 1; i + 1 < count; ++i) ids->Add(40 + i % 50);
+  ids->Add(3);
+  return input;
+}
+
+EncodeRequest Request(const std::vector<encoder::v1::Input>& inputs, bool truncate = false) {
+  EncodeRequest request;
+  for (const encoder::v1::Input& input : inputs) *request.add_inputs() = input;
+  request.set_truncate(truncate);
+  return request;
+}
+
+grpc::Status Encode(encoder::v1::Encoder::Stub* stub, const EncodeRequest& request,
+                    EncodeResponse* response) {
+  grpc::ClientContext context;
+  context.set_deadline(In(seconds(30)));
+  return stub->Encode(&context, request, response);
+}
+
+class LimitsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { model_ = new TestModel(); }
+  static void TearDownTestSuite() {
+    delete model_;
+    model_ = nullptr;
+  }
+  static TestModel* model_;
+};
+
+TestModel* LimitsTest::model_ = nullptr;
+
+TEST_F(LimitsTest, AMessageOverMaxReceiveMessageBytesIsResourceExhaustedAndOthersAreServed) {
+  ServerConfig config = LimitsConfig(model_->dir());
+  config.max_receive_message_bytes = 16384;
+  std::unique_ptr<EncoderServer> server = StartServer(config);
+  ASSERT_NE(server, nullptr);
+  std::shared_ptr<grpc::Channel> channel = Connect(server->port());
+  auto stub = encoder::v1::Encoder::NewStub(channel);
+
+  std::string words;
+  while (words.size() < 20000) words += "word ";
+  encoder::v1::Input big;
+  big.set_text(words);  // under --max-text-bytes (65536), over the message limit
+  EncodeResponse response;
+  grpc::Status status = Encode(stub.get(), Request({big}, /*truncate=*/true), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+
+  // On a stream: the stream ends with it.
+  {
+    grpc::ClientContext context;
+    context.set_deadline(In(seconds(30)));
+    auto stream = stub->EncodeStream(&context);
+    stream->Write(Request({big}, /*truncate=*/true));
+    stream->WritesDone();
+    while (stream->Read(&response)) {
+    }
+    status = stream->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
+  }
+
+  // The same connection and a new one still serve, a message under the limit included.
+  encoder::v1::Input under;
+  under.set_text(words.substr(0, 15000));
+  status = Encode(stub.get(), Request({under}, /*truncate=*/true), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.outputs(0).tokens(), TestModel::kMaxLength);
+  auto other = encoder::v1::Encoder::NewStub(Connect(server->port()));
+  status = Encode(other.get(), Request({Ids(5)}), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.outputs(0).tokens(), 5);
+}
+
+TEST_F(LimitsTest, TokensOverMaxTokensPerRequestAreInvalidArgumentNamingTheInput) {
+  ServerConfig config = LimitsConfig(model_->dir());
+  config.max_tokens_per_request = 20;
+  std::unique_ptr<EncoderServer> server = StartServer(config);
+  ASSERT_NE(server, nullptr);
+  auto stub = encoder::v1::Encoder::NewStub(Connect(server->port()));
+
+  EncodeResponse response;
+  grpc::Status status = Encode(stub.get(), Request({Ids(8), Ids(8), Ids(8)}), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "input 2: the request reaches 24 tokens here, more than the limit of 20 tokens per "
+            "request (--max-tokens-per-request)");
+
+  // Exactly at the limit is fine.
+  status = Encode(stub.get(), Request({Ids(8), Ids(8), Ids(4)}), &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(response.outputs_size(), 3);
+
+  // Tokens are counted after tokenization and truncation: a text of 100
+  // words truncated to the model's 64 tokens.
+  std::string words;
+  for (int i = 0; i < 100; ++i) words += "word ";
+  encoder::v1::Input text;
+  text.set_text(words);
+  status = Encode(stub.get(), Request({Ids(2), text}, /*truncate=*/true), &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "input 1: the request reaches " + std::to_string(2 + TestModel::kMaxLength) +
+                " tokens here, more than the limit of 20 tokens per request "
+                "(--max-tokens-per-request)");
+
+  // On a stream, per message: the one over the limit gets its error, the
+  // stream goes on.
+  grpc::ClientContext context;
+  context.set_deadline(In(seconds(30)));
+  auto stream = stub->EncodeStream(&context);
+  EncodeRequest over = Request({Ids(15), Ids(15)});
+  over.set_id("over");
+  EncodeRequest fine = Request({Ids(15)});
+  fine.set_id("fine");
+  ASSERT_TRUE(stream->Write(over));
+  ASSERT_TRUE(stream->Write(fine));
+  ASSERT_TRUE(stream->WritesDone());
+  int answered = 0;
+  while (stream->Read(&response)) {
+    ++answered;
+    if (response.id() == "over") {
+      EXPECT_EQ(response.error().code(), static_cast<int>(grpc::StatusCode::INVALID_ARGUMENT));
+      EXPECT_EQ(response.error().message(),
+                "input 1: the request reaches 30 tokens here, more than the limit of 20 tokens "
+                "per request (--max-tokens-per-request)");
+    } else {
+      EXPECT_EQ(response.id(), "fine");
+      EXPECT_FALSE(response.has_error()) << response.error().message();
+      EXPECT_EQ(response.outputs_size(), 1);
+    }
+  }
+  status = stream->Finish();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  EXPECT_EQ(answered, 2);
+}
+
+// A stream with one request answered, left open.
+struct OpenStream {
+  grpc::ClientContext context;
+  std::unique_ptr<grpc::ClientReaderWriter<EncodeRequest, EncodeResponse>> stream;
+
+  bool Open(encoder::v1::Encoder::Stub* stub, const std::string& id) {
+    context.set_deadline(In(seconds(60)));
+    stream = stub->EncodeStream(&context);
+    EncodeRequest request = Request({Ids(4)});
+    request.set_id(id);
+    EncodeResponse response;
+    return stream->Write(request) && stream->Read(&response) && response.id() == id &&
+           !response.has_error();
+  }
+  grpc::Status Close() {
+    stream->WritesDone();
+    EncodeResponse response;
+    while (stream->Read(&response)) {
+    }
+    return stream->Finish();
+  }
+};
+
+TEST_F(LimitsTest, StreamsBeyondMaxConcurrentStreamsWaitForAFreeSlotAndAllComplete) {
+  ServerConfig config = LimitsConfig(model_->dir());
+  config.max_concurrent_streams = 2;
+  std::unique_ptr<EncoderServer> server = StartServer(config);
+  ASSERT_NE(server, nullptr);
+  std::shared_ptr<grpc::Channel> channel = Connect(server->port());  // one connection
+  auto stub = encoder::v1::Encoder::NewStub(channel);
+  // A first call: the connection is up and the client has the server's
+  // SETTINGS (with the limit) before the streams open.
+  EncodeResponse response;
+  ASSERT_TRUE(Encode(stub.get(), Request({Ids(4)}), &response).ok());
+
+  OpenStream first, second;
+  ASSERT_TRUE(first.Open(stub.get(), "first"));
+  ASSERT_TRUE(second.Open(stub.get(), "second"));
+
+  // The third stream on the same connection: opening it blocks until a slot
+  // frees (the client's transport queues it), so it runs on its own thread.
+  grpc::ClientContext third_context;
+  third_context.set_deadline(In(seconds(60)));
+  std::future<grpc::Status> third = std::async(std::launch::async, [&] {
+    auto stream = stub->EncodeStream(&third_context);
+    EncodeRequest request = Request({Ids(6)});
+    request.set_id("third");
+    stream->Write(request);
+    stream->WritesDone();
+    EncodeResponse answer;
+    int answers = 0;
+    while (stream->Read(&answer)) {
+      EXPECT_EQ(answer.id(), "third");
+      EXPECT_FALSE(answer.has_error()) << answer.error().message();
+      ++answers;
+    }
+    EXPECT_EQ(answers, 1);
+    return stream->Finish();
+  });
+  // While two streams are open it is not answered. (Waiting longer could
+  // only make this pass more surely; it cannot fail when the limit holds.)
+  EXPECT_EQ(third.wait_for(seconds(2)), std::future_status::timeout)
+      << "a third stream ran beside two open ones with --max-concurrent-streams 2";
+
+  // Closing one frees its slot: the third completes, and so do the others.
+  grpc::Status status = first.Close();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(third.wait_for(seconds(60)), std::future_status::ready);
+  status = third.get();
+  EXPECT_TRUE(status.ok()) << status.error_code() << ": " << status.error_message();
+  status = second.Close();
+  EXPECT_TRUE(status.ok()) << status.error_message();
+}
+
+TEST_F(LimitsTest, AnIdleConnectionIsClosedAfterMaxConnectionIdle) {
+  ServerConfig config = LimitsConfig(model_->dir());
+  config.max_connection_idle = std::chrono::seconds(1);
+  std::unique_ptr<EncoderServer> server = StartServer(config);
+  ASSERT_NE(server, nullptr);
+  std::shared_ptr<grpc::Channel> channel = Connect(server->port());
+  auto stub = encoder::v1::Encoder::NewStub(channel);
+  EncodeResponse response;
+  ASSERT_TRUE(Encode(stub.get(), Request({Ids(4)}), &response).ok());
+  ASSERT_EQ(channel->GetState(false), GRPC_CHANNEL_READY);
+
+  // The server sends GOAWAY once the connection has had no call for 1 s;
+  // the client's channel leaves READY (the bound is only a safety net: with
+  // gRPC's default of never, this would fail).
+  EXPECT_TRUE(channel->WaitForStateChange(GRPC_CHANNEL_READY, In(seconds(30))))
+      << "the idle connection was not closed";
+  EXPECT_NE(channel->GetState(false), GRPC_CHANNEL_READY);
+
+  // A new call reconnects.
+  EXPECT_TRUE(Encode(stub.get(), Request({Ids(4)}), &response).ok());
+}
+
+TEST(LimitsConfigTest, DefaultsAndValidationNameTheFlag) {
+  const ServerConfig defaults;
+  EXPECT_EQ(defaults.max_receive_message_bytes, 4194304);
+  EXPECT_EQ(defaults.max_tokens_per_request, 16384);
+  EXPECT_EQ(defaults.max_concurrent_streams, 256);
+  EXPECT_EQ(defaults.max_connection_idle, std::chrono::minutes(5));
+
+  ServerConfig config = LimitsConfig("/some/model");
+  ASSERT_TRUE(ValidateServerConfig(config).ok());
+  const auto error = [](const ServerConfig& bad) {
+    return std::string(ValidateServerConfig(bad).message());
+  };
+  ServerConfig bad = config;
+  bad.max_receive_message_bytes = 100;
+  EXPECT_EQ(error(bad), "--max-receive-message-bytes must be in 1024..2147483647 (got 100)");
+  bad.max_receive_message_bytes = int64_t{1} << 31;
+  EXPECT_EQ(error(bad), "--max-receive-message-bytes must be in 1024..2147483647 (got 2147483648)");
+  bad = config;
+  bad.max_tokens_per_request = 0;
+  EXPECT_EQ(error(bad), "--max-tokens-per-request must be positive (got 0)");
+  bad = config;
+  bad.max_concurrent_streams = -1;
+  EXPECT_EQ(error(bad), "--max-concurrent-streams must be positive (got -1)");
+  bad = config;
+  bad.max_connection_idle = std::chrono::milliseconds(0);
+  EXPECT_EQ(error(bad), "--max-connection-idle must be positive and at most 596h (ms) (got 0)");
+  bad.max_connection_idle = std::chrono::hours(1000);
+  EXPECT_EQ(error(bad),
+            "--max-connection-idle must be positive and at most 596h (ms) (got 3600000000)");
+}
+
+}  // namespace
+}  // namespace server
