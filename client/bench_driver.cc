@@ -8,7 +8,8 @@ namespace client {
 struct BenchDriver::Call {
   grpc::ClientContext context;
   encoder::v1::EncodeResponse response;
-  Clock::time_point start;
+  Clock::time_point start;  // intended start: latency counts from here
+  Clock::time_point sent;   // actual start on gRPC, where the deadline starts
 };
 
 BenchDriver::BenchDriver(std::vector<std::unique_ptr<encoder::v1::Encoder::Stub>> stubs,
@@ -74,6 +75,7 @@ void BenchDriver::StartCall(Clock::time_point start) {
   const uint64_t index = next_index_.fetch_add(1, std::memory_order_relaxed);
   auto* call = new Call();
   call->start = start;
+  call->sent = Clock::now();
   call->context.set_deadline(std::chrono::system_clock::now() + timeout_);
   const encoder::v1::EncodeRequest& request =
       IsInvalid(index) ? requests_->Invalid() : requests_->Next(index);
@@ -86,7 +88,8 @@ void BenchDriver::OnDone(Call* call, const grpc::Status& status) {
   const Clock::time_point now = Clock::now();
   int64_t tokens = 0;
   for (const encoder::v1::Output& output : call->response.outputs()) tokens += output.tokens();
-  stats_->Record(now - call->start, status.error_code(), call->response.outputs_size(), tokens);
+  stats_->Record(now - call->start, now - call->sent, status, call->response.outputs_size(),
+                 tokens);
   delete call;
   const bool closed_loop = options_.rate <= 0;
   if (closed_loop && now < stop_at_) {

@@ -16,6 +16,11 @@ double PerSecond(int64_t count, double seconds) {
 
 std::string Milliseconds(double seconds) { return absl::StrFormat("%.2f ms", seconds * 1e3); }
 
+nlohmann::json LatencyJson(const LatencySummary& latency) {
+  return {{"p50", latency.p50},    {"p90", latency.p90}, {"p99", latency.p99},
+          {"p99_9", latency.p999}, {"max", latency.max}, {"mean", latency.mean}};
+}
+
 }  // namespace
 
 std::string DescribeRun(const BenchOptions& options) {
@@ -67,14 +72,11 @@ std::string BenchReportJson(const BenchOptions& options, const BenchSummary& s) 
       {"requests_per_second", PerSecond(s.requests, t)},
       {"inputs_per_second", PerSecond(s.inputs, t)},
       {"tokens_per_second", PerSecond(s.tokens, t)},
-      {"latency_seconds",
-       {{"p50", s.latency.p50},
-        {"p90", s.latency.p90},
-        {"p99", s.latency.p99},
-        {"p99_9", s.latency.p999},
-        {"max", s.latency.max},
-        {"mean", s.latency.mean}}},
+      {"latency_seconds", LatencyJson(s.latency)},
+      {"ok_latency_seconds", LatencyJson(s.ok_latency)},
+      {"since_send_seconds", LatencyJson(s.since_send)},
       {"codes", s.codes},
+      {"error_messages", s.errors},
   };
   return report.dump();
 }

@@ -18,7 +18,12 @@ std::string BenchReportText(const BenchOptions& options, const BenchSummary& sum
 //  "inputs_per_request", "elapsed_seconds", "requests", "ok", "errors", "inputs",
 //  "tokens", "requests_per_second", "inputs_per_second", "tokens_per_second",
 //  "latency_seconds": {"p50", "p90", "p99", "p99_9", "max", "mean"},
-//  "codes": {"OK": n, ...}}
+//  "ok_latency_seconds": {...}  (the OK calls only),
+//  "since_send_seconds": {...}  (every call, from its actual send, where its
+//                                deadline starts: compare with --timeout),
+//  "codes": {"OK": n, ...},
+//  "error_messages": {"UNAVAILABLE: server is shutting down": n, ...}}
+// Latencies are from each call's intended start unless said otherwise.
 std::string BenchReportJson(const BenchOptions& options, const BenchSummary& summary);
 
 // The live line: "  12.0 s  12345 calls  3 errors  1023.4 calls/s  32 in flight".

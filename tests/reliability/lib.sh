@@ -1,0 +1,105 @@
+# Shared helpers of the reliability scripts (sourced, not run). Everything is
+# on 127.0.0.1; every wait is bounded.
+#
+# The sourcing script sets: name (for messages), work (a temporary directory),
+# server_bin, client_bin, cli_bin, probe_bin, summary (the JSON lines file).
+
+server_pid=""
+port=""
+metrics_port=""
+extra_pids=()
+
+log() { echo "$name: $*"; }
+fail() {
+  echo "$name: FAIL: $*" >&2
+  if [ -f "$work/server.log" ]; then tail -n 20 "$work/server.log" | sed 's/^/  server log: /' >&2; fi
+  exit 1
+}
+check() {  # check DESCRIPTION COMMAND...: fail unless the command succeeds
+  local what=$1
+  shift
+  "$@" || fail "$what"
+}
+# Is the jq expression over the numbers a, b, c true?
+holds() { jq -en --argjson a "$2" --argjson b "${3:-0}" --argjson c "${4:-0}" "$1" >/dev/null; }
+load_average() { cut -d' ' -f1-3 /proc/loadavg; }
+# Appends one JSON object (a jq expression over $ARGS.named) to the summary file.
+record() { jq -cn "$@" >>"$summary"; }
+
+cleanup() {
+  if [ -n "$server_pid" ]; then kill -9 "$server_pid" 2>/dev/null || true; fi
+  for pid in "${extra_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+
+make_model() {  # make_model DIR HIDDEN LAYERS HEADS INTERMEDIATE
+  "$cli_bin" make-model --out "$1" --hidden "$2" --layers "$3" --heads "$4" --intermediate "$5" \
+    --max-position 128 --seed 7 >/dev/null
+}
+
+# start_server MODEL [FLAGS...]: on free ports (read from the log), waits
+# (bounded) for health SERVING. Sets server_pid, port, metrics_port.
+start_server() {
+  local model=$1
+  shift
+  : >"$work/server.log"
+  "$server_bin" --model "$model" --host 127.0.0.1 --port 0 --metrics-port 0 "$@" \
+    2>"$work/server.log" &
+  server_pid=$!
+  port=""
+  for _ in $(seq 1 600); do
+    port=$(sed -n 's/.*serving on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$work/server.log")
+    [ -n "$port" ] && break
+    kill -0 "$server_pid" 2>/dev/null || fail "the server exited while starting"
+    sleep 0.1
+  done
+  [ -n "$port" ] || fail "the server did not start listening within 60 s"
+  metrics_port=$(sed -n 's/.*metrics on http:\/\/127\.0\.0\.1:\([0-9]*\)\/metrics.*/\1/p' "$work/server.log")
+  [ -n "$metrics_port" ] || fail "the server did not log its metrics port"
+  for _ in $(seq 1 100); do
+    if [ "$("$client_bin" health --target "127.0.0.1:$port" --timeout 2s 2>/dev/null)" = SERVING ]; then
+      return 0
+    fi
+    sleep 0.1
+  done
+  fail "health never became SERVING"
+}
+
+# One value of the server's /metrics ("" if absent), e.g. metric 'encoder_queue_tokens'.
+scrape() { curl -fsS --max-time 5 "http://127.0.0.1:$metrics_port/metrics" 2>/dev/null || true; }
+metric() { awk -v n="$2" '$1 == n {print $2}' <<<"$1" | head -n 1; }
+rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+hwm_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
+
+# Samples the server's RSS and queue every 0.5 s into $1 until the server
+# exits or $2 seconds pass: "<VmRSS kB> <queue tokens> <in flight> <open fds>".
+sample_server() {
+  local out=$1 seconds=$2 text
+  for _ in $(seq 1 $((seconds * 2))); do
+    kill -0 "$server_pid" 2>/dev/null || break
+    text=$(scrape)
+    echo "$(rss_kib "$server_pid") $(metric "$text" encoder_queue_tokens) \
+$(metric "$text" encoder_inflight_requests) $(metric "$text" process_open_fds)" >>"$out"
+    sleep 0.5
+  done
+}
+
+# Is anything listening on 127.0.0.1:$1 (IPv4 or IPv6 tables)?
+listening() {
+  local hex
+  hex=$(printf ':%04X' "$1")
+  awk -v h="$hex" '$2 ~ h"$" && $4 == "0A" {found=1} END {exit !found}' /proc/net/tcp /proc/net/tcp6 2>/dev/null
+}
+# A port nothing uses (IPv4 or IPv6 tables).
+free_port() {
+  local p hex
+  for _ in $(seq 1 200); do
+    p=$((20000 + RANDOM % 30000))
+    hex=$(printf ':%04X' "$p")
+    if ! awk -v h="$hex" '$2 ~ h"$" {found=1} END {exit !found}' /proc/net/tcp /proc/net/tcp6 2>/dev/null; then
+      echo "$p"
+      return 0
+    fi
+  done
+  return 1
+}

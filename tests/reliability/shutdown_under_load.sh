@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# SIGTERM under load, with the real binaries on 127.0.0.1. The server (model,
+# ports, --threads 2, --shutdown-grace 10s) gets a closed loop of 256 calls in
+# flight over 4 connections; a watcher polls grpc.health.v1.Health/Check every
+# 10 ms on its own connection; after 3 s of load the server gets SIGTERM.
+#
+# Asserts:
+#   - the server exits 0, within --shutdown-grace + 2 s of the SIGTERM, and
+#     logs that all queued and running work finished;
+#   - the watcher saw SERVING, then NOT_SERVING (an answer from the live
+#     process, so before it exited), never SERVING again, then errors;
+#   - every call the server accepted was answered: the load generator's codes
+#     are only OK and UNAVAILABLE, and each UNAVAILABLE carries one of two
+#     messages that prove the call was never accepted:
+#       "server is shutting down"  the server refused it at the door after
+#                                  SIGTERM (before tokenizing or queueing);
+#       "failed to connect ..."    the client could not connect: the server
+#                                  had closed its port (the call never left);
+#     any other UNAVAILABLE ("Socket closed", "Connection reset", "shut down
+#     before the request could run", ...) or any CANCELLED, DEADLINE_EXCEEDED
+#     or INTERNAL means an accepted call lost its answer, and fails the test;
+#   - calls were queued when the SIGTERM came (the drain had work to do).
+# Writes one JSON line of figures to the summary file.
+#
+# Usage: shutdown_under_load.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL
+set -euo pipefail
+name=shutdown_under_load
+server_bin=$1
+client_bin=$2
+cli_bin=$3
+probe_bin=$4
+summary=$5
+work=$(mktemp -d)
+source "$(dirname "$0")/lib.sh"
+trap cleanup EXIT
+for tool in jq curl; do command -v "$tool" >/dev/null || fail "$tool not found"; done
+: >"$summary"
+
+grace_seconds=10
+make_model "$work/model" 128 2 4 512
+start_server "$work/model" --threads 2 --shutdown-grace ${grace_seconds}s
+log "server on 127.0.0.1:$port, load average $(load_average)"
+
+"$probe_bin" health-watch "127.0.0.1:$port" 10 60 >"$work/watch.txt" 2>"$work/watch.err" &
+watcher_pid=$!
+extra_pids+=("$watcher_pid")
+"$client_bin" bench --target "127.0.0.1:$port" --concurrency 256 --connections 4 --duration 5s \
+  --timeout 30s --json --progress=false >"$work/bench.json" 2>"$work/bench.err" &
+bench_pid=$!
+extra_pids+=("$bench_pid")
+
+# Load running: OK answers counted by the server (bounded wait), then 3 s in.
+ok_before=0
+for _ in $(seq 1 100); do
+  ok_before=$(metric "$(scrape)" 'encoder_requests_total{code="OK",rpc="Encode"}')
+  [ "${ok_before:-0}" != 0 ] && break
+  sleep 0.1
+done
+check "calls were answered before the SIGTERM" test "${ok_before:-0}" != 0
+sleep 3
+text=$(scrape)
+queued=$(metric "$text" encoder_queue_requests)
+in_flight=$(metric "$text" encoder_inflight_requests)
+
+start_ns=$(date +%s%N)
+kill -TERM "$server_pid"
+status=0
+# Bounded: main.cc's own watchdog exits at grace + 5 s; ctest's TIMEOUT backs it.
+wait "$server_pid" || status=$?
+exit_seconds=$(jq -n "($(date +%s%N) - $start_ns) / 1e9")
+server_pid=""
+log "server exited with $status after $exit_seconds s (at SIGTERM: $queued queued, $in_flight in flight)"
+
+for _ in $(seq 1 300); do kill -0 "$bench_pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$bench_pid" 2>/dev/null && fail "the load generator did not finish within 30 s"
+wait "$bench_pid" || true  # it fails when nothing succeeded; checked below
+for _ in $(seq 1 100); do kill -0 "$watcher_pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$watcher_pid" 2>/dev/null && fail "the health watcher did not finish within 10 s"
+wait "$watcher_pid" || true
+
+b="$work/bench.json"
+[ -s "$b" ] || fail "no report from the load generator: $(cat "$work/bench.err")"
+# UNAVAILABLE calls by reason, as defined above.
+refused=$(jq '[.error_messages | to_entries[] | select(.key == "UNAVAILABLE: server is shutting down") | .value] | add // 0' "$b")
+no_connection=$(jq '[.error_messages | to_entries[] | select(.key | startswith("UNAVAILABLE: failed to connect")) | .value] | add // 0' "$b")
+lost=$(jq -c '.error_messages | with_entries(select((.key == "UNAVAILABLE: server is shutting down" or (.key | startswith("UNAVAILABLE: failed to connect"))) | not))' "$b")
+states=$(grep -v '^polls ' "$work/watch.txt" | awk '{ $1 = ""; sub(/^ /, ""); print }' |
+  sed 's/^ERROR .*/ERROR/' | uniq | paste -sd' ' -)
+not_serving_ms=$(awk '$2 == "NOT_SERVING" {print $1; exit}' "$work/watch.txt")
+record --arg load "$(load_average)" --argjson r "$(cat "$b")" --argjson exit_status "$status" \
+  --argjson exit_seconds "$exit_seconds" --argjson grace "$grace_seconds" --arg states "$states" \
+  --argjson queued "${queued:-0}" --argjson in_flight "${in_flight:-0}" \
+  --argjson refused "$refused" --argjson no_connection "$no_connection" --argjson lost "$lost" \
+  '{phase: "shutdown", exit_status: $exit_status, exit_seconds_after_sigterm: $exit_seconds,
+    shutdown_grace_seconds: $grace, queued_at_sigterm: $queued, in_flight_at_sigterm: $in_flight,
+    calls: $r.requests, codes: $r.codes, unavailable_refused_by_server: $refused,
+    unavailable_no_connection: $no_connection, lost_answers: $lost,
+    ok_p99_seconds: $r.ok_latency_seconds.p99, health_states: $states, load_average: $load}'
+tail -n 1 "$summary"
+
+check "the server exits 0 (got $status)" test "$status" -eq 0
+check "the server exits within the grace + 2 s (took $exit_seconds s)" \
+  holds '$a <= $b + 2' "$exit_seconds" "$grace_seconds"
+check "the server logged the SIGTERM" grep -q "received SIGTERM" "$work/server.log"
+check "all queued work finished" \
+  grep -q "stopped: all queued and running work finished" "$work/server.log"
+check "calls were in flight at the SIGTERM ($in_flight)" test "${in_flight:-0}" -gt 0
+check "health went SERVING, NOT_SERVING, then unreachable (saw: $states)" \
+  test "$states" = "SERVING NOT_SERVING ERROR"
+check "only OK and UNAVAILABLE: $(jq -c .codes "$b")" \
+  jq -e '.codes | keys - ["OK", "UNAVAILABLE"] | length == 0' "$b" >/dev/null
+check "no accepted call lost its answer (other errors: $lost)" test "$lost" = "{}"
+check "some calls succeeded: $(jq -c .codes "$b")" holds '$a > 0' "$(jq .ok "$b")"
+
+log "exit 0 after $exit_seconds s; NOT_SERVING seen ${not_serving_ms:-?} ms into the watch; \
+codes $(jq -c .codes "$b"): $refused refused by the server, $no_connection after it closed its port"
+log "all checks passed"
