@@ -1,14 +1,100 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "engine/encoder.h"
+#include "profile.h"
 
 namespace cli {
+namespace {
+
+// A "Vm...:  1234 kB" line of /proc/self/status, in bytes; -1 if missing.
+int64_t ProcStatusBytes(const std::string& key) {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, key.size() + 1, key + ":") == 0) {
+      return std::stoll(line.substr(key.size() + 1)) * 1024;
+    }
+  }
+  return -1;
+}
+
+// Parameters of the model as loaded: embeddings, every layer, the pooler.
+int64_t ParameterCount(const engine::ModelConfig& c, bool has_pooler) {
+  const int64_t h = c.hidden_size;
+  const int64_t inter = c.intermediate_size;
+  const int64_t embeddings =
+      (int64_t{c.vocab_size} + c.max_position_embeddings + c.type_vocab_size) * h + 2 * h;
+  const int64_t layer = 4 * h * h + 4 * h            // Q, K, V and output projections
+                        + 2 * h * inter + inter + h  // FFN
+                        + 4 * h;                     // two LayerNorms
+  const int64_t final_norm = c.layer_norm_placement == engine::LayerNormPlacement::kPre ? 2 * h : 0;
+  return embeddings + c.num_layers * layer + final_norm + (has_pooler ? h * h + h : 0);
+}
+
+int64_t CheckpointBytes(const std::string& dir) {
+  int64_t bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    if (entry.path().extension() == ".safetensors") bytes += entry.file_size(ec);
+  }
+  return bytes;
+}
+
+// The per-op table: calls and milliseconds per iteration, share of the
+// forward pass. Softmax runs inside attention on every thread, so its time
+// is thread time (and counted within attention's wall time); "other" is the
+// forward pass minus the top-level ops.
+std::string ProfileJson(int iters, double forward_seconds_per_iter, std::string* table) {
+  using engine::profile::Op;
+  const double forward_ms = forward_seconds_per_iter * 1e3;
+  std::string json = "[";
+  double top_level_ms = 0.0;
+  char line[256];
+  std::snprintf(line, sizeof(line), "%-12s %10s %14s %8s\n", "op", "calls/iter", "ms/iter",
+                "share");
+  *table = line;
+  for (int i = 0; i < static_cast<int>(Op::kCount); ++i) {
+    const Op op = static_cast<Op>(i);
+    const int64_t calls = engine::profile::Calls(op);
+    if (calls == 0) continue;
+    const bool nested = op == Op::kSoftmax;
+    const double ms = static_cast<double>(engine::profile::Nanoseconds(op)) * 1e-6 / iters;
+    if (!nested) top_level_ms += ms;
+    std::snprintf(line, sizeof(line),
+                  "%s{\"op\":\"%s\",\"calls\":%.1f,\"ms_per_iter\":%.3f,\"share\":%.4f%s}",
+                  json.size() > 1 ? "," : "", engine::profile::OpName(op),
+                  static_cast<double>(calls) / iters, ms, ms / forward_ms,
+                  nested ? ",\"thread_time\":true" : "");
+    json += line;
+    std::snprintf(line, sizeof(line), "%-12s %10.1f %14.3f %7.1f%%%s\n",
+                  engine::profile::OpName(op), static_cast<double>(calls) / iters, ms,
+                  100.0 * ms / forward_ms, nested ? "  (thread time, inside attention)" : "");
+    *table += line;
+  }
+  const double other_ms = forward_ms - top_level_ms;
+  std::snprintf(line, sizeof(line),
+                "%s{\"op\":\"other\",\"calls\":1,\"ms_per_iter\":%.3f,\"share\":%.4f}",
+                json.size() > 1 ? "," : "", other_ms, other_ms / forward_ms);
+  json += line;
+  json += "]";
+  std::snprintf(line, sizeof(line), "%-12s %10s %14.3f %7.1f%%\n%-12s %10s %14.3f %7.1f%%\n",
+                "other", "", other_ms, 100.0 * other_ms / forward_ms, "forward", "", forward_ms,
+                100.0);
+  *table += line;
+  return json;
+}
+
+}  // namespace
 
 double EncoderFlops(const engine::ModelConfig& c, int64_t tokens, int64_t sum_sq_lengths) {
   const double h = c.hidden_size;
@@ -31,9 +117,16 @@ absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, st
   const int longest = variable ? bench.max_length : bench.seq;
   engine::EncoderOptions options = common.engine;
   options.max_batch_tokens = std::max(options.max_batch_tokens, bench.batch * longest);
+  const auto load_start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<engine::Encoder>> encoder =
       engine::Encoder::Load(common.model_dir, options);
   if (!encoder.ok()) return encoder.status();
+  const double load_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - load_start).count();
+  // The high-water mark of resident memory so far: loading (checkpoint
+  // mapped and copied) is what sets it before the first batch.
+  const int64_t peak_rss_after_load = ProcStatusBytes("VmHWM");
+  const int64_t rss_after_load = ProcStatusBytes("VmRSS");
   const engine::ModelConfig& config = (*encoder)->config();
 
   std::mt19937 rng(bench.seed);
@@ -55,6 +148,10 @@ absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, st
   for (int warmup = 0; warmup < 2; ++warmup) {
     if (absl::Status s = (*encoder)->Encode(batch, &result); !s.ok()) return s;
   }
+  if (bench.profile) {
+    engine::profile::Reset();
+    engine::profile::Enable(true);
+  }
   std::vector<double> seconds;
   for (int i = 0; i < bench.iters; ++i) {
     const auto start = std::chrono::steady_clock::now();
@@ -62,19 +159,35 @@ absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, st
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
+  engine::profile::Enable(false);
+  const double mean = std::accumulate(seconds.begin(), seconds.end(), 0.0) / bench.iters;
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
   const double flops = EncoderFlops(config, tokens, sum_sq_lengths);
-  char line[512];
+  const int64_t parameters = ParameterCount(config, (*encoder)->has_pooler());
+  char line[768];
   std::snprintf(line, sizeof(line),
                 "{\"batch\":%d,\"seq\":%d,\"min_length\":%d,\"max_length\":%d,\"tokens\":%lld,"
                 "\"iters\":%d,\"threads\":%d,\"precision\":\"%s\",\"median_seconds\":%.6f,"
-                "\"min_seconds\":%.6f,\"tokens_per_second\":%.1f,\"gflops\":%.1f}",
+                "\"min_seconds\":%.6f,\"tokens_per_second\":%.1f,\"gflops\":%.1f,"
+                "\"load_seconds\":%.3f,\"peak_rss_after_load_bytes\":%lld,"
+                "\"rss_after_load_bytes\":%lld,\"parameters\":%lld,\"weights_fp32_bytes\":%lld,"
+                "\"checkpoint_bytes\":%lld",
                 bench.batch, variable ? 0 : bench.seq, variable ? bench.min_length : bench.seq,
                 longest, static_cast<long long>(tokens), bench.iters, options.threads,
                 engine::PrecisionName(options.precision), median, seconds.front(),
-                static_cast<double>(tokens) / median, flops / median * 1e-9);
-  out << line << "\n";
+                static_cast<double>(tokens) / median, flops / median * 1e-9, load_seconds,
+                static_cast<long long>(peak_rss_after_load), static_cast<long long>(rss_after_load),
+                static_cast<long long>(parameters), static_cast<long long>(parameters * 4),
+                static_cast<long long>(CheckpointBytes(common.model_dir)));
+  std::string json = line;
+  if (bench.profile) {
+    std::string table;
+    json += absl::StrCat(",\"forward_mean_seconds\":", mean,
+                         ",\"profile\":", ProfileJson(bench.iters, mean, &table));
+    std::fprintf(stderr, "%s", table.c_str());
+  }
+  out << json << "}\n";
   return absl::OkStatus();
 }
 

@@ -25,6 +25,8 @@ struct BenchOptions {
   int min_length = 0;
   int max_length = 0;
   uint32_t seed = 42;
+  // Per-op timing of the timed iterations (engine::profile), added to the JSON.
+  bool profile = false;
 };
 
 struct MakeModelOptions {

@@ -2,7 +2,7 @@
 //   encode     --model DIR [--pooling none|cls|mean|pooler] [--normalize]   (JSON lines on stdin)
 //   inspect    --model DIR
 //   bench      --model DIR --batch B (--seq S | --lengths MIN:MAX [--seed N]) [--iters N]
-//              [--threads T] [--precision fp32|int8]
+//              [--threads T] [--precision fp32|int8] [--profile]
 //   make-model --out DIR --hidden H --layers L --heads A --intermediate I
 //              [--vocab FILE] [--seed S] [--layer-norm pre|post] [--max-position P]
 #include <cstdio>
@@ -27,6 +27,8 @@ ABSL_FLAG(int, iters, 10, "bench: timed iterations");
 ABSL_FLAG(std::string, lengths, "",
           "bench: MIN:MAX for sequence lengths uniform in [MIN, MAX] (overrides --seq)");
 ABSL_FLAG(uint32_t, seed, 42, "bench: seed for --lengths and token ids; make-model: weights");
+ABSL_FLAG(bool, profile, false,
+          "bench: time each op kind of the forward pass and add the table to the JSON");
 ABSL_FLAG(int, threads, 0, "engine threads (0: all cores)");
 ABSL_FLAG(int, max_batch_tokens, 16384, "most tokens per engine batch");
 ABSL_FLAG(std::string, precision, "fp32",
@@ -62,6 +64,7 @@ absl::Status Run(const std::string& command) {
     bench.seq = absl::GetFlag(FLAGS_seq);
     bench.iters = absl::GetFlag(FLAGS_iters);
     bench.seed = absl::GetFlag(FLAGS_seed);
+    bench.profile = absl::GetFlag(FLAGS_profile);
     if (const std::string lengths = absl::GetFlag(FLAGS_lengths); !lengths.empty()) {
       if (std::sscanf(lengths.c_str(), "%d:%d", &bench.min_length, &bench.max_length) != 2 ||
           bench.min_length <= 0) {

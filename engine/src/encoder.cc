@@ -1,5 +1,6 @@
 #include "engine/encoder.h"
 
+#include <malloc.h>
 #include <omp.h>
 
 #include <cstring>
@@ -9,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dnnl/dense.h"
+#include "dnnl/quantized_dense.h"
 #include "kernels/kernels.h"
 #include "layers/embeddings.h"
 #include "layers/encoder_layer.h"
@@ -16,6 +18,7 @@
 #include "model/checkpoint.h"
 #include "model/pooling.h"
 #include "model/weights.h"
+#include "profile.h"
 #include "workspace.h"
 
 namespace engine {
@@ -25,6 +28,7 @@ struct Encoder::Impl {
   EncoderOptions options;
   DnnlContext dnnl;
   MatmulCache cache{&dnnl};
+  Int8MatmulCache int8_cache{&dnnl};
   ModelWeights weights;
   Workspace workspace;
 };
@@ -53,10 +57,6 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
   if (options.max_batch_tokens <= 0) {
     return absl::InvalidArgumentError("max_batch_tokens must be positive");
   }
-  if (options.precision != Precision::kFloat32) {
-    return absl::UnimplementedError(
-        absl::StrCat("precision ", PrecisionName(options.precision), " is not supported yet"));
-  }
   const std::string config_path = (std::filesystem::path(model_dir) / "config.json").string();
   absl::StatusOr<std::string> text = ReadConfigText(config_path);
   if (!text.ok()) return text.status();
@@ -71,13 +71,20 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
     // The checkpoint (and its file mappings) lives only while weights are copied.
     absl::StatusOr<std::unique_ptr<Checkpoint>> checkpoint = Checkpoint::Open(model_dir);
     if (!checkpoint.ok()) return checkpoint.status();
-    absl::StatusOr<ModelWeights> weights = LoadWeights(**checkpoint, impl->config, &impl->cache);
+    absl::StatusOr<ModelWeights> weights =
+        LoadWeights(**checkpoint, impl->config, &impl->cache,
+                    options.precision == Precision::kInt8 ? &impl->int8_cache : nullptr);
     if (!weights.ok()) return weights.status();
     impl->weights = *std::move(weights);
   }
+  // Load's temporaries are freed, but glibc may keep freed heap pages (its
+  // mmap threshold grows with large frees); hand them back so resident
+  // memory after load is the weights, not their conversion.
+  malloc_trim(0);
   absl::StatusOr<Workspace> workspace =
       Workspace::Create(impl->config, options.max_batch_tokens,
-                        options.threads > 0 ? options.threads : omp_get_max_threads());
+                        options.threads > 0 ? options.threads : omp_get_max_threads(),
+                        options.precision == Precision::kInt8);
   if (!workspace.ok()) return workspace.status();
   impl->workspace = *std::move(workspace);
   return std::unique_ptr<Encoder>(new Encoder(std::move(impl)));
@@ -153,32 +160,44 @@ absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* res
   packed.num_sequences = static_cast<int>(batch.size());
   packed.tokens = tokens;
   Workspace& ws = m.workspace;
-  EmbedTokens(m.weights.embeddings, m.config, batch, packed, ws.hidden.data());
+  {
+    profile::ScopedOp op(profile::Op::kEmbed);
+    EmbedTokens(m.weights.embeddings, m.config, batch, packed, ws.hidden.data());
+  }
+  const bool int8 = m.options.precision == Precision::kInt8;
 
   const float* output = ws.hidden.data();
   if (m.config.layer_norm_placement == LayerNormPlacement::kPost) {
+    if (int8) QuantizePostLnInput(m.config, packed, ws);
     for (LayerWeights& layer : m.weights.layers) {
-      if (absl::Status s = RunPostLnLayer(layer, m.config, packed, ws); !s.ok()) return s;
+      absl::Status s = int8 ? RunPostLnLayerInt8(layer, m.config, packed, ws)
+                            : RunPostLnLayer(layer, m.config, packed, ws);
+      if (!s.ok()) return s;
     }
   } else {
     // The first layer's LN1 of the embeddings; later norms are fused into Add & Norm.
-    kernels::AddLayerNormArgs args;
-    args.residual = ws.hidden.data();
-    args.gamma = m.weights.layers[0].attention_norm.gamma.data();
-    args.beta = m.weights.layers[0].attention_norm.beta.data();
-    args.eps = m.config.layer_norm_eps;
-    args.rows = tokens;
-    args.hidden = h;
-    args.out = ws.normed.data();
-    kernels::AddLayerNorm(args);
+    const LayerNormWeights& first_norm = m.weights.layers[0].attention_norm;
+    if (int8) {
+      NormalizePreLnInputInt8(first_norm, m.config, packed, ws);
+    } else {
+      profile::ScopedOp op(profile::Op::kAddNorm);
+      kernels::AddLayerNormArgs args;
+      args.residual = ws.hidden.data();
+      args.gamma = first_norm.gamma.data();
+      args.beta = first_norm.beta.data();
+      args.eps = m.config.layer_norm_eps;
+      args.rows = tokens;
+      args.hidden = h;
+      args.out = ws.normed.data();
+      kernels::AddLayerNorm(args);
+    }
     for (size_t l = 0; l < m.weights.layers.size(); ++l) {
       const LayerNormWeights& next = l + 1 < m.weights.layers.size()
                                          ? m.weights.layers[l + 1].attention_norm
                                          : m.weights.final_norm;
-      if (absl::Status s = RunPreLnLayer(m.weights.layers[l], next, m.config, packed, ws);
-          !s.ok()) {
-        return s;
-      }
+      absl::Status s = int8 ? RunPreLnLayerInt8(m.weights.layers[l], next, m.config, packed, ws)
+                            : RunPreLnLayer(m.weights.layers[l], next, m.config, packed, ws);
+      if (!s.ok()) return s;
     }
     output = ws.normed.data();
   }

@@ -41,7 +41,7 @@ absl::StatusOr<Buffer> Buffer::Allocate(size_t floats) {
 }
 
 absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t max_batch_tokens,
-                                            int threads) {
+                                            int threads, bool int8) {
   Workspace ws;
   ws.rows = BucketRows(max_batch_tokens);
   ws.max_sequence = std::min<int64_t>(config.max_position_embeddings, max_batch_tokens);
@@ -61,6 +61,18 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
     absl::StatusOr<Buffer> allocated = Buffer::Allocate(floats);
     if (!allocated.ok()) return allocated.status();
     *buffer = *std::move(allocated);
+  }
+  if (int8) {
+    // Buffer counts 4-byte floats: u8 rows take a quarter as many.
+    const size_t quantized = (rows * std::max(h, inter) + 3) / 4;
+    for (auto [buffer, floats] : {std::pair<Buffer*, size_t>{&ws.quantized, quantized},
+                                  {&ws.row_scale, rows},
+                                  {&ws.row_zero, rows},
+                                  {&ws.accumulator, rows * std::max(3 * h, inter)}}) {
+      absl::StatusOr<Buffer> allocated = Buffer::Allocate(floats);
+      if (!allocated.ok()) return allocated.status();
+      *buffer = *std::move(allocated);
+    }
   }
   return ws;
 }

@@ -38,12 +38,23 @@ struct Workspace {
   Buffer sublayer;      // a sublayer's output before Add & Norm [rows, H]
   Buffer intermediate;  // FFN inner activations                 [rows, I]
   Buffer scores;        // attention scores, one L x L block per thread
+  // Precision::kInt8 only (empty otherwise): a matmul's input quantized per
+  // row, and its int32 output. One of each suffices because every int8
+  // matmul consumes its input before the next quantization overwrites it.
+  Buffer quantized;    // u8 [rows, max(H, I)]
+  Buffer row_scale;    // float [rows]
+  Buffer row_zero;     // int32 [rows]
+  Buffer accumulator;  // int32 [rows, max(3H, I)]
   int64_t rows = 0;
   int64_t max_sequence = 0;
   int threads = 1;
 
   static absl::StatusOr<Workspace> Create(const ModelConfig& config, int64_t max_batch_tokens,
-                                          int threads);
+                                          int threads, bool int8 = false);
+  // The int8 buffers with their element types (mmap'd memory has no type).
+  uint8_t* quantized_u8() const { return reinterpret_cast<uint8_t*>(quantized.data()); }
+  int32_t* row_zero_s32() const { return reinterpret_cast<int32_t*>(row_zero.data()); }
+  int32_t* accumulator_s32() const { return reinterpret_cast<int32_t*>(accumulator.data()); }
   float* scores_for_thread(int thread) const {
     return scores.data() + static_cast<size_t>(thread) * max_sequence * max_sequence;
   }

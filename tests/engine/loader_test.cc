@@ -261,5 +261,71 @@ TEST(LoaderTest, ShardIndexNotJson) {
               {"model.safetensors.index.json", "weight_map"});
 }
 
+// Regression (found by fuzz_model_dir's review): config.json's sizes were
+// trusted before the tensor was looked at, so a config claiming a huge
+// vocabulary or hidden size made the loader allocate (and zero) room for it:
+// std::bad_alloc / an ASan allocation-size-too-big abort instead of an error.
+TEST(LoaderTest, ConfigClaimingHugeSizesIsAnErrorNotAnAllocation) {
+  const std::string dir = WriteTinyModel("huge_config");
+  EditConfig(dir, [](nlohmann::json& c) {
+    c["vocab_size"] = 1 << 30;
+    c["hidden_size"] = 1 << 30;
+    c["num_attention_heads"] = 1;
+  });
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors", "tensor embeddings.word_embeddings.weight",
+               "expected shape [1073741824, 1073741824], got ["});
+}
+
+TEST(LoaderTest, ConfigClaimingAHugeIntermediateSizeIsAnError) {
+  const std::string dir = WriteTinyModel("huge_intermediate");
+  EditConfig(dir, [](nlohmann::json& c) { c["intermediate_size"] = 1 << 30; });
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"tensor encoder.layer.0.intermediate.dense.weight",
+               "expected shape [1073741824, 32], got [64, 32]"});
+}
+
+// Regression: layer_norm_eps is used as a float; 1e39 became infinity and
+// 1e-50 zero (and converting a double beyond float's range is undefined).
+TEST(LoaderTest, LayerNormEpsOutsideFloatRange) {
+  for (double eps : {1e39, 1e-50}) {
+    const std::string dir = WriteTinyModel("eps_range");
+    EditConfig(dir, [eps](nlohmann::json& c) { c["layer_norm_eps"] = eps; });
+    ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+                {"config.json", "\"layer_norm_eps\" must be a positive number within float"});
+  }
+}
+
+// Regression: the header check multiplied the dimensions in uint64_t, while
+// TensorView::num_elements() does it in int64_t; [2^63-1, 2, 0] passed the
+// check (0 elements) and overflowed int64_t in num_elements().
+TEST(LoaderTest, ShapeWhosePartialProductOverflowsInt64) {
+  const std::string dir = WriteTinyModel("shape_overflow");
+  ASSERT_TRUE(WriteFile(WeightsPath(dir),
+                        RawSafetensors(R"({"a": {"dtype": "F32", "shape": [9223372036854775807,
+                                           2, 0], "data_offsets": [0, 0]}})",
+                                       0))
+                  .ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors", "tensor a", "shape too large"});
+}
+
+TEST(LoaderTest, ParsesSafetensorsBytesWithoutAFile) {
+  const std::string bytes = RawSafetensors(
+      R"({"__metadata__": {"format": "pt"}, "s": {"dtype": "F32", "shape": [],
+          "data_offsets": [0, 4]}, "e": {"dtype": "BF16", "shape": [0, 4], "data_offsets": [4, 4]}})",
+      4);
+  auto tensors = ParseSafetensors(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                                  "mem.safetensors");
+  ASSERT_TRUE(tensors.ok()) << tensors.status();
+  ASSERT_EQ(tensors->size(), 2u);
+  EXPECT_EQ(tensors->at("s").num_elements(), 1);
+  EXPECT_EQ(tensors->at("e").num_elements(), 0);
+  EXPECT_EQ(tensors->at("s").data,
+            reinterpret_cast<const uint8_t*>(bytes.data()) + bytes.size() - 4);
+  ExpectError(ParseSafetensors(reinterpret_cast<const uint8_t*>(bytes.data()), 7, "short").status(),
+              absl::StatusCode::kInvalidArgument, {"short", "truncated"});
+}
+
 }  // namespace
 }  // namespace engine

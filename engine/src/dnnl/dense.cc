@@ -30,7 +30,7 @@ dnnl::primitive_attr MakeAttr(DenseActivation activation) {
       ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
       break;
   }
-  dnnl::primitive_attr attr;
+  dnnl::primitive_attr attr = DnnlContext::UserScratchpadAttr();
   attr.set_post_ops(ops);
   return attr;
 }
@@ -68,16 +68,19 @@ int64_t BucketRows(int64_t rows) {
   return (rows + step - 1) / step * step;
 }
 
-absl::StatusOr<dnnl::matmul*> MatmulCache::Get(int64_t rows, int64_t in, int64_t out,
-                                               const memory::desc& weights, bool has_bias,
-                                               DenseActivation activation) {
+absl::StatusOr<const MatmulCache::Entry*> MatmulCache::Get(int64_t rows, int64_t in, int64_t out,
+                                                           const memory::desc& weights,
+                                                           bool has_bias,
+                                                           DenseActivation activation) {
   const Key key{rows, in, out, has_bias, activation};
   auto it = primitives_.find(key);
   if (it != primitives_.end()) return &it->second;
   try {
-    dnnl::matmul primitive(
-        MakePrimitiveDesc(context_->engine, rows, in, out, weights, has_bias, activation));
-    return &primitives_.emplace(key, std::move(primitive)).first->second;
+    const dnnl::matmul::primitive_desc pd =
+        MakePrimitiveDesc(context_->engine, rows, in, out, weights, has_bias, activation);
+    Entry entry{dnnl::matmul(pd), pd.scratchpad_desc(), pd.impl_info_str()};
+    context_->ReserveScratchpad(entry.scratchpad.get_size());
+    return &primitives_.emplace(key, std::move(entry)).first->second;
   } catch (const dnnl::error& e) {
     return absl::InternalError(
         absl::StrCat("oneDNN matmul ", rows, "x", in, "x", out, ": ", e.what()));
@@ -100,7 +103,16 @@ absl::StatusOr<std::unique_ptr<Dense>> Dense::Create(MatmulCache* cache, const f
     const dnnl::matmul::primitive_desc pd =
         MakePrimitiveDesc(engine, kReferenceRows, in, out, any, bias != nullptr, activation);
     memory source(plain, engine, const_cast<float*>(weight));
-    dense->weights_ = memory(pd.weights_desc(), engine);
+    // A blocked layout (brgemm, AVX-512) is kept. When oneDNN picks a plain
+    // one (gemm:jit, AVX2) it is ab, W^T row-major: with out = 3072 its rows
+    // sit 12 KiB apart, a multiple of 4 KiB, and the 128 x 768 x 3072 FFN
+    // matmul ran at half the speed of the other shapes (bench/engine/dnnl_peak
+    // --weights ab|ba). gemm:jit reads torch's own [out, in] layout (ba) at
+    // full speed for every BERT shape, so plain means ba.
+    const memory::desc chosen = pd.weights_desc();
+    const bool blocked =
+        chosen.data.format_kind == dnnl_blocked && chosen.data.format_desc.blocking.inner_nblks > 0;
+    dense->weights_ = memory(blocked ? chosen : plain, engine);
     dnnl::reorder(source, dense->weights_)
         .execute(cache->context()->stream, source, dense->weights_);
     if (bias != nullptr) {
@@ -117,33 +129,55 @@ absl::StatusOr<std::unique_ptr<Dense>> Dense::Create(MatmulCache* cache, const f
 absl::StatusOr<Dense::Bound*> Dense::BindBucket(int64_t bucket) {
   auto it = bound_.find(bucket);
   if (it != bound_.end()) return &it->second;
-  absl::StatusOr<dnnl::matmul*> primitive =
+  absl::StatusOr<const MatmulCache::Entry*> entry =
       cache_->Get(bucket, in_, out_, weights_.get_desc(), bias_ ? true : false, activation_);
-  if (!primitive.ok()) return primitive.status();
+  if (!entry.ok()) return entry.status();
   const dnnl::engine& engine = cache_->context()->engine;
   Bound bound;
-  bound.primitive = *primitive;
+  bound.entry = *entry;
   try {
     bound.src = memory({{bucket, in_}, dt::f32, tag::ab}, engine, DNNL_MEMORY_NONE);
     bound.dst = memory({{bucket, out_}, dt::f32, tag::ab}, engine, DNNL_MEMORY_NONE);
+    if (bound.entry->scratchpad.get_size() > 0) {
+      bound.scratchpad = memory(bound.entry->scratchpad, engine, DNNL_MEMORY_NONE);
+    }
   } catch (const dnnl::error& e) {
     return absl::InternalError(absl::StrCat("oneDNN memory: ", e.what()));
   }
-  bound.args = {{DNNL_ARG_SRC, bound.src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, bound.dst}};
-  if (bias_) bound.args.emplace(DNNL_ARG_BIAS, bias_);
+  auto add = [&bound](int arg, const memory& m) { bound.args[bound.nargs++] = {arg, m.get()}; };
+  add(DNNL_ARG_SRC, bound.src);
+  add(DNNL_ARG_WEIGHTS, weights_);
+  add(DNNL_ARG_DST, bound.dst);
+  if (bias_) add(DNNL_ARG_BIAS, bias_);
+  if (bound.scratchpad) add(DNNL_ARG_SCRATCHPAD, bound.scratchpad);
   return &bound_.emplace(bucket, std::move(bound)).first->second;
 }
 
 absl::Status Dense::Forward(const float* x, int64_t rows, float* y) {
   absl::StatusOr<Bound*> bound = BindBucket(BucketRows(rows));
   if (!bound.ok()) return bound.status();
-  try {
-    (*bound)->src.set_data_handle(const_cast<float*>(x));
-    (*bound)->dst.set_data_handle(y);
-    (*bound)->primitive->execute(cache_->context()->stream, (*bound)->args);
-    cache_->context()->stream.wait();
-  } catch (const dnnl::error& e) {
-    return absl::InternalError(absl::StrCat("oneDNN matmul execution: ", e.what()));
+  Bound& b = **bound;
+  DnnlContext& context = *cache_->context();
+  // The C API throughout: the C++ wrappers' execute() builds a std::vector
+  // of arguments per call (and they throw, which we would only convert).
+  dnnl_status_t status =
+      dnnl_memory_set_data_handle_v2(b.src.get(), const_cast<float*>(x), context.stream.get());
+  if (status == dnnl_success) {
+    status = dnnl_memory_set_data_handle_v2(b.dst.get(), y, context.stream.get());
+  }
+  if (status == dnnl_success && b.scratchpad) {
+    // The shared buffer may have grown (moved) since this bucket was bound.
+    status = dnnl_memory_set_data_handle_v2(b.scratchpad.get(), context.scratchpad(),
+                                            context.stream.get());
+  }
+  if (status == dnnl_success) {
+    status = dnnl_primitive_execute(b.entry->primitive.get(), context.stream.get(), b.nargs,
+                                    b.args.data());
+  }
+  if (status == dnnl_success) status = dnnl_stream_wait(context.stream.get());
+  if (status != dnnl_success) {
+    return absl::InternalError(
+        absl::StrCat("oneDNN matmul execution: status ", static_cast<int>(status)));
   }
   return absl::OkStatus();
 }

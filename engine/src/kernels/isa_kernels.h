@@ -31,4 +31,33 @@ void ScaledSoftmaxRows<Isa::kAvx2>(float*, int64_t, int64_t, int64_t, float);
 template <>
 void ScaledSoftmaxRows<Isa::kAvx512>(float*, int64_t, int64_t, int64_t, float);
 
+// int8 kernels (kernels.h), rows [begin, end) on the calling thread.
+template <Isa kIsa>
+void QuantizeRows(const float* x, int64_t cols, const QuantizedRows& out, int64_t begin,
+                  int64_t end);
+template <Isa kIsa>
+void DequantizeRows(const Int8Accumulator& in, int64_t cols, float* out, int64_t begin,
+                    int64_t end);
+template <Isa kIsa>
+void DequantizeActivateQuantizeRows(const Int8Accumulator& in, int64_t cols, Eltwise act,
+                                    const QuantizedRows& out, int64_t begin, int64_t end);
+template <Isa kIsa>
+void AddLayerNormInt8Rows(const AddLayerNormInt8Args& args, int64_t begin, int64_t end);
+
+#define ENGINE_DECLARE_INT8_KERNELS(isa)                                                 \
+  template <>                                                                            \
+  void QuantizeRows<isa>(const float*, int64_t, const QuantizedRows&, int64_t, int64_t); \
+  template <>                                                                            \
+  void DequantizeRows<isa>(const Int8Accumulator&, int64_t, float*, int64_t, int64_t);   \
+  template <>                                                                            \
+  void DequantizeActivateQuantizeRows<isa>(const Int8Accumulator&, int64_t, Eltwise,     \
+                                           const QuantizedRows&, int64_t, int64_t);      \
+  template <>                                                                            \
+  void AddLayerNormInt8Rows<isa>(const AddLayerNormInt8Args&, int64_t, int64_t);
+
+ENGINE_DECLARE_INT8_KERNELS(Isa::kScalar)
+ENGINE_DECLARE_INT8_KERNELS(Isa::kAvx2)
+ENGINE_DECLARE_INT8_KERNELS(Isa::kAvx512)
+#undef ENGINE_DECLARE_INT8_KERNELS
+
 }  // namespace engine::kernels::detail

@@ -88,4 +88,79 @@ void Tanh(float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] = std::tanh(x[i]);
 }
 
+namespace {
+
+template <typename Fn>
+auto ByIsa(Isa isa, Fn scalar, Fn avx2, Fn avx512) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return avx512;
+    case Isa::kAvx2:
+      return avx2;
+    case Isa::kScalar:
+      break;
+  }
+  return scalar;
+}
+
+auto QuantizeFor(Isa isa) {
+  return ByIsa(isa, detail::QuantizeRows<Isa::kScalar>, detail::QuantizeRows<Isa::kAvx2>,
+               detail::QuantizeRows<Isa::kAvx512>);
+}
+auto DequantizeFor(Isa isa) {
+  return ByIsa(isa, detail::DequantizeRows<Isa::kScalar>, detail::DequantizeRows<Isa::kAvx2>,
+               detail::DequantizeRows<Isa::kAvx512>);
+}
+auto DequantizeActivateQuantizeFor(Isa isa) {
+  return ByIsa(isa, detail::DequantizeActivateQuantizeRows<Isa::kScalar>,
+               detail::DequantizeActivateQuantizeRows<Isa::kAvx2>,
+               detail::DequantizeActivateQuantizeRows<Isa::kAvx512>);
+}
+auto AddLayerNormInt8For(Isa isa) {
+  return ByIsa(isa, detail::AddLayerNormInt8Rows<Isa::kScalar>,
+               detail::AddLayerNormInt8Rows<Isa::kAvx2>,
+               detail::AddLayerNormInt8Rows<Isa::kAvx512>);
+}
+
+}  // namespace
+
+void QuantizeRows(const float* x, int64_t rows, int64_t cols, const QuantizedRows& out) {
+  const auto fn = QuantizeFor(BestIsa());
+  ParallelRows(rows, cols, [&](int64_t begin, int64_t end) { fn(x, cols, out, begin, end); });
+}
+
+void QuantizeRowsWithIsa(Isa isa, const float* x, int64_t rows, int64_t cols,
+                         const QuantizedRows& out) {
+  QuantizeFor(isa)(x, cols, out, 0, rows);
+}
+
+void Dequantize(const Int8Accumulator& in, int64_t rows, int64_t cols, float* out) {
+  const auto fn = DequantizeFor(BestIsa());
+  ParallelRows(rows, cols, [&](int64_t begin, int64_t end) { fn(in, cols, out, begin, end); });
+}
+
+void DequantizeWithIsa(Isa isa, const Int8Accumulator& in, int64_t rows, int64_t cols, float* out) {
+  DequantizeFor(isa)(in, cols, out, 0, rows);
+}
+
+void DequantizeActivateQuantize(const Int8Accumulator& in, int64_t rows, int64_t cols, Eltwise act,
+                                const QuantizedRows& out) {
+  const auto fn = DequantizeActivateQuantizeFor(BestIsa());
+  ParallelRows(rows, cols, [&](int64_t begin, int64_t end) { fn(in, cols, act, out, begin, end); });
+}
+
+void DequantizeActivateQuantizeWithIsa(Isa isa, const Int8Accumulator& in, int64_t rows,
+                                       int64_t cols, Eltwise act, const QuantizedRows& out) {
+  DequantizeActivateQuantizeFor(isa)(in, cols, act, out, 0, rows);
+}
+
+void AddLayerNormInt8(const AddLayerNormInt8Args& args) {
+  const auto fn = AddLayerNormInt8For(BestIsa());
+  ParallelRows(args.rows, args.hidden, [&](int64_t begin, int64_t end) { fn(args, begin, end); });
+}
+
+void AddLayerNormInt8WithIsa(Isa isa, const AddLayerNormInt8Args& args) {
+  AddLayerNormInt8For(isa)(args, 0, args.rows);
+}
+
 }  // namespace engine::kernels

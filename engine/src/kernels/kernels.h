@@ -52,4 +52,75 @@ void ScaledSoftmaxWithIsa(Isa isa, float* x, int64_t rows, int64_t cols, float s
 // In-place y = tanh(x) over n floats (BERT's pooler head).
 void Tanh(float* x, int64_t n);
 
+// ---- int8 inference: activation quantization and matmul epilogues ----
+//
+// Activations are quantized per row, asymmetric u8:
+//   q = clamp(round(x / scale) + zero, 0, 255), x ~ (q - zero) * scale,
+// over the row's range widened to include 0 (so 0 is exact). A row of zeros
+// gets scale 1, zero 0. Weights are s8, symmetric per output column c, so the
+// int32 accumulator of a u8 x s8 matmul, acc[r][c] = sum_k q[r][k] * w[c][k],
+// dequantizes as
+//   y[r][c] = (acc[r][c] - zero[r] * col_sum[c]) * scale[r] * col_scale[c] + bias[c]
+// with col_sum[c] = sum_k w[c][k] (the zero point's share, removed exactly in
+// int32).
+
+// Where a row-quantized u8 matrix goes: q [rows, cols], scale and zero [rows].
+struct QuantizedRows {
+  uint8_t* q = nullptr;
+  float* scale = nullptr;
+  int32_t* zero = nullptr;
+};
+
+// An int32 matmul result and what dequantizes it (see above).
+struct Int8Accumulator {
+  const int32_t* acc = nullptr;       // [rows, cols]
+  const float* row_scale = nullptr;   // [rows], the matmul input's scales
+  const int32_t* row_zero = nullptr;  // [rows], the matmul input's zero points
+  const float* col_scale = nullptr;   // [cols], the weights' scales
+  const int32_t* col_sum = nullptr;   // [cols], the weights' column sums
+  const float* bias = nullptr;        // [cols], required
+};
+
+enum class Eltwise { kNone, kGeluErf, kGeluTanh, kRelu };
+
+// Quantizes x [rows, cols] into `out`.
+void QuantizeRows(const float* x, int64_t rows, int64_t cols, const QuantizedRows& out);
+void QuantizeRowsWithIsa(Isa isa, const float* x, int64_t rows, int64_t cols,
+                         const QuantizedRows& out);
+
+// out [rows, cols] = the dequantized accumulator plus bias, as float.
+void Dequantize(const Int8Accumulator& in, int64_t rows, int64_t cols, float* out);
+void DequantizeWithIsa(Isa isa, const Int8Accumulator& in, int64_t rows, int64_t cols, float* out);
+
+// The FFN's inner epilogue in one sweep per row: act(dequantized + bias),
+// quantized into `out`. The accumulator is overwritten (each row's float
+// activations are staged in place of its int32 values, 4 bytes each), so
+// `in.acc` must be writable. out.scale/zero may alias in.row_scale/row_zero:
+// a row's input scale is read before its output scale is written.
+void DequantizeActivateQuantize(const Int8Accumulator& in, int64_t rows, int64_t cols, Eltwise act,
+                                const QuantizedRows& out);
+void DequantizeActivateQuantizeWithIsa(Isa isa, const Int8Accumulator& in, int64_t rows,
+                                       int64_t cols, Eltwise act, const QuantizedRows& out);
+
+// Add & Norm with the sublayer as an int8 accumulator: like AddLayerNormArgs
+// with sublayer + bias = the dequantized accumulator (skipped when
+// sublayer.acc is null), and, when quantized.q is set, the normalized row
+// `out` also quantized there in the same sweep for the next matmul.
+// quantized.scale/zero may alias sublayer.row_scale/row_zero.
+struct AddLayerNormInt8Args {
+  const float* residual = nullptr;
+  Int8Accumulator sublayer;
+  const float* gamma = nullptr;
+  const float* beta = nullptr;
+  float eps = 1e-12f;
+  int64_t rows = 0;
+  int64_t hidden = 0;
+  float* out = nullptr;
+  float* residual_out = nullptr;
+  QuantizedRows quantized;
+};
+
+void AddLayerNormInt8(const AddLayerNormInt8Args& args);
+void AddLayerNormInt8WithIsa(Isa isa, const AddLayerNormInt8Args& args);
+
 }  // namespace engine::kernels

@@ -2,38 +2,75 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 
+#include "kernels/attention_kernels.h"
 #include "kernels/kernels.h"
-#include "oneapi/dnnl/dnnl.h"
+#include "profile.h"
 
 namespace engine {
+namespace {
+
+// Query rows of a task when one (sequence, head) pair is split: no fewer,
+// so the packed K chunk of the scores kernel is reused by enough rows.
+constexpr int64_t kMinBlockRows = 16;
+// Tasks per thread below which (sequence, head) pairs are split by query rows.
+constexpr int64_t kTasksPerThread = 4;
+
+}  // namespace
 
 void SelfAttention(const float* qkv, const PackedBatch& packed, int heads, int head_size,
                    const Workspace& workspace, float* context) {
+  profile::ScopedOp op(profile::Op::kAttention);
   const int64_t hidden = static_cast<int64_t>(heads) * head_size;
   const int64_t qkv_stride = 3 * hidden;
   const float scale = 1.0f / std::sqrt(static_cast<float>(head_size));
-  const int tasks = packed.num_sequences * heads;
   const kernels::Isa isa = kernels::BestIsa();
-  // One (sequence, head) pair per task; each thread owns one scores block.
-  // oneDNN's sgemm runs single-threaded inside the parallel region.
-#pragma omp parallel for schedule(dynamic, 1)
-  for (int task = 0; task < tasks; ++task) {
-    const int s = task / heads;
-    const int head = task % heads;
+  int64_t longest = 0;
+  for (int s = 0; s < packed.num_sequences; ++s) {
+    longest = std::max<int64_t>(longest, packed.offsets[s + 1] - packed.offsets[s]);
+  }
+  // Each thread owns one L x L scores block of the workspace.
+  const int threads = std::max(1, std::min(omp_get_max_threads(), workspace.threads));
+  const int64_t pairs = static_cast<int64_t>(packed.num_sequences) * heads;
+  // Few (sequence, head) pairs (one sequence, 12 heads, 2+ threads): split
+  // each pair's query rows into blocks so the threads stay balanced.
+  int64_t blocks = 1;
+  if (pairs < kTasksPerThread * threads) {
+    blocks = std::min((kTasksPerThread * threads + pairs - 1) / pairs,
+                      std::max<int64_t>(1, longest / kMinBlockRows));
+  }
+  const int64_t block_rows = (longest + blocks - 1) / blocks;
+  const int64_t tasks = pairs * blocks;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (int64_t task = 0; task < tasks; ++task) {
+    const int64_t block = task % blocks;
+    const int64_t pair = task / blocks;
+    const int64_t s = pair / heads;
+    const int64_t head = pair % heads;
     const int64_t begin = packed.offsets[s];
     const int64_t len = packed.offsets[s + 1] - begin;
+    const int64_t row_begin = block * block_rows;
+    if (row_begin >= len) continue;
+    const int64_t row_end = std::min(len, row_begin + block_rows);
+    kernels::AttentionHeadArgs args;
+    args.q = qkv + begin * qkv_stride + head * head_size;
+    args.k = args.q + hidden;
+    args.v = args.q + 2 * hidden;
+    args.qkv_stride = qkv_stride;
+    args.length = len;
+    args.head_size = head_size;
+    args.context = context + begin * hidden + head * head_size;
+    args.context_stride = hidden;
+    // (row_end - row_begin) x len <= L x L floats.
     float* scores = workspace.scores_for_thread(omp_get_thread_num());
-    const float* q = qkv + begin * qkv_stride + head * head_size;
-    const float* k = q + hidden;
-    const float* v = q + 2 * hidden;
-    // scores[len, len] = Q K^T, Q and K read with the fused row stride.
-    dnnl_sgemm('N', 'T', len, len, head_size, 1.0f, q, qkv_stride, k, qkv_stride, 0.0f, scores,
-               len);
-    kernels::ScaledSoftmaxWithIsa(isa, scores, len, len, scale);
-    float* out = context + begin * hidden + head * head_size;
-    dnnl_sgemm('N', 'N', len, head_size, len, 1.0f, scores, len, v, qkv_stride, 0.0f, out, hidden);
+    kernels::AttentionScoresWithIsa(isa, args, row_begin, row_end, scores);
+    {
+      profile::ScopedOp softmax(profile::Op::kSoftmax);
+      kernels::ScaledSoftmaxWithIsa(isa, scores, row_end - row_begin, len, scale);
+    }
+    kernels::AttentionContextWithIsa(isa, args, row_begin, row_end, scores);
   }
 }
 

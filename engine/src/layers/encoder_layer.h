@@ -23,4 +23,23 @@ absl::Status RunPreLnLayer(LayerWeights& layer, const LayerNormWeights& next_nor
                            const ModelConfig& config, const PackedBatch& packed,
                            Workspace& workspace);
 
+// Precision::kInt8: the same layers with the int8 weights (LayerWeights'
+// *_int8) and epilogues. Besides the float state above, each layer expects
+// its first matmul's input quantized per row in workspace.quantized /
+// row_scale / row_zero (post-LN: hidden, pre-LN: normed), and leaves the next
+// layer's there, fused into its last Add & Norm.
+absl::Status RunPostLnLayerInt8(LayerWeights& layer, const ModelConfig& config,
+                                const PackedBatch& packed, Workspace& workspace);
+absl::Status RunPreLnLayerInt8(LayerWeights& layer, const LayerNormWeights& next_norm,
+                               const ModelConfig& config, const PackedBatch& packed,
+                               Workspace& workspace);
+
+// The int8 layers' entry state from the embeddings in workspace.hidden.
+// Post-LN: hidden quantized. Pre-LN: normed = first_norm(hidden), quantized
+// in the same sweep.
+void QuantizePostLnInput(const ModelConfig& config, const PackedBatch& packed,
+                         Workspace& workspace);
+void NormalizePreLnInputInt8(const LayerNormWeights& first_norm, const ModelConfig& config,
+                             const PackedBatch& packed, Workspace& workspace);
+
 }  // namespace engine

@@ -111,8 +111,8 @@ bool Checkpoint::Has(const std::string& canonical_name) const {
   return entries_.count(canonical_name) > 0;
 }
 
-absl::Status Checkpoint::ReadFloat(const std::string& canonical_name,
-                                   const std::vector<int64_t>& expected_shape, float* out) const {
+absl::Status Checkpoint::Check(const std::string& canonical_name,
+                               const std::vector<int64_t>& expected_shape) const {
   const auto it = entries_.find(canonical_name);
   if (it == entries_.end()) {
     return absl::NotFoundError(absl::StrCat(model_dir_, ": missing tensor ", canonical_name));
@@ -128,17 +128,28 @@ absl::Status Checkpoint::ReadFloat(const std::string& canonical_name,
                                                    ShapeString(expected_shape), ", got ",
                                                    ShapeString(view.shape)));
   }
-  ConvertToFloat(view, out);
-  it->second.file->Release(view);
+  return absl::OkStatus();
+}
+
+absl::Status Checkpoint::ReadFloat(const std::string& canonical_name,
+                                   const std::vector<int64_t>& expected_shape, float* out) const {
+  if (absl::Status s = Check(canonical_name, expected_shape); !s.ok()) return s;
+  const Entry& entry = entries_.at(canonical_name);
+  ConvertToFloat(*entry.view, out);
+  entry.file->Release(*entry.view);
   return absl::OkStatus();
 }
 
 absl::StatusOr<std::vector<float>> Checkpoint::ReadFloat(
     const std::string& canonical_name, const std::vector<int64_t>& expected_shape) const {
-  int64_t n = 1;
-  for (int64_t d : expected_shape) n *= d;
-  std::vector<float> values(static_cast<size_t>(n));
-  if (absl::Status s = ReadFloat(canonical_name, expected_shape, values.data()); !s.ok()) return s;
+  // Check first: the shape comes from config.json, and a config that claims
+  // a huge vocabulary or hidden size must get an error, not a huge allocation.
+  // After the check the size is the tensor's, which the file really holds.
+  if (absl::Status s = Check(canonical_name, expected_shape); !s.ok()) return s;
+  const Entry& entry = entries_.at(canonical_name);
+  std::vector<float> values(static_cast<size_t>(entry.view->num_elements()));
+  ConvertToFloat(*entry.view, values.data());
+  entry.file->Release(*entry.view);
   return values;
 }
 

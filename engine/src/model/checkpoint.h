@@ -20,11 +20,19 @@ class Checkpoint {
 
   bool Has(const std::string& canonical_name) const;
 
+  // Whether the tensor exists with a float dtype (F32, F16, BF16) and shape
+  // `expected_shape`; the error names the file and the tensor. Check before
+  // allocating room for a tensor: `expected_shape` comes from config.json,
+  // which may claim sizes that the file does not hold.
+  absl::Status Check(const std::string& canonical_name,
+                     const std::vector<int64_t>& expected_shape) const;
+
   // Converts the tensor to float32 into `out` after checking that its shape is
   // `expected_shape`, then lets the kernel drop its mapped pages so the
   // weights are not held twice. Errors name the file and the tensor.
   absl::Status ReadFloat(const std::string& canonical_name,
                          const std::vector<int64_t>& expected_shape, float* out) const;
+  // The same into a new vector, allocated only once the tensor has passed Check.
   absl::StatusOr<std::vector<float>> ReadFloat(const std::string& canonical_name,
                                                const std::vector<int64_t>& expected_shape) const;
 

@@ -1,3 +1,4 @@
+#include <limits>
 #include <string>
 
 #include "absl/strings/str_cat.h"
@@ -68,10 +69,19 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
     config.pad_token_id = j["pad_token_id"].get<int>();
   }
   if (j.contains("layer_norm_eps")) {
-    if (!j["layer_norm_eps"].is_number() || j["layer_norm_eps"].get<double>() <= 0) {
-      return ConfigError(source, "\"layer_norm_eps\" must be a positive number");
+    // It is used as a float: it must stay positive and finite as one (1e-50
+    // would become 0 and 1e39 infinity; a double out of float's range does
+    // not even convert to float with defined behavior).
+    const json& v = j["layer_norm_eps"];
+    const double eps = v.is_number() ? v.get<double>() : 0.0;
+    if (!(eps > 0) || eps > std::numeric_limits<float>::max() ||
+        static_cast<float>(eps) < std::numeric_limits<float>::min()) {
+      return ConfigError(source,
+                         absl::StrCat("\"layer_norm_eps\" must be a positive number within float's "
+                                      "normal range, got ",
+                                      v.dump()));
     }
-    config.layer_norm_eps = j["layer_norm_eps"].get<float>();
+    config.layer_norm_eps = static_cast<float>(eps);
   }
   if (j.contains("hidden_act")) {
     if (!j["hidden_act"].is_string()) return ConfigError(source, "\"hidden_act\" must be a string");

@@ -98,32 +98,12 @@ SafetensorsFile::~SafetensorsFile() {
   if (mapping_ != nullptr) munmap(mapping_, mapping_size_);
 }
 
-absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
-  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  }
-  struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
-  }
-  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+absl::StatusOr<std::map<std::string, TensorView>> ParseSafetensors(const uint8_t* bytes,
+                                                                   uint64_t file_size,
+                                                                   const std::string& path) {
   if (file_size < 8) {
-    close(fd);
     return HeaderError(path, absl::StrCat("truncated: ", file_size, " bytes, no header length"));
   }
-  void* mapping = mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
-  close(fd);
-  if (mapping == MAP_FAILED) {
-    return absl::InternalError(absl::StrCat(path, ": mmap failed: ", std::strerror(errno)));
-  }
-  std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
-  file->path_ = path;
-  file->mapping_ = mapping;
-  file->mapping_size_ = file_size;
-  const auto* bytes = static_cast<const uint8_t*>(mapping);
-
   uint64_t header_size = 0;
   for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | bytes[i];
   if (header_size > kMaxHeaderBytes || header_size > file_size - 8) {
@@ -138,6 +118,7 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std
   if (header.is_discarded() || !header.is_object()) {
     return HeaderError(path, "header is not a JSON object");
   }
+  std::map<std::string, TensorView> tensors;
   std::vector<std::pair<uint64_t, uint64_t>> ranges;
   for (auto it = header.begin(); it != header.end(); ++it) {
     if (it.key() == "__metadata__") continue;
@@ -155,14 +136,18 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std
     TensorView view;
     view.name = name;
     view.dtype = *dtype;
+    // Every partial product must fit in int64_t: TensorView::num_elements()
+    // multiplies the dimensions in that type (a zero dimension later does not
+    // make an overflowing prefix harmless).
+    constexpr uint64_t kMaxElements = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
     uint64_t elements = 1;
     for (const auto& dim : entry["shape"]) {
       if (!dim.is_number_unsigned()) {
         return HeaderError(path, absl::StrCat("tensor ", name, ": bad shape"));
       }
       const uint64_t d = dim.get<uint64_t>();
-      if (d > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ||
-          __builtin_mul_overflow(elements, d, &elements)) {
+      if (d > kMaxElements || __builtin_mul_overflow(elements, d, &elements) ||
+          elements > kMaxElements) {
         return HeaderError(path, absl::StrCat("tensor ", name, ": shape too large"));
       }
       view.shape.push_back(static_cast<int64_t>(d));
@@ -187,7 +172,7 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std
     view.data = data + begin;
     view.nbytes = end - begin;
     ranges.emplace_back(begin, end);
-    file->tensors_.emplace(name, std::move(view));
+    tensors.emplace(name, std::move(view));
   }
   std::sort(ranges.begin(), ranges.end());
   for (size_t i = 1; i < ranges.size(); ++i) {
@@ -196,6 +181,37 @@ absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std
                          absl::StrCat("tensor data ranges overlap at byte ", ranges[i].first));
     }
   }
+  return tensors;
+}
+
+absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
+  }
+  struct stat st;
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+  }
+  const uint64_t file_size = static_cast<uint64_t>(st.st_size);
+  if (file_size < 8) {
+    close(fd);
+    return HeaderError(path, absl::StrCat("truncated: ", file_size, " bytes, no header length"));
+  }
+  void* mapping = mmap(nullptr, file_size, PROT_READ, MAP_PRIVATE, fd, 0);
+  close(fd);
+  if (mapping == MAP_FAILED) {
+    return absl::InternalError(absl::StrCat(path, ": mmap failed: ", std::strerror(errno)));
+  }
+  std::unique_ptr<SafetensorsFile> file(new SafetensorsFile());
+  file->path_ = path;
+  file->mapping_ = mapping;
+  file->mapping_size_ = file_size;
+  absl::StatusOr<std::map<std::string, TensorView>> tensors =
+      ParseSafetensors(static_cast<const uint8_t*>(mapping), file_size, path);
+  if (!tensors.ok()) return tensors.status();
+  file->tensors_ = *std::move(tensors);
   return file;
 }
 

@@ -52,6 +52,14 @@ class SafetensorsFile {
   std::map<std::string, TensorView> tensors_;
 };
 
+// Parses the bytes of a whole .safetensors file (8-byte header length, JSON
+// header, data) and checks it as Open does; the views point into `bytes`.
+// `path` names the file in errors. Open runs it on the file's mapping; the
+// fuzz target fuzz_safetensors runs it on arbitrary bytes.
+absl::StatusOr<std::map<std::string, TensorView>> ParseSafetensors(const uint8_t* bytes,
+                                                                   uint64_t size,
+                                                                   const std::string& path);
+
 // Converts `view` (F32, F16 or BF16) to float32 into `out` (num_elements floats).
 void ConvertToFloat(const TensorView& view, float* out);
 

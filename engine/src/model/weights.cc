@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "workspace.h"
 
 namespace engine {
 namespace {
@@ -18,36 +19,78 @@ absl::Status LoadNorm(const Checkpoint& checkpoint, const std::string& prefix, i
   return absl::OkStatus();
 }
 
-// Loads a torch.nn.Linear ([out, in] weight, [out] bias) as a Dense layer.
-// With `bias_out` the bias is returned for Add & Norm instead of fused.
-absl::StatusOr<std::unique_ptr<Dense>> LoadDense(const Checkpoint& checkpoint,
-                                                 const std::string& prefix, int64_t in, int64_t out,
-                                                 DenseActivation activation, MatmulCache* cache,
-                                                 std::vector<float>* bias_out = nullptr) {
-  absl::StatusOr<std::vector<float>> weight = checkpoint.ReadFloat(prefix + ".weight", {out, in});
+// Where one torch.nn.Linear goes: a float Dense (bias fused, or returned in
+// `bias` for Add & Norm when set), or with an int8 cache a QuantizedDense
+// with the bias always returned for the epilogues.
+struct DenseTarget {
+  std::unique_ptr<Dense>* fp32 = nullptr;
+  std::unique_ptr<QuantizedDense>* int8 = nullptr;
+  std::vector<float>* bias = nullptr;  // fp32: null fuses the bias
+};
+
+struct Caches {
+  MatmulCache* fp32;
+  Int8MatmulCache* int8;  // null: float weights
+};
+
+absl::Status MakeDense(const Caches& caches, const float* weight, std::vector<float> bias,
+                       int64_t in, int64_t out, DenseActivation activation,
+                       const DenseTarget& target) {
+  if (caches.int8 != nullptr) {
+    absl::StatusOr<std::unique_ptr<QuantizedDense>> dense =
+        QuantizedDense::Create(caches.int8, weight, in, out, Int8WeightMax());
+    if (!dense.ok()) return dense.status();
+    *target.int8 = *std::move(dense);
+    *target.bias = std::move(bias);
+    return absl::OkStatus();
+  }
+  const float* fused_bias = bias.data();
+  if (target.bias != nullptr) {
+    *target.bias = std::move(bias);
+    fused_bias = nullptr;
+  }
+  absl::StatusOr<std::unique_ptr<Dense>> dense =
+      Dense::Create(caches.fp32, weight, fused_bias, in, out, activation);
+  if (!dense.ok()) return dense.status();
+  *target.fp32 = *std::move(dense);
+  return absl::OkStatus();
+}
+
+// A float weight while it is converted: anonymous mmap (Buffer), so its
+// pages go back to the system when it is freed instead of lingering in the
+// heap, and load's peak resident memory stays near the converted weights.
+absl::StatusOr<Buffer> ReadWeight(const Checkpoint& checkpoint, const std::string& name,
+                                  int64_t rows, int64_t cols) {
+  absl::StatusOr<Buffer> buffer = Buffer::Allocate(static_cast<size_t>(rows * cols));
+  if (!buffer.ok()) return buffer.status();
+  if (absl::Status s = checkpoint.ReadFloat(name, {rows, cols}, buffer->data()); !s.ok()) return s;
+  return buffer;
+}
+
+// Loads a torch.nn.Linear ([out, in] weight, [out] bias); the float weight
+// is freed when this returns.
+absl::Status LoadDense(const Checkpoint& checkpoint, const std::string& prefix, int64_t in,
+                       int64_t out, DenseActivation activation, const Caches& caches,
+                       const DenseTarget& target) {
+  absl::StatusOr<Buffer> weight = ReadWeight(checkpoint, prefix + ".weight", out, in);
   if (!weight.ok()) return weight.status();
   absl::StatusOr<std::vector<float>> bias = checkpoint.ReadFloat(prefix + ".bias", {out});
   if (!bias.ok()) return bias.status();
-  const float* fused_bias = bias->data();
-  if (bias_out != nullptr) {
-    *bias_out = *std::move(bias);
-    fused_bias = nullptr;
-  }
-  return Dense::Create(cache, weight->data(), fused_bias, in, out, activation);
+  return MakeDense(caches, weight->data(), *std::move(bias), in, out, activation, target);
 }
 
 // Q, K and V stacked into one [3H, H] weight so one matmul computes all three.
-absl::StatusOr<std::unique_ptr<Dense>> LoadQkv(const Checkpoint& checkpoint,
-                                               const std::string& prefix, int64_t hidden,
-                                               MatmulCache* cache) {
+absl::Status LoadQkv(const Checkpoint& checkpoint, const std::string& prefix, int64_t hidden,
+                     const Caches& caches, LayerWeights* layer) {
   const size_t block = static_cast<size_t>(hidden * hidden);
-  std::vector<float> weight(3 * block);
+  absl::StatusOr<Buffer> weight = Buffer::Allocate(3 * block);
+  if (!weight.ok()) return weight.status();
   std::vector<float> bias(3 * static_cast<size_t>(hidden));
   const char* parts[] = {"query", "key", "value"};
   for (int p = 0; p < 3; ++p) {
     const std::string name = absl::StrCat(prefix, ".", parts[p]);
     if (absl::Status s =
-            checkpoint.ReadFloat(name + ".weight", {hidden, hidden}, weight.data() + p * block);
+            checkpoint.ReadFloat(name + ".weight", {hidden, hidden}, weight->data() + p * block);
         !s.ok()) {
       return s;
     }
@@ -56,46 +99,52 @@ absl::StatusOr<std::unique_ptr<Dense>> LoadQkv(const Checkpoint& checkpoint,
       return s;
     }
   }
-  return Dense::Create(cache, weight.data(), bias.data(), hidden, 3 * hidden,
-                       DenseActivation::kNone);
+  DenseTarget target{&layer->qkv, &layer->qkv_int8, nullptr};
+  if (caches.int8 != nullptr) target.bias = &layer->qkv_bias;
+  return MakeDense(caches, weight->data(), std::move(bias), hidden, 3 * hidden,
+                   DenseActivation::kNone, target);
 }
 
 absl::Status LoadLayer(const Checkpoint& checkpoint, const ModelConfig& config, int index,
-                       MatmulCache* cache, LayerWeights* layer) {
+                       const Caches& caches, LayerWeights* layer) {
   const int64_t h = config.hidden_size;
   const int64_t inter = config.intermediate_size;
   const std::string prefix = absl::StrCat("encoder.layer.", index);
-  absl::StatusOr<std::unique_ptr<Dense>> dense =
-      LoadQkv(checkpoint, prefix + ".attention.self", h, cache);
-  if (!dense.ok()) return dense.status();
-  layer->qkv = *std::move(dense);
-
-  dense = LoadDense(checkpoint, prefix + ".attention.output.dense", h, h, DenseActivation::kNone,
-                    cache, &layer->attention_out_bias);
-  if (!dense.ok()) return dense.status();
-  layer->attention_out = *std::move(dense);
+  if (absl::Status s = LoadQkv(checkpoint, prefix + ".attention.self", h, caches, layer); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = LoadDense(
+          checkpoint, prefix + ".attention.output.dense", h, h, DenseActivation::kNone, caches,
+          {&layer->attention_out, &layer->attention_out_int8, &layer->attention_out_bias});
+      !s.ok()) {
+    return s;
+  }
   if (absl::Status s =
           LoadNorm(checkpoint, prefix + ".attention.output.LayerNorm", h, &layer->attention_norm);
       !s.ok()) {
     return s;
   }
-
-  dense = LoadDense(checkpoint, prefix + ".intermediate.dense", h, inter,
-                    ToDenseActivation(config.activation), cache);
-  if (!dense.ok()) return dense.status();
-  layer->ffn_in = *std::move(dense);
-
-  dense = LoadDense(checkpoint, prefix + ".output.dense", inter, h, DenseActivation::kNone, cache,
-                    &layer->ffn_out_bias);
-  if (!dense.ok()) return dense.status();
-  layer->ffn_out = *std::move(dense);
+  DenseTarget ffn_in{&layer->ffn_in, &layer->ffn_in_int8, nullptr};
+  if (caches.int8 != nullptr) ffn_in.bias = &layer->ffn_in_bias;
+  if (absl::Status s = LoadDense(checkpoint, prefix + ".intermediate.dense", h, inter,
+                                 ToDenseActivation(config.activation), caches, ffn_in);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          LoadDense(checkpoint, prefix + ".output.dense", inter, h, DenseActivation::kNone, caches,
+                    {&layer->ffn_out, &layer->ffn_out_int8, &layer->ffn_out_bias});
+      !s.ok()) {
+    return s;
+  }
   return LoadNorm(checkpoint, prefix + ".output.LayerNorm", h, &layer->ffn_norm);
 }
 
 }  // namespace
 
 absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint, const ModelConfig& config,
-                                         MatmulCache* cache) {
+                                         MatmulCache* cache, Int8MatmulCache* int8_cache) {
+  const Caches caches{cache, int8_cache};
   ModelWeights weights;
   const int64_t h = config.hidden_size;
   EmbeddingWeights& emb = weights.embeddings;
@@ -113,7 +162,7 @@ absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint, const Mod
   }
   weights.layers.resize(static_cast<size_t>(config.num_layers));
   for (int i = 0; i < config.num_layers; ++i) {
-    if (absl::Status s = LoadLayer(checkpoint, config, i, cache, &weights.layers[i]); !s.ok()) {
+    if (absl::Status s = LoadLayer(checkpoint, config, i, caches, &weights.layers[i]); !s.ok()) {
       return s;
     }
   }

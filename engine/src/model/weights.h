@@ -8,6 +8,7 @@
 
 #include "absl/status/statusor.h"
 #include "dnnl/dense.h"
+#include "dnnl/quantized_dense.h"
 #include "engine/config.h"
 #include "model/checkpoint.h"
 
@@ -36,6 +37,15 @@ struct LayerWeights {
   std::vector<float> ffn_out_bias;
   // Post-LN: applied to x + FFN. Pre-LN: applied to the FFN's input.
   LayerNormWeights ffn_norm;
+
+  // Precision::kInt8: the four dense layers above are null and these hold
+  // them instead; every bias is applied by the int8 epilogues.
+  std::unique_ptr<QuantizedDense> qkv_int8;
+  std::unique_ptr<QuantizedDense> attention_out_int8;
+  std::unique_ptr<QuantizedDense> ffn_in_int8;
+  std::unique_ptr<QuantizedDense> ffn_out_int8;
+  std::vector<float> qkv_bias;     // int8 only
+  std::vector<float> ffn_in_bias;  // int8 only
 };
 
 struct PoolerWeights {
@@ -50,7 +60,9 @@ struct ModelWeights {
   std::unique_ptr<PoolerWeights> pooler;  // when the checkpoint has pooler.dense
 };
 
+// With `int8_cache`, the encoder layers' dense weights are quantized to s8
+// (QuantizedDense) one tensor at a time, so no float copy of them all is held.
 absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint, const ModelConfig& config,
-                                         MatmulCache* cache);
+                                         MatmulCache* cache, Int8MatmulCache* int8_cache = nullptr);
 
 }  // namespace engine

@@ -1,0 +1,313 @@
+// The int8 kernels of kernels.h written once against a vector type V
+// (avx2::QVec, avx512::QVec) and instantiated in the source compiled for
+// V's ISA. Include only from such a source. Every row is a few sweeps over
+// data that stays in L1 (a row of up to 4096 floats is 16 KiB).
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kernels.h"
+#include "kernels/vec_kernels.h"
+
+namespace engine::kernels::vec {
+
+// The u8 parameters of a row whose values lie in [lo, hi] (lo <= 0 <= hi).
+// Plain float operations, the same as the scalar reference's. A template
+// (V unused) so that each ISA's source gets its own copy, never another
+// ISA's through the linker's choice of one inline definition.
+struct QuantParams {
+  float scale;
+  float inv;
+  int32_t zero;
+};
+
+template <typename V>
+QuantParams QuantParamsFor(float lo, float hi) {
+  const float range = hi - lo;
+  if (!(range > 1e-30f)) return {1.0f, 1.0f, 0};  // All zeros (or NaN): q = 0.
+  const float scale = range / 255.0f;
+  const float inv = 1.0f / scale;
+  float zero = __builtin_nearbyintf(-lo * inv);
+  zero = zero < 0.0f ? 0.0f : (zero > 255.0f ? 255.0f : zero);
+  return {scale, inv, static_cast<int32_t>(zero)};
+}
+
+// Tracks a row's minimum and maximum, starting from 0 (the range includes
+// 0). Inactive tail lanes load as 0, so they never widen it.
+template <typename V>
+struct MinMax {
+  typename V::Reg lo = V::Zero();
+  typename V::Reg hi = V::Zero();
+  void Add(typename V::Reg x) {
+    lo = V::Min(lo, x);
+    hi = V::Max(hi, x);
+  }
+  QuantParams Params() const { return QuantParamsFor<V>(V::ReduceMin(lo), V::ReduceMax(hi)); }
+};
+
+// q[0, n) from x[0, n) with the row's parameters.
+template <typename V>
+void QuantizeRowWith(const float* x, int64_t n, const QuantParams& p, uint8_t* q) {
+  constexpr int64_t W = V::kWidth;
+  const typename V::Reg inv = V::Set1(p.inv);
+  int64_t i = 0;
+  for (; i + W <= n; i += W) V::StoreU8(q + i, V::Load(x + i), inv, p.zero);
+  if (i < n) V::StoreU8(q + i, V::Load(x + i, V::TailMask(n - i)), inv, p.zero, n - i);
+}
+
+template <typename V>
+void QuantizeRows(const float* x, int64_t cols, const QuantizedRows& out, int64_t begin,
+                  int64_t end) {
+  constexpr int64_t W = V::kWidth;
+  for (int64_t row = begin; row < end; ++row) {
+    const float* xr = x + row * cols;
+    MinMax<V> mm;
+    int64_t i = 0;
+    for (; i + W <= cols; i += W) mm.Add(V::Load(xr + i));
+    if (i < cols) mm.Add(V::Load(xr + i, V::TailMask(cols - i)));
+    const QuantParams p = mm.Params();
+    QuantizeRowWith<V>(xr, cols, p, out.q + row * cols);
+    out.scale[row] = p.scale;
+    out.zero[row] = p.zero;
+  }
+}
+
+// Dequantizes one row of an accumulator: element i of
+// (acc - zero * col_sum) * row_scale * col_scale + bias.
+template <typename V>
+struct RowDequantizer {
+  const int32_t* acc;
+  const int32_t* col_sum;
+  const float* col_scale;
+  const float* bias;
+  int32_t zero;
+  typename V::Reg row_scale;
+
+  RowDequantizer(const Int8Accumulator& a, int64_t row, int64_t cols)
+      : acc(a.acc + row * cols),
+        col_sum(a.col_sum),
+        col_scale(a.col_scale),
+        bias(a.bias),
+        zero(a.row_zero[row]),
+        row_scale(V::Set1(a.row_scale[row])) {}
+
+  typename V::Reg At(int64_t i) const {
+    const typename V::Reg s = V::Mul(row_scale, V::Load(col_scale + i));
+    return V::Fma(V::LoadCentered(acc + i, col_sum + i, zero), s, V::Load(bias + i));
+  }
+  typename V::Reg At(int64_t i, typename V::Mask m) const {
+    const typename V::Reg s = V::Mul(row_scale, V::Load(col_scale + i, m));
+    return V::Fma(V::LoadCentered(acc + i, col_sum + i, zero, m), s, V::Load(bias + i, m));
+  }
+};
+
+template <typename V>
+void DequantizeRows(const Int8Accumulator& in, int64_t cols, float* out, int64_t begin,
+                    int64_t end) {
+  constexpr int64_t W = V::kWidth;
+  for (int64_t row = begin; row < end; ++row) {
+    const RowDequantizer<V> d(in, row, cols);
+    float* o = out + row * cols;
+    int64_t i = 0;
+    for (; i + W <= cols; i += W) V::Store(o + i, d.At(i));
+    if (i < cols) {
+      const typename V::Mask m = V::TailMask(cols - i);
+      V::Store(o + i, d.At(i, m), m);
+    }
+  }
+}
+
+// GELU, erf form: x * Phi(x), Phi(x) = 1 - erfc(x / sqrt 2) / 2 for x >= 0
+// and erfc(|x| / sqrt 2) / 2 below, with erfc from Abramowitz & Stegun
+// 7.1.26 (absolute error <= 1.5e-7); taking the tail from erfc keeps the
+// negative side's small values accurate relative to themselves.
+template <typename V>
+typename V::Reg GeluErf(typename V::Reg x) {
+  using Reg = typename V::Reg;
+  const Reg z = V::Mul(V::Abs(x), V::Set1(0.70710678118654752f));
+  const Reg t = V::Div(V::Set1(1.0f), V::Fma(z, V::Set1(0.3275911f), V::Set1(1.0f)));
+  Reg p = V::Set1(1.061405429f);
+  p = V::Fma(p, t, V::Set1(-1.453152027f));
+  p = V::Fma(p, t, V::Set1(1.421413741f));
+  p = V::Fma(p, t, V::Set1(-0.284496736f));
+  p = V::Fma(p, t, V::Set1(0.254829592f));
+  // erfc(z) / 2 = t * p(t) * e^(-z^2) / 2
+  const Reg half_erfc =
+      V::Mul(V::Mul(V::Mul(t, p), Exp<V>(V::Mul(V::Sub(V::Zero(), z), z))), V::Set1(0.5f));
+  const Reg phi = V::Select(V::Less(x, V::Zero()), half_erfc, V::Sub(V::Set1(1.0f), half_erfc));
+  return V::Mul(x, phi);
+}
+
+// GELU, tanh form: x * (1 + tanh(u)) / 2 = x / (1 + e^(-2u)),
+// u = sqrt(2 / pi) * (x + 0.044715 x^3). Exp saturates for large |u|, where
+// the quotient goes to 0 or x as it should.
+template <typename V>
+typename V::Reg GeluTanh(typename V::Reg x) {
+  using Reg = typename V::Reg;
+  const Reg x3 = V::Mul(V::Mul(x, x), x);
+  const Reg u = V::Mul(V::Fma(x3, V::Set1(0.044715f), x), V::Set1(0.7978845608028654f));
+  const Reg e = Exp<V>(V::Mul(u, V::Set1(-2.0f)));
+  return V::Div(x, V::Add(V::Set1(1.0f), e));
+}
+
+template <typename V, Eltwise kAct>
+typename V::Reg Activate(typename V::Reg x) {
+  if constexpr (kAct == Eltwise::kGeluErf) return GeluErf<V>(x);
+  if constexpr (kAct == Eltwise::kGeluTanh) return GeluTanh<V>(x);
+  if constexpr (kAct == Eltwise::kRelu) return V::Max(x, V::Zero());
+  return x;
+}
+
+template <typename V, Eltwise kAct>
+void DequantizeActivateQuantizeRange(const Int8Accumulator& in, int64_t cols,
+                                     const QuantizedRows& out, int64_t begin, int64_t end) {
+  constexpr int64_t W = V::kWidth;
+  for (int64_t row = begin; row < end; ++row) {
+    const RowDequantizer<V> d(in, row, cols);  // Reads the row's input scale first.
+    // The row's activations replace its int32 values in place (same size);
+    // each vector is read before it is overwritten.
+    float* staged = reinterpret_cast<float*>(const_cast<int32_t*>(in.acc + row * cols));
+    MinMax<V> mm;
+    int64_t i = 0;
+    for (; i + W <= cols; i += W) {
+      const typename V::Reg y = Activate<V, kAct>(d.At(i));
+      V::Store(staged + i, y);
+      mm.Add(y);
+    }
+    if (i < cols) {
+      const typename V::Mask m = V::TailMask(cols - i);
+      const typename V::Reg y = V::KeepActive(Activate<V, kAct>(d.At(i, m)), m);
+      V::Store(staged + i, y, m);
+      mm.Add(y);
+    }
+    const QuantParams p = mm.Params();
+    QuantizeRowWith<V>(staged, cols, p, out.q + row * cols);
+    out.scale[row] = p.scale;
+    out.zero[row] = p.zero;
+  }
+}
+
+template <typename V>
+void DequantizeActivateQuantizeRows(const Int8Accumulator& in, int64_t cols, Eltwise act,
+                                    const QuantizedRows& out, int64_t begin, int64_t end) {
+  switch (act) {
+    case Eltwise::kGeluErf:
+      return DequantizeActivateQuantizeRange<V, Eltwise::kGeluErf>(in, cols, out, begin, end);
+    case Eltwise::kGeluTanh:
+      return DequantizeActivateQuantizeRange<V, Eltwise::kGeluTanh>(in, cols, out, begin, end);
+    case Eltwise::kRelu:
+      return DequantizeActivateQuantizeRange<V, Eltwise::kRelu>(in, cols, out, begin, end);
+    case Eltwise::kNone:
+      break;
+  }
+  DequantizeActivateQuantizeRange<V, Eltwise::kNone>(in, cols, out, begin, end);
+}
+
+// One row of Add & Norm over an int8 sublayer, the passes of
+// AddLayerNormRow (vec_kernels.h) plus a fourth that quantizes the output:
+// 1. x = residual (+ dequantized sublayer + bias) into xbuf, summed;
+// 2. centred squares from xbuf; 3. out = LN(x), its min and max tracked;
+// 4. out quantized (when q is set).
+template <typename V, bool kSub>
+void AddLayerNormInt8Row(const AddLayerNormInt8Args& a, int64_t row, float* xbuf, float* out) {
+  using Reg = typename V::Reg;
+  constexpr int64_t W = V::kWidth;
+  const int64_t n = a.hidden;
+  const float* r = a.residual + row * n;
+  const int64_t tail = n % W;
+  const int64_t body = n - tail;
+  const typename V::Mask m = V::TailMask(tail);
+
+  Reg a0 = V::Zero(), a1 = V::Zero();
+  if constexpr (kSub) {
+    const RowDequantizer<V> d(a.sublayer, row, n);
+    int64_t i = 0;
+    for (; i + 2 * W <= body; i += 2 * W) {
+      const Reg x0 = V::Add(V::Load(r + i), d.At(i));
+      const Reg x1 = V::Add(V::Load(r + i + W), d.At(i + W));
+      V::Store(xbuf + i, x0);
+      V::Store(xbuf + i + W, x1);
+      a0 = V::Add(a0, x0);
+      a1 = V::Add(a1, x1);
+    }
+    for (; i < body; i += W) {
+      const Reg x = V::Add(V::Load(r + i), d.At(i));
+      V::Store(xbuf + i, x);
+      a0 = V::Add(a0, x);
+    }
+    if (tail > 0) {
+      const Reg x = V::KeepActive(V::Add(V::Load(r + body, m), d.At(body, m)), m);
+      V::Store(xbuf + body, x, m);
+      a1 = V::Add(a1, x);
+    }
+  } else {
+    for (int64_t i = 0; i < body; i += W) {
+      const Reg x = V::Load(r + i);
+      V::Store(xbuf + i, x);
+      a0 = V::Add(a0, x);
+    }
+    if (tail > 0) {
+      const Reg x = V::Load(r + body, m);
+      V::Store(xbuf + body, x, m);
+      a1 = V::Add(a1, x);
+    }
+  }
+  const float mean = V::ReduceAdd(V::Add(a0, a1)) / n;
+  const Reg vmean = V::Set1(mean);
+
+  a0 = a1 = V::Zero();
+  int64_t i = 0;
+  for (; i + 2 * W <= body; i += 2 * W) {
+    const Reg d0 = V::Sub(V::Load(xbuf + i), vmean);
+    const Reg d1 = V::Sub(V::Load(xbuf + i + W), vmean);
+    a0 = V::Fma(d0, d0, a0);
+    a1 = V::Fma(d1, d1, a1);
+  }
+  for (; i < body; i += W) {
+    const Reg dv = V::Sub(V::Load(xbuf + i), vmean);
+    a0 = V::Fma(dv, dv, a0);
+  }
+  if (tail > 0) {
+    const Reg dv = V::KeepActive(V::Sub(V::Load(xbuf + body, m), vmean), m);
+    a1 = V::Fma(dv, dv, a1);
+  }
+  const float var = V::ReduceAdd(V::Add(a0, a1)) / n;
+  const Reg rstd = V::Set1(1.0f / __builtin_sqrtf(var + a.eps));
+
+  MinMax<V> mm;
+  for (i = 0; i < body; i += W) {
+    const Reg xhat = V::Mul(V::Sub(V::Load(xbuf + i), vmean), rstd);
+    const Reg y = V::Fma(xhat, V::Load(a.gamma + i), V::Load(a.beta + i));
+    V::Store(out + i, y);
+    mm.Add(y);
+  }
+  if (tail > 0) {
+    const Reg xhat = V::Mul(V::Sub(V::Load(xbuf + body, m), vmean), rstd);
+    const Reg y =
+        V::KeepActive(V::Fma(xhat, V::Load(a.gamma + body, m), V::Load(a.beta + body, m)), m);
+    V::Store(out + body, y, m);
+    mm.Add(y);
+  }
+  if (a.quantized.q != nullptr) {
+    const QuantParams p = mm.Params();
+    QuantizeRowWith<V>(out, n, p, a.quantized.q + row * n);
+    a.quantized.scale[row] = p.scale;
+    a.quantized.zero[row] = p.zero;
+  }
+}
+
+template <typename V>
+void AddLayerNormInt8Rows(const AddLayerNormInt8Args& a, int64_t begin, int64_t end) {
+  for (int64_t row = begin; row < end; ++row) {
+    float* out = a.out + row * a.hidden;
+    // As in AddLayerNormRowRange: x is kept where it must be kept anyway.
+    float* xbuf = a.residual_out != nullptr ? a.residual_out + row * a.hidden : out;
+    if (a.sublayer.acc != nullptr) {
+      AddLayerNormInt8Row<V, true>(a, row, xbuf, out);
+    } else {
+      AddLayerNormInt8Row<V, false>(a, row, xbuf, out);
+    }
+  }
+}
+
+}  // namespace engine::kernels::vec

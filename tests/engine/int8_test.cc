@@ -1,0 +1,336 @@
+// The int8 path: oneDNN's integer matmul against exact integer arithmetic,
+// and the int8 encoder against the float32 one (itself checked against
+// PyTorch in parity_test), on the golden fixtures and a MiniLM-shaped model.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "dnnl/dense.h"
+#include "dnnl/quantized_dense.h"
+#include "engine/encoder.h"
+#include "nlohmann/json.hpp"
+#include "test_models.h"
+
+namespace engine {
+namespace {
+
+// ---- oneDNN's u8 x s8 -> s32 matmul, through QuantizedDense ----
+
+struct IntCase {
+  int64_t rows, in, out;
+  std::vector<uint8_t> x;     // [rows, in], padded to BucketRows(rows) rows
+  std::vector<float> w;       // [out, in], integers with |w| <= max, max in every row
+  std::vector<int64_t> want;  // [rows, out], exact
+};
+
+enum class Fill { kRandom, kExtreme, kAlternating };
+
+IntCase MakeIntCase(int64_t rows, int64_t in, int64_t out, int weight_max, Fill fill,
+                    uint32_t seed) {
+  std::mt19937 rng(seed);
+  IntCase c{rows, in, out, {}, {}, {}};
+  c.x.resize(static_cast<size_t>(BucketRows(rows) * in));
+  c.w.resize(static_cast<size_t>(out * in));
+  std::uniform_int_distribution<int> u8(0, 255), s8(-weight_max, weight_max);
+  for (int64_t i = 0; i < rows * in; ++i) {
+    c.x[i] = static_cast<uint8_t>(fill == Fill::kRandom ? u8(rng) : 255);
+  }
+  for (int64_t o = 0; o < out; ++o) {
+    for (int64_t k = 0; k < in; ++k) {
+      float v = static_cast<float>(s8(rng));
+      if (fill == Fill::kExtreme) v = o % 2 ? weight_max : -weight_max;
+      if (fill == Fill::kAlternating) v = (k / 2 + o) % 2 ? weight_max : -weight_max;
+      c.w[o * in + k] = v;
+    }
+    c.w[o * in] = static_cast<float>(weight_max);  // Scale exactly 1: weights stay integers.
+  }
+  c.want.assign(static_cast<size_t>(rows * out), 0);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t o = 0; o < out; ++o) {
+      int64_t acc = 0;
+      for (int64_t k = 0; k < in; ++k) {
+        acc += int64_t{c.x[r * in + k]} * static_cast<int64_t>(c.w[o * in + k]);
+      }
+      c.want[r * out + o] = acc;
+    }
+  }
+  return c;
+}
+
+// The number of outputs that differ from the exact result.
+int64_t Mismatches(const IntCase& c, int weight_max) {
+  DnnlContext context;
+  Int8MatmulCache cache(&context);
+  auto dense = QuantizedDense::Create(&cache, c.w.data(), c.in, c.out, weight_max);
+  EXPECT_TRUE(dense.ok()) << dense.status();
+  if (!dense.ok()) return -1;
+  for (int64_t o = 0; o < c.out; ++o) EXPECT_EQ((*dense)->col_scale()[o], 1.0f);
+  std::vector<int32_t> acc(static_cast<size_t>(BucketRows(c.rows) * c.out));
+  EXPECT_TRUE((*dense)->Forward(c.x.data(), c.rows, acc.data()).ok());
+  int64_t bad = 0;
+  for (int64_t i = 0; i < c.rows * c.out; ++i) bad += acc[i] != c.want[i];
+  return bad;
+}
+
+// Exact equality: integer products summed in int32 have no rounding, so any
+// difference is an overflow (vpmaddubsw's int16 saturation) or a bug.
+TEST(Int8MatmulTest, MatchesExactIntegerProductAtTheEngineWeightRange) {
+  const int max = Int8WeightMax();
+  for (Fill fill : {Fill::kRandom, Fill::kExtreme, Fill::kAlternating}) {
+    for (auto [rows, in, out] : {std::tuple<int64_t, int64_t, int64_t>{1, 32, 8},
+                                 {37, 384, 1152},
+                                 {128, 768, 3072},
+                                 {72, 3072, 768},
+                                 {9, 100, 21}}) {
+      const IntCase c = MakeIntCase(rows, in, out, max, fill, static_cast<uint32_t>(rows + in));
+      EXPECT_EQ(Mismatches(c, max), 0) << rows << "x" << in << "x" << out << " fill "
+                                       << static_cast<int>(fill) << " max " << max;
+    }
+  }
+}
+
+// Why the range is 63 without VNNI: at 127, vpmaddubsw's pair sums overflow
+// int16 and oneDNN's result is wrong. If this fails, oneDNN multiplies
+// exactly here after all and Int8WeightMax() could return 127.
+TEST(Int8MatmulTest, FullRangeWeightsSaturateWithoutVnni) {
+  if (Int8WeightMax() == 127) GTEST_SKIP() << "VNNI: the full range is exact and in use";
+  if (dnnl::get_effective_cpu_isa() == dnnl::cpu_isa::avx2_vnni) {
+    GTEST_SKIP() << "AVX-VNNI: oneDNN 2.6 may or may not multiply with it; 63 is exact either way";
+  }
+  const IntCase c = MakeIntCase(16, 256, 64, 127, Fill::kRandom, 3);
+  EXPECT_GT(Mismatches(c, 127), 0);
+}
+
+TEST(Int8MatmulTest, WeightQuantizationIsPerRowSymmetric) {
+  // Rows of very different magnitude each get their own scale; the round
+  // trip is within half a step of that row's scale.
+  const int64_t in = 50, out = 3;
+  std::mt19937 rng(4);
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> w(in * out);
+  const float magnitude[] = {1e-3f, 1.0f, 300.0f};
+  for (int64_t i = 0; i < in * out; ++i) w[i] = u(rng) * magnitude[i / in];
+  std::vector<int8_t> q(in * out);
+  std::vector<float> scale(out);
+  std::vector<int32_t> sum(out);
+  QuantizeWeights(w.data(), in, out, 63, q.data(), scale.data(), sum.data());
+  for (int64_t o = 0; o < out; ++o) {
+    float max_abs = 0;
+    int32_t total = 0;
+    for (int64_t k = 0; k < in; ++k) max_abs = std::max(max_abs, std::fabs(w[o * in + k]));
+    EXPECT_FLOAT_EQ(scale[o], max_abs / 63);
+    for (int64_t k = 0; k < in; ++k) {
+      EXPECT_LE(std::abs(q[o * in + k]), 63);
+      EXPECT_LE(std::fabs(q[o * in + k] * scale[o] - w[o * in + k]), 0.5f * scale[o] * 1.0001f);
+      total += q[o * in + k];
+    }
+    EXPECT_EQ(sum[o], total);
+  }
+}
+
+// ---- the int8 encoder against the float32 one ----
+
+// The acceptance bar for pooled embeddings.
+constexpr double kMinMeanCosine = 0.995;
+constexpr double kMinCosine = 0.99;
+// And for their centred form (CosineStats), where a sequence's own signal
+// must dominate the int8 error.
+constexpr double kMinMeanCenteredCosine = 0.99;
+constexpr double kMinCenteredCosine = 0.97;
+
+double Cosine(const std::vector<float>& a, const std::vector<float>& b) {
+  double ab = 0, aa = 0, bb = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    ab += double{a[i]} * b[i];
+    aa += double{a[i]} * a[i];
+    bb += double{b[i]} * b[i];
+  }
+  return ab / std::sqrt(aa * bb);
+}
+
+struct CosineStats {
+  double mean = 0, min = 1;
+  // The same with the batch's mean float32 vector subtracted from both
+  // sides. Random models' pooled vectors share a large common part (LayerNorm
+  // beta), so that even different sequences have raw cosines above 0.999;
+  // centred, only what tells sequences apart is compared.
+  double centered_mean = 0, centered_min = 1;
+  // The largest raw cosine between the float32 vectors of two different
+  // sequences: how little the raw bar alone says on this model.
+  double max_between_sequences = -1;
+  int count = 0;
+};
+
+void PrintStats(const std::string& name, const CosineStats& s) {
+  std::printf(
+      "[ int8 cosine ] %s: mean %.5f min %.5f, centred mean %.5f min %.5f over %d pooled "
+      "vectors; different sequences up to %.5f\n",
+      name.c_str(), s.mean, s.min, s.centered_mean, s.centered_min, s.count,
+      s.max_between_sequences);
+}
+
+void ExpectAcceptable(const CosineStats& s) {
+  EXPECT_GE(s.mean, kMinMeanCosine) << "min " << s.min;
+  EXPECT_GE(s.min, kMinCosine) << "mean " << s.mean;
+  EXPECT_GE(s.centered_mean, kMinMeanCenteredCosine) << "min " << s.centered_min;
+  EXPECT_GE(s.centered_min, kMinCenteredCosine) << "mean " << s.centered_mean;
+}
+
+// CLS and mean pooled outputs of every sequence, int8 against float32.
+CosineStats ComparePooled(const std::string& model_dir, const std::vector<Sequence>& batch) {
+  EncoderOptions fp32_options, int8_options;
+  int8_options.precision = Precision::kInt8;
+  auto fp32 = Encoder::Load(model_dir, fp32_options);
+  auto int8 = Encoder::Load(model_dir, int8_options);
+  EXPECT_TRUE(fp32.ok()) << fp32.status();
+  EXPECT_TRUE(int8.ok()) << int8.status();
+  CosineStats stats;
+  if (!fp32.ok() || !int8.ok()) return stats;
+  EncodeResult want, got;
+  EXPECT_TRUE((*fp32)->Encode(batch, &want).ok());
+  EXPECT_TRUE((*int8)->Encode(batch, &got).ok());
+  const size_t h = static_cast<size_t>(want.hidden_size);
+  const int n = static_cast<int>(batch.size());
+  for (Pooling pooling : {Pooling::kCls, Pooling::kMean}) {
+    std::vector<std::vector<float>> a(n, std::vector<float>(h)), b = a;
+    std::vector<float> center(h, 0.0f);
+    for (int s = 0; s < n; ++s) {
+      EXPECT_TRUE((*fp32)->Pool(want, s, pooling, false, a[s].data()).ok());
+      EXPECT_TRUE((*int8)->Pool(got, s, pooling, false, b[s].data()).ok());
+      for (size_t c = 0; c < h; ++c) center[c] += a[s][c] / n;
+    }
+    for (int s = 0; s < n; ++s) {
+      for (int t = 0; t < s; ++t) {
+        stats.max_between_sequences = std::max(stats.max_between_sequences, Cosine(a[s], a[t]));
+      }
+    }
+    for (int s = 0; s < n; ++s) {
+      const double raw = Cosine(a[s], b[s]);
+      for (size_t c = 0; c < h; ++c) {
+        a[s][c] -= center[c];
+        b[s][c] -= center[c];
+      }
+      const double centered = Cosine(a[s], b[s]);
+      stats.mean += raw;
+      stats.min = std::min(stats.min, raw);
+      stats.centered_mean += centered;
+      stats.centered_min = std::min(stats.centered_min, centered);
+      ++stats.count;
+    }
+  }
+  stats.mean /= stats.count;
+  stats.centered_mean /= stats.count;
+  return stats;
+}
+
+std::vector<Sequence> GoldenBatch(const nlohmann::json& reference,
+                                  std::vector<std::vector<int32_t>>* storage) {
+  for (const auto& input : reference["inputs"]) {
+    storage->push_back(input["ids"].get<std::vector<int32_t>>());
+    storage->push_back(input.contains("token_type_ids")
+                           ? input["token_type_ids"].get<std::vector<int32_t>>()
+                           : std::vector<int32_t>{});
+  }
+  std::vector<Sequence> batch;
+  for (size_t i = 0; i < storage->size(); i += 2)
+    batch.push_back({(*storage)[i], (*storage)[i + 1]});
+  return batch;
+}
+
+class Int8GoldenTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(Int8GoldenTest, PooledOutputsMatchFloat32) {
+  const std::string dir = std::string(GOLDEN_DIR) + "/" + GetParam();
+  const nlohmann::json reference =
+      nlohmann::json::parse(testing::ReadFileOrDie(dir + "/reference.json"));
+  std::vector<std::vector<int32_t>> storage;
+  const std::vector<Sequence> batch = GoldenBatch(reference, &storage);
+  const CosineStats stats = ComparePooled(dir + "/model", batch);
+  ExpectAcceptable(stats);
+  PrintStats(GetParam(), stats);
+}
+
+INSTANTIATE_TEST_SUITE_P(Golden, Int8GoldenTest,
+                         ::testing::Values("post_ln", "pre_ln", "variants", "bf16"));
+
+std::vector<std::vector<int32_t>> RandomIds(const std::vector<int>& lengths, int vocab,
+                                            uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> token(5, vocab - 1);
+  std::vector<std::vector<int32_t>> out;
+  for (int len : lengths) {
+    std::vector<int32_t> ids(static_cast<size_t>(len));
+    for (int32_t& id : ids) id = token(rng);
+    ids[0] = 2;  // [CLS]
+    out.push_back(std::move(ids));
+  }
+  return out;
+}
+
+RandomModelSpec MiniLmSpec(LayerNormPlacement placement) {
+  RandomModelSpec spec;
+  spec.config.hidden_size = 384;
+  spec.config.num_heads = 12;
+  spec.config.num_layers = 6;
+  spec.config.intermediate_size = 1536;
+  spec.config.max_position_embeddings = 512;
+  spec.config.layer_norm_placement = placement;
+  spec.seed = 11;
+  return spec;
+}
+
+class Int8MiniLmTest : public ::testing::TestWithParam<LayerNormPlacement> {};
+
+// The golden fixtures are 32-64 wide; this is the MiniLM width and depth the
+// service runs, where quantization error accumulates over 6 layers.
+TEST_P(Int8MiniLmTest, LoadsAndPooledOutputsMatchFloat32) {
+  const std::string dir = testing::WriteTinyModel(
+      std::string("int8_minilm_") + LayerNormPlacementName(GetParam()), MiniLmSpec(GetParam()));
+  const auto ids = RandomIds({128, 5, 64, 17, 100, 1, 33, 128}, 250, 5);
+  std::vector<Sequence> batch;
+  for (const auto& s : ids) batch.push_back({s, {}});
+  const CosineStats stats = ComparePooled(dir, batch);
+  ExpectAcceptable(stats);
+  PrintStats(std::string("MiniLM ") + LayerNormPlacementName(GetParam()), stats);
+}
+
+// Each row is quantized with its own scale, integer matmuls are exact
+// whatever the row blocking, and the epilogues work row by row, so a
+// sequence alone and in a batch take bit-identical paths through the int8
+// parts; only float attention remains, and it is per sequence. 1e-6 allows
+// last-bit differences and nothing more.
+TEST_P(Int8MiniLmTest, SequenceAloneEqualsSequenceInBatch) {
+  RandomModelSpec spec = testing::TinySpec(GetParam());
+  const std::string dir = testing::WriteTinyModel(
+      std::string("int8_isolation_") + LayerNormPlacementName(GetParam()), spec);
+  EncoderOptions options;
+  options.precision = Precision::kInt8;
+  auto encoder = Encoder::Load(dir, options);
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  // Lengths cross the matmul row buckets (8, 64, 72, ...) on purpose.
+  const auto ids = RandomIds({1, 9, 64, 3, 57, 17, 8, 33}, (*encoder)->config().vocab_size, 11);
+  std::vector<Sequence> batch;
+  for (const auto& s : ids) batch.push_back({s, {}});
+  EncodeResult together, alone;
+  ASSERT_TRUE((*encoder)->Encode(batch, &together).ok());
+  const int h = together.hidden_size;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    ASSERT_TRUE((*encoder)->Encode({batch[i]}, &alone).ok());
+    float max_diff = 0;
+    for (int64_t k = 0; k < static_cast<int64_t>(alone.num_tokens(0)) * h; ++k) {
+      max_diff = std::max(max_diff, std::abs(alone.sequence_states(0)[k] -
+                                             together.sequence_states(static_cast<int>(i))[k]));
+    }
+    EXPECT_LE(max_diff, 1e-6f) << "sequence " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Placements, Int8MiniLmTest,
+                         ::testing::Values(LayerNormPlacement::kPost, LayerNormPlacement::kPre));
+
+}  // namespace
+}  // namespace engine
