@@ -1,6 +1,9 @@
 #include "server/batcher.h"
 
+#include <algorithm>
+#include <cmath>
 #include <condition_variable>
+#include <deque>
 #include <mutex>
 #include <thread>
 #include <utility>
@@ -47,6 +50,13 @@ absl::Status CheckRequest(const BatchRequest& request, const BatcherConfig& conf
   return absl::OkStatus();
 }
 
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+// Rounded to the nearest millisecond, for messages.
+int64_t Milliseconds(Clock::duration d) {
+  return std::llround(std::chrono::duration<double, std::milli>(d).count());
+}
+
 }  // namespace
 
 struct Batcher::State {
@@ -54,9 +64,28 @@ struct Batcher::State {
       : config(config), backend(backend), clock(clock), observer(observer) {}
 
   void WorkerLoop();
+  // Answers what the worker dropped from the queue, off the worker's thread.
+  void ResponderLoop();
   // Cuts the next batch from the queue, answering the requests that must not
-  // run (answered, expired, cancelled) through `rejected`. Holds `mu`.
+  // run (answered, expired, cancelled, unable to finish by their deadline)
+  // through `rejected`. Holds `mu`.
   std::vector<QueuedInput> CutBatch(std::vector<Answer>* rejected);
+  // Expected time to run `tokens` tokens of `inputs` inputs, packed into as
+  // few batches as the budgets allow. Holds `mu`.
+  Clock::duration PredictLocked(int64_t tokens, int64_t inputs) const {
+    if (tokens <= 0) return Clock::duration::zero();
+    const int64_t batches = std::max(CeilDiv(tokens, config.max_batch_tokens),
+                                     CeilDiv(inputs, config.max_batch_inputs));
+    return cost.Predict(batches, tokens);
+  }
+  // What is left of the running batch's expected time. Holds `mu`.
+  Clock::duration RunningLeftLocked(Clock::time_point now) const {
+    if (!batch_running || running_expected_end <= now) return Clock::duration::zero();
+    return running_expected_end - now;
+  }
+  // Refuses a request that cannot finish by its deadline behind the queue. Holds `mu`.
+  absl::Status AdmitLocked(const BatchRequest& request, int64_t tokens,
+                           Clock::time_point now) const;
   void RunBatch(std::vector<QueuedInput>& batch);
   // Runs `inputs` as one engine batch; on success fills `outputs`.
   absl::Status RunOnBackend(const std::vector<QueuedInput>& inputs,
@@ -79,16 +108,32 @@ struct Batcher::State {
   bool accepting = true;            // guarded by mu
   bool stopping = false;            // guarded by mu; flush without the queue delay, then exit
   bool batch_running = false;       // guarded by mu
+  BatchCostModel cost;              // guarded by mu
+  Clock::time_point running_expected_end;  // guarded by mu; while batch_running
+  std::deque<Answer> to_answer;            // guarded by mu; for the responder
+  bool answering = false;                  // guarded by mu; the responder holds answers
+  bool responder_exit = false;             // guarded by mu
+  bool held = false;                       // guarded by mu; no new batch while set
+  Clock::time_point last_answer;           // guarded by mu
+  std::condition_variable answer_cv;       // wakes the responder
   std::thread worker;
+  std::thread responder;
 };
 
 Batcher::Batcher(BatcherConfig config, Backend* backend, Clock* clock, BatcherObserver* observer)
     : state_(std::make_unique<State>(config, backend, clock, observer)) {}
 
 Batcher::~Batcher() {
+  Resume();
   Shutdown();
   if (state_->worker.joinable()) {
     state_->worker.join();
+    {
+      std::lock_guard<std::mutex> lock(state_->mu);
+      state_->responder_exit = true;
+    }
+    state_->answer_cv.notify_all();
+    state_->responder.join();
     return;
   }
   // Never started: nothing will run what is queued.
@@ -108,6 +153,7 @@ void Batcher::Start() {
   std::lock_guard<std::mutex> lock(state_->mu);
   if (state_->worker.joinable()) return;
   state_->worker = std::thread([state = state_.get()] { state->WorkerLoop(); });
+  state_->responder = std::thread([state = state_.get()] { state->ResponderLoop(); });
 }
 
 absl::Status Batcher::Submit(std::unique_ptr<BatchRequest> request) {
@@ -129,12 +175,41 @@ absl::Status Batcher::Submit(std::unique_ptr<BatchRequest> request) {
           absl::StrCat("queue full: ", s.queue.tokens(), " tokens queued and this request needs ",
                        tokens, ", over the limit of ", s.config.max_queue_tokens, "; retry later"));
     }
-    pending->enqueued = s.clock->Now();
+    const Clock::time_point now = s.clock->Now();
+    if (absl::Status status = s.AdmitLocked(*pending->request, tokens, now); !status.ok()) {
+      return status;
+    }
+    pending->enqueued = now;
     s.queue.Push(std::move(pending));
     s.ReportQueue();
   }
   s.work_cv.notify_one();
   return absl::OkStatus();
+}
+
+absl::Status Batcher::State::AdmitLocked(const BatchRequest& request, int64_t tokens,
+                                         Clock::time_point now) const {
+  if (request.deadline == Clock::time_point::max() || !cost.known()) return absl::OkStatus();
+  const Clock::duration left = request.deadline - now;
+  const Clock::duration wait =
+      RunningLeftLocked(now) + PredictLocked(queue.tokens(), queue.inputs());
+  const auto inputs = static_cast<int64_t>(request.inputs.size());
+  // Its own batches, and the queued work that shares them.
+  const Clock::duration finish = RunningLeftLocked(now) +
+                                 PredictLocked(queue.tokens() + tokens, queue.inputs() + inputs) +
+                                 config.deadline_margin;
+  if (finish <= left) return absl::OkStatus();
+  const Clock::duration own = finish - wait - config.deadline_margin;
+  if (queue.empty() && !batch_running) {
+    // Nothing ahead of it: waiting and retrying will not help.
+    return absl::DeadlineExceededError(absl::StrCat(
+        "the request's expected compute of ", Milliseconds(own), " ms does not fit in the ",
+        Milliseconds(left), " ms left before its deadline"));
+  }
+  return absl::ResourceExhaustedError(absl::StrCat(
+      "the queue's expected wait of ", Milliseconds(wait), " ms (", queue.tokens(),
+      " tokens queued) plus this request's ", Milliseconds(own), " ms of compute exceeds the ",
+      Milliseconds(left), " ms left before its deadline; retry later"));
 }
 
 void Batcher::Shutdown() {
@@ -154,7 +229,7 @@ bool Batcher::Drain(Clock::duration timeout) {
     std::unique_lock<std::mutex> lock(s.mu);
     const Clock::time_point deadline = s.clock->Now() + timeout;
     for (;;) {
-      drained = s.queue.empty() && !s.batch_running;
+      drained = s.queue.empty() && !s.batch_running && s.to_answer.empty() && !s.answering;
       if (drained || s.clock->Now() >= deadline) break;
       s.clock->WaitUntil(s.idle_cv, lock, deadline);
     }
@@ -172,6 +247,29 @@ bool Batcher::Drain(Clock::duration timeout) {
   return drained;
 }
 
+void Batcher::Hold() {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  state_->held = true;
+}
+
+void Batcher::Resume() {
+  {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    state_->held = false;
+  }
+  state_->work_cv.notify_all();
+}
+
+Clock::duration Batcher::SinceLastAnswer() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->clock->Now() - state_->last_answer;
+}
+
+bool Batcher::answering() const {
+  std::lock_guard<std::mutex> lock(state_->mu);
+  return state_->batch_running || state_->answering || !state_->to_answer.empty();
+}
+
 int64_t Batcher::queued_requests() const {
   std::lock_guard<std::mutex> lock(state_->mu);
   return state_->queue.requests();
@@ -185,8 +283,8 @@ int64_t Batcher::queued_tokens() const {
 void Batcher::State::WorkerLoop() {
   std::unique_lock<std::mutex> lock(mu);
   for (;;) {
-    if (queue.empty()) {
-      if (stopping) return;
+    if (queue.empty() || held) {
+      if (queue.empty() && stopping) return;
       clock->WaitUntil(work_cv, lock, Clock::time_point::max());
       continue;
     }
@@ -199,15 +297,49 @@ void Batcher::State::WorkerLoop() {
       continue;
     }
     std::vector<Answer> rejected;
+    const Clock::time_point cut_at = clock->Now();
     std::vector<QueuedInput> batch = CutBatch(&rejected);
+    int64_t tokens = 0;
+    for (const QueuedInput& input : batch) tokens += input.tokens;
     batch_running = true;
+    running_expected_end = cut_at + PredictLocked(tokens, static_cast<int64_t>(batch.size()));
     ReportQueue();
+    const bool answers_sent = !batch.empty() || !rejected.empty();
+    if (!rejected.empty()) {
+      // The responder answers them while the engine runs the batch.
+      for (Answer& answer : rejected) to_answer.push_back(std::move(answer));
+      answer_cv.notify_one();
+    }
     lock.unlock();
-    AnswerAll(rejected);
     RunBatch(batch);
     batch.clear();  // drop the references to the requests before reporting idle
+    const Clock::time_point ended_at = clock->Now();
     lock.lock();
+    // The worker's whole time for the batch: engine, pooling, answering.
+    if (tokens > 0) cost.Observe(tokens, ended_at - cut_at);
+    if (answers_sent) last_answer = ended_at;
     batch_running = false;
+    idle_cv.notify_all();
+  }
+}
+
+void Batcher::State::ResponderLoop() {
+  std::unique_lock<std::mutex> lock(mu);
+  for (;;) {
+    if (to_answer.empty()) {
+      if (responder_exit) return;
+      answer_cv.wait(lock);
+      continue;
+    }
+    std::vector<Answer> answers(std::make_move_iterator(to_answer.begin()),
+                                std::make_move_iterator(to_answer.end()));
+    to_answer.clear();
+    answering = true;
+    lock.unlock();
+    AnswerAll(answers);
+    lock.lock();
+    answering = false;
+    last_answer = clock->Now();
     idle_cv.notify_all();
   }
 }
@@ -216,12 +348,17 @@ std::vector<QueuedInput> Batcher::State::CutBatch(std::vector<Answer>* rejected)
   std::vector<QueuedInput> batch;
   int64_t tokens = 0;
   const Clock::time_point now = clock->Now();
+  // The earliest deadline among the batch's requests, less the margin: the
+  // batch must be expected to end by then.
+  Clock::time_point batch_due = Clock::time_point::max();
   while (!queue.empty()) {
     PendingRequest& owner = *queue.front().owner;
+    const Clock::time_point deadline = owner.request->deadline;
+    const bool first_of_request = batch.empty() || batch.back().owner.get() != &owner;
     absl::Status refusal;
     if (owner.answered()) {
       // A sibling input failed, or the request was dropped: skip the rest.
-    } else if (now >= owner.request->deadline) {
+    } else if (now >= deadline) {
       refusal = absl::DeadlineExceededError("deadline passed while the request was queued");
     } else if (owner.request->is_cancelled && owner.request->is_cancelled()) {
       refusal = absl::CancelledError("request cancelled while queued");
@@ -231,10 +368,39 @@ std::vector<QueuedInput> Batcher::State::CutBatch(std::vector<Answer>* rejected)
           tokens + next.tokens > config.max_batch_tokens) {
         break;
       }
-      if (next.index == 0 && observer != nullptr) observer->OnRequestDequeued(now - owner.enqueued);
-      tokens += next.tokens;
-      batch.push_back(queue.PopFront());
-      continue;
+      if (first_of_request && deadline != Clock::time_point::max() && cost.known()) {
+        // Its remaining inputs, in this batch and the ones after it.
+        int64_t remaining_tokens = 0;
+        const std::vector<TokenizedInput>& inputs = owner.request->inputs;
+        for (size_t i = static_cast<size_t>(next.index); i < inputs.size(); ++i) {
+          remaining_tokens += static_cast<int64_t>(inputs[i].ids.size());
+        }
+        const auto remaining_inputs = static_cast<int64_t>(inputs.size()) - next.index;
+        const Clock::duration needed = PredictLocked(
+            tokens + remaining_tokens, static_cast<int64_t>(batch.size()) + remaining_inputs);
+        if (now + needed + config.deadline_margin > deadline) {
+          refusal = absl::DeadlineExceededError(absl::StrCat(
+              "the request could not finish before its deadline: ", Milliseconds(needed),
+              " ms of compute expected, ", Milliseconds(deadline - now), " ms left"));
+        }
+      }
+      if (refusal.ok()) {
+        // One more input must not make an earlier member of the batch late.
+        if (!batch.empty() && batch_due != Clock::time_point::max() && cost.known() &&
+            now + PredictLocked(tokens + next.tokens, static_cast<int64_t>(batch.size()) + 1) >
+                batch_due) {
+          break;
+        }
+        if (deadline != Clock::time_point::max()) {
+          batch_due = std::min(batch_due, deadline - config.deadline_margin);
+        }
+        if (next.index == 0 && observer != nullptr) {
+          observer->OnRequestDequeued(now - owner.enqueued);
+        }
+        tokens += next.tokens;
+        batch.push_back(queue.PopFront());
+        continue;
+      }
     }
     QueuedInput dropped = queue.PopFront();
     if (!refusal.ok() && owner.TryClaim()) rejected->emplace_back(dropped.owner, refusal);

@@ -27,6 +27,14 @@ ModelInfoLabels MetricsLabels(const LoadedModel& model) {
   return labels;
 }
 
+// How long, after gRPC's shutdown starts, calls reaching a handler are still
+// served rather than refused: time for its GOAWAY to be written ahead of any
+// refusal.
+constexpr std::chrono::milliseconds kGoawayHeadStart(20);
+// How long the batcher must have answered nothing before gRPC's shutdown
+// starts (see FinishShutdown).
+constexpr std::chrono::milliseconds kQuietBeforeGoaway(30);
+
 int ToIntMs(std::chrono::milliseconds duration) {
   return static_cast<int>(std::clamp<int64_t>(duration.count(), 0, INT_MAX));
 }
@@ -50,9 +58,10 @@ auto OnPassingThread(Work work) {
 absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const ServerConfig& config,
                                                                     BatcherObserver* observer) {
   if (absl::Status status = ValidateServerConfig(config); !status.ok()) return status;
-  for (int port : {config.port, config.metrics_port}) {
+  for (const auto& [port, flag] : {std::pair<int, const char*>{config.port, "--port"},
+                                   {config.metrics_port, "--metrics-port"}}) {
     if (port == 0) continue;
-    if (absl::Status status = CheckPortFree(config.host, port); !status.ok()) return status;
+    if (absl::Status status = CheckPortFree(config.host, port, flag); !status.ok()) return status;
   }
   // Before the model loads: a bad TLS file is a quick, clear error.
   absl::StatusOr<ServerTlsPem> tls = LoadServerTls(config);
@@ -135,6 +144,7 @@ absl::Status EncoderServer::ServeMetrics() {
       config_.host, config_.metrics_port, {metrics_.registry(), process_metrics_});
   if (!endpoint.ok()) return endpoint.status();
   metrics_endpoint_ = *std::move(endpoint);
+  metrics_port_ = metrics_endpoint_->port();
   return absl::OkStatus();
 }
 
@@ -149,7 +159,7 @@ absl::Status EncoderServer::Listen() {
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   // Limits. A larger message is refused by gRPC with RESOURCE_EXHAUSTED
   // before the service sees it.
-  builder.SetMaxReceiveMessageSize(static_cast<int>(config_.max_receive_message_bytes));
+  builder.SetMaxReceiveMessageSize(static_cast<int>(MaxReceiveMessageBytes(config_)));
   // Streams past this per connection wait on the client for a free slot.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config_.max_concurrent_streams);
   // A connection without calls for this long gets GOAWAY and is closed.
@@ -175,7 +185,7 @@ absl::Status EncoderServer::Listen() {
   health_->SetServing(true);
   LogEvent(absl::StrCat("serving on ", HostPort(config_.host, port_), " (",
                         TransportSecurityName(config_), ", health SERVING); metrics on http://",
-                        HostPort(config_.host, metrics_endpoint_->port()), "/metrics"));
+                        HostPort(config_.host, metrics_port_), "/metrics"));
   return absl::OkStatus();
 }
 
@@ -184,16 +194,17 @@ void EncoderServer::BeginShutdown() {
     std::lock_guard<std::mutex> lock(shutdown_mu_);
     if (shutdown_begun_) return;
     shutdown_begun_ = true;
-    shutdown_deadline_ = std::chrono::steady_clock::now() + config_.shutdown_grace;
+    const auto now = std::chrono::steady_clock::now();
+    shutdown_deadline_ = now + config_.shutdown_grace;
+    lame_duck_end_ = now + std::min<std::chrono::steady_clock::duration>(config_.shutdown_lame_duck,
+                                                                         config_.shutdown_grace);
   }
   if (server_ == nullptr) return;  // never listened: nothing was served
-  LogEvent(
-      absl::StrCat("shutting down: health NOT_SERVING, new calls UNAVAILABLE, finishing "
-                   "queued work (grace ",
-                   config_.shutdown_grace.count(), " ms)"));
+  LogEvent(absl::StrCat("shutting down: health NOT_SERVING, still serving for ",
+                        config_.shutdown_lame_duck.count(),
+                        " ms, then GOAWAY, new calls UNAVAILABLE, finishing queued work (grace ",
+                        config_.shutdown_grace.count(), " ms)"));
   if (health_ != nullptr) health_->SetServing(false);
-  service_.StopAccepting();
-  batcher_.Shutdown();
 }
 
 bool EncoderServer::FinishShutdown() {
@@ -201,20 +212,52 @@ bool EncoderServer::FinishShutdown() {
   std::lock_guard<std::mutex> lock(shutdown_mu_);
   if (shutdown_finished_) return drained_;
   shutdown_finished_ = true;
-  batcher_.Shutdown();
-  const auto left = [this] {
-    return std::max(shutdown_deadline_ - std::chrono::steady_clock::now(),
-                    std::chrono::steady_clock::duration::zero());
-  };
-  drained_ = batcher_.Drain(left());
-  if (server_ != nullptr) {
-    // Every request is answered by now (or the grace is spent); gRPC waits
-    // for the answers to be sent, then cancels what remains.
-    server_->Shutdown(std::chrono::system_clock::now() + left());
-    LogEvent(drained_ ? "stopped: all queued and running work finished"
-                      : "stopped: shutdown grace expired; queued requests were answered "
-                        "UNAVAILABLE");
+  if (server_ == nullptr) {
+    // Never listened (a failed start): nothing to drain from clients.
+    batcher_.Shutdown();
+    drained_ = batcher_.Drain(std::chrono::steady_clock::duration::zero());
+    return drained_;
   }
+  std::this_thread::sleep_until(lame_duck_end_);
+  // A client sends its next call when it gets an answer; a call that is on
+  // the wire when gRPC's shutdown starts is cancelled by gRPC (CANCELLED, and
+  // the client cannot know whether it ran). So: no new batch for a moment,
+  // and gRPC's shutdown starts once the batcher has answered nothing for
+  // kQuietBeforeGoaway (bounded by half the grace left), i.e. once the calls
+  // that its last answers prompted have arrived.
+  batcher_.Hold();
+  const auto quiet_until = std::chrono::steady_clock::now() +
+                           (shutdown_deadline_ - std::chrono::steady_clock::now()) / 2;
+  while (std::chrono::steady_clock::now() < quiet_until &&
+         (batcher_.answering() || batcher_.SinceLastAnswer() < kQuietBeforeGoaway)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  // gRPC first: from here on it hands no new call to a handler, and its
+  // GOAWAY goes out before any refusal below, so that a client does not
+  // resend a refused call on this connection and have it cancelled.
+  std::thread grpc_shutdown([this, deadline = shutdown_deadline_] {
+    const auto left = std::max(deadline - std::chrono::steady_clock::now(),
+                               std::chrono::steady_clock::duration::zero());
+    server_->Shutdown(std::chrono::system_clock::now() + left);
+  });
+  // CivetWeb's thread may sit in a 2 s poll before it notices the stop.
+  std::thread metrics_stop(
+      [endpoint = std::move(metrics_endpoint_)]() mutable { endpoint.reset(); });
+  // Calls gRPC had already matched still reach the handlers for a moment:
+  // they are served, not refused, until GOAWAY has had time to go out.
+  std::this_thread::sleep_for(kGoawayHeadStart);
+  service_.StopAccepting();
+  batcher_.Shutdown();
+  batcher_.Resume();
+  drained_ = batcher_.Drain(std::max(shutdown_deadline_ - std::chrono::steady_clock::now(),
+                                     std::chrono::steady_clock::duration::zero()));
+  // Every request is answered by now (or the grace is spent); gRPC waits for
+  // the answers to be sent, then (at the deadline) cancels what remains.
+  grpc_shutdown.join();
+  metrics_stop.join();
+  LogEvent(drained_ ? "stopped: all queued and running work finished"
+                    : "stopped: shutdown grace expired; queued requests were answered "
+                      "UNAVAILABLE");
   return drained_;
 }
 

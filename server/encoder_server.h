@@ -8,6 +8,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <thread>
 
 #include <grpcpp/grpcpp.h>
 
@@ -42,16 +43,25 @@ class EncoderServer {
   ~EncoderServer();  // FinishShutdown() if not done yet
 
   int port() const { return port_; }
-  int metrics_port() const { return metrics_endpoint_->port(); }
+  int metrics_port() const { return metrics_port_; }
   const LoadedModel& model() const { return model_; }
   ServerMetrics& metrics() { return metrics_; }
 
-  // Shutdown, first step (at once): health NOT_SERVING, new calls and new
-  // stream requests get UNAVAILABLE; queued work keeps running.
+  // Shutdown, first step (at once): health NOT_SERVING, so that health-
+  // checking clients and load balancers move away; calls are still served
+  // for config.shutdown_lame_duck (the lame duck), so that clients that do
+  // not watch health are not refused into a busy retry loop.
   void BeginShutdown();
-  // Second step: waits for queued and running work, up to the shutdown grace
-  // counted from BeginShutdown (what is still queued then is answered
-  // UNAVAILABLE), then stops gRPC. Returns whether all work finished in time.
+  // Second step, once the lame duck is over (waits for it): gRPC's own
+  // shutdown starts at once, on a thread of its own, with the shutdown
+  // grace (counted from BeginShutdown) as its deadline: it stops listening
+  // and sends GOAWAY, so clients send new calls elsewhere (or fail to
+  // connect) instead of having them cancelled, and it waits for every call
+  // already started. Then new work reaching a handler is refused with
+  // UNAVAILABLE, the metrics endpoint stops (in parallel), and queued and
+  // running work is drained up to the grace (what is still queued then is
+  // answered UNAVAILABLE). Returns when gRPC has finished every call;
+  // returns whether all work finished in time.
   bool FinishShutdown();
 
  private:
@@ -75,11 +85,13 @@ class EncoderServer {
   std::unique_ptr<grpc::Server> server_;  // last: stops before what it calls into
   std::unique_ptr<HealthReporter> health_;
   int port_ = 0;
+  int metrics_port_ = 0;
 
   std::mutex shutdown_mu_;
   bool shutdown_begun_ = false;  // guarded by shutdown_mu_
   bool shutdown_finished_ = false;
   bool drained_ = false;
+  std::chrono::steady_clock::time_point lame_duck_end_;
   std::chrono::steady_clock::time_point shutdown_deadline_;
 };
 

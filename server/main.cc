@@ -11,8 +11,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,8 +54,10 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "mutual TLS: PEM CA certificates; clients must present a certificate signed by one "
           "(needs --tls-cert and --tls-key)");
-ABSL_FLAG(int64_t, max_receive_message_bytes, 4194304,
-          "largest request message gRPC accepts; larger ones get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int64_t, max_receive_message_bytes, 0,
+          "largest request message gRPC accepts; larger ones get RESOURCE_EXHAUSTED (0: derived "
+          "from --max-inputs-per-request, --max-text-bytes and --max-tokens-per-request, so that "
+          "every request they allow fits)");
 ABSL_FLAG(int64_t, max_tokens_per_request, 16384,
           "most tokens (after tokenization) over all inputs of one Encode request or stream "
           "message; beyond it INVALID_ARGUMENT");
@@ -63,6 +67,28 @@ ABSL_FLAG(absl::Duration, max_connection_idle, absl::Minutes(5),
           "a connection without calls for this long is closed (GOAWAY)");
 
 namespace {
+
+// Abseil's parser ends the process with exit(1) on an unknown flag or a value
+// that does not parse, after printing its one line; bad flags exit 2 here.
+// While it parses, an atexit handler turns that exit into _exit(2) (stderr is
+// unbuffered, so the line is out). Not armed for --help and friends, whose
+// output goes to stdout and must be flushed.
+std::atomic<bool> parsing_flags{false};
+
+void ExitTwoOnBadFlags() {
+  if (parsing_flags.load()) _exit(2);
+}
+
+bool AsksForHelp(const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    for (const char* prefix :
+         {"--help", "-help", "--version", "-version", "--only_check_args", "-only_check_args"}) {
+      if (args[i].rfind(prefix, 0) == 0) return true;
+    }
+  }
+  return false;
+}
 
 const std::vector<std::string> kFlagNames = {"model",
                                              "host",
@@ -132,13 +158,24 @@ int main(int argc, char** argv) {
   std::vector<std::string> args = server::NormalizeFlagNames(argc, argv);
   std::vector<char*> arg_pointers;
   for (std::string& arg : args) arg_pointers.push_back(arg.data());
+  if (!AsksForHelp(args)) {
+    std::atexit(ExitTwoOnBadFlags);
+    parsing_flags = true;
+  }
   const std::vector<char*> positional =
       absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
+  parsing_flags = false;
   if (positional.size() > 1) {
     server::LogError(absl::StrCat("unexpected argument \"", positional[1], "\" (see --help)"));
     return 2;
   }
   const server::ServerConfig config = ConfigFromFlags();
+  // Values out of range or inconsistent are bad flags too (exit 2); what
+  // Start finds later (the model, TLS files, a port in use) exits 1.
+  if (absl::Status status = server::ValidateServerConfig(config); !status.ok()) {
+    server::LogError(status.message());
+    return 2;
+  }
   server::RouteProtobufLogs();
 
   absl::StatusOr<std::unique_ptr<server::EncoderServer>> server =

@@ -24,11 +24,18 @@ class MetricsEndpoint {
 
   int port() const { return port_; }
 
+  // Stops serving and releases the port; the destructor does it too. Quick:
+  // CivetWeb's listening thread notices a stop only when its poll (2 s) ends
+  // or a connection arrives, so Stop connects to the port until it has.
+  void Stop();
+  ~MetricsEndpoint() { Stop(); }
+
  private:
-  MetricsEndpoint(std::unique_ptr<prometheus::Exposer> exposer, int port)
-      : exposer_(std::move(exposer)), port_(port) {}
+  MetricsEndpoint(std::unique_ptr<prometheus::Exposer> exposer, std::string host, int port)
+      : exposer_(std::move(exposer)), host_(std::move(host)), port_(port) {}
 
   std::unique_ptr<prometheus::Exposer> exposer_;
+  std::string host_;
   int port_ = 0;
 };
 

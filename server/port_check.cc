@@ -11,7 +11,7 @@
 
 namespace server {
 
-absl::Status CheckPortFree(const std::string& host, int port) {
+absl::Status CheckPortFree(const std::string& host, int port, const std::string& flag) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -34,10 +34,10 @@ absl::Status CheckPortFree(const std::string& host, int port) {
     if (bind(fd, addresses->ai_addr, addresses->ai_addrlen) != 0) {
       const int error = errno;
       status = error == EADDRINUSE
-                   ? absl::FailedPreconditionError(
-                         absl::StrCat("port ", port, " on ", host, " is already in use"))
-                   : absl::FailedPreconditionError(
-                         absl::StrCat("cannot bind ", host, ":", port, ": ", std::strerror(error)));
+                   ? absl::FailedPreconditionError(absl::StrCat("port ", port, " on ", host,
+                                                                " is already in use (", flag, ")"))
+                   : absl::FailedPreconditionError(absl::StrCat(
+                         "cannot bind ", host, ":", port, " (", flag, "): ", std::strerror(error)));
     }
     close(fd);
   }

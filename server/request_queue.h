@@ -1,9 +1,11 @@
 // The batcher's queue: a FIFO of inputs, each pointing back to the request it
-// belongs to, with running totals for admission control. Not thread-safe: the
-// batcher guards it with its lock.
+// belongs to, with running totals for admission control; and the model of
+// what a batch costs, from which the batcher predicts waits. Not thread-safe:
+// the batcher guards both with its lock.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -57,11 +59,44 @@ class RequestQueue {
 
   int64_t tokens() const { return tokens_; }
   int64_t requests() const { return requests_; }
+  int64_t inputs() const { return static_cast<int64_t>(inputs_.size()); }
 
  private:
   std::deque<QueuedInput> inputs_;
   int64_t tokens_ = 0;
   int64_t requests_ = 0;  // requests with at least one input queued
+};
+
+// What one batch costs the batcher's worker (engine, pooling, answering):
+//   time(batch) = fixed + per_token x tokens,
+// fitted to the batches run so far by exponentially weighted least squares
+// (each batch weighs kDecay times the one after it: about the last 1 / (1 -
+// kDecay) batches count). When the recent batches are all about the same size
+// (as under overload, when every batch is full) the two terms cannot be told
+// apart: the fixed part is kept from the last fit that could, and the slope
+// explains the rest (so a machine that slows down shows up per token); before
+// any fit, all of it is taken as fixed (see Observe). A batch counts at most
+// kMaxSurprise times what was expected of it.
+class BatchCostModel {
+ public:
+  static constexpr double kDecay = 0.9;
+  static constexpr double kMaxSurprise = 4;
+
+  void Observe(int64_t tokens, Clock::duration time);
+  // Whether any batch was observed; before that, every prediction is zero.
+  bool known() const { return weight_ > 0; }
+  // Expected time of `batches` batches holding `tokens` tokens in all.
+  Clock::duration Predict(int64_t batches, int64_t tokens) const;
+
+  double fixed_seconds() const { return fixed_; }
+  double per_token_seconds() const { return per_token_; }
+
+ private:
+  double weight_ = 0;  // exponentially weighted sums over batches
+  double sum_x_ = 0, sum_y_ = 0, sum_xx_ = 0, sum_xy_ = 0;
+  double fixed_ = 0;      // seconds per batch
+  double per_token_ = 0;  // seconds per token
+  bool fitted_ = false;   // both terms were told apart at least once
 };
 
 }  // namespace server

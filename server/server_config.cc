@@ -38,6 +38,15 @@ const char* TransportSecurityName(const ServerConfig& config) {
   return config.tls_client_ca.empty() ? "TLS" : "mutual TLS";
 }
 
+int64_t MaxReceiveMessageBytes(const ServerConfig& config) {
+  if (config.max_receive_message_bytes != 0) return config.max_receive_message_bytes;
+  // In double: the factors are validated separately and may be large.
+  const double derived = static_cast<double>(config.max_inputs_per_request) *
+                             (2.0 * static_cast<double>(config.max_text_bytes) + 32) +
+                         10.0 * static_cast<double>(config.max_tokens_per_request) + 4096;
+  return derived >= static_cast<double>(kIntMax) ? kIntMax : static_cast<int64_t>(derived);
+}
+
 absl::Status ValidateServerConfig(const ServerConfig& config) {
   if (config.model_dir.empty()) return absl::InvalidArgumentError("--model is required");
   if (config.host.empty()) return absl::InvalidArgumentError("--host must not be empty");
@@ -69,9 +78,10 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
            MustBe(config.max_text_bytes > 0, "max-text-bytes", "positive", config.max_text_bytes),
            MustBe(config.shutdown_grace.count() >= 0, "shutdown-grace", "0 or more (ms)",
                   config.shutdown_grace.count()),
-           MustBe(config.max_receive_message_bytes >= 1024 &&
-                      config.max_receive_message_bytes <= kIntMax,
-                  "max-receive-message-bytes", "in 1024..2147483647",
+           MustBe(config.max_receive_message_bytes == 0 ||
+                      (config.max_receive_message_bytes >= 1024 &&
+                       config.max_receive_message_bytes <= kIntMax),
+                  "max-receive-message-bytes", "0 (derived) or in 1024..2147483647",
                   config.max_receive_message_bytes),
            MustBe(config.max_tokens_per_request > 0, "max-tokens-per-request", "positive",
                   config.max_tokens_per_request),

@@ -22,6 +22,10 @@ struct ServerConfig {
   int max_inputs_per_request = 64;
   int64_t max_text_bytes = 65536;  // per text; a pair's two texts count separately
   std::chrono::milliseconds shutdown_grace{20000};
+  // Not a flag: after SIGTERM, how long health says NOT_SERVING while calls
+  // are still served (the lame duck), before GOAWAY and refusals; part of the
+  // grace.
+  std::chrono::milliseconds shutdown_lame_duck{200};
 
   // TLS on the gRPC port (the metrics port stays plain HTTP). PEM file paths:
   // no certificate means plaintext; a certificate needs its key; a client CA
@@ -32,9 +36,11 @@ struct ServerConfig {
   std::string tls_client_ca;
 
   // Connection and message limits (gRPC channel arguments).
-  int64_t max_receive_message_bytes = 4194304;  // larger messages: RESOURCE_EXHAUSTED (gRPC)
-  int64_t max_tokens_per_request = 16384;       // after tokenization, over one request's inputs
-  int max_concurrent_streams = 256;             // HTTP/2 streams per connection; more wait
+  // Larger messages: RESOURCE_EXHAUSTED (gRPC). 0: derived from the other
+  // limits (MaxReceiveMessageBytes), so that every request they allow fits.
+  int64_t max_receive_message_bytes = 0;
+  int64_t max_tokens_per_request = 16384;  // after tokenization, over one request's inputs
+  int max_concurrent_streams = 256;        // HTTP/2 streams per connection; more wait
   std::chrono::milliseconds max_connection_idle{300000};  // then the connection is closed
   // Keepalive, not flags: the server pings a connection quiet for
   // keepalive_time and drops it when no answer comes within keepalive_timeout
@@ -48,6 +54,14 @@ struct ServerConfig {
 
 // Which security the gRPC port runs with: "plaintext", "TLS" or "mutual TLS".
 const char* TransportSecurityName(const ServerConfig& config);
+
+// The gRPC message limit in effect: max_receive_message_bytes, or when it is 0
+// the largest request the other limits allow: max_inputs_per_request inputs
+// of two max_text_bytes texts (a text pair) with their protobuf framing
+// (32 bytes an input), plus the token ids of max_tokens_per_request tokens
+// with their types (10 bytes a token: two varints of up to 5), plus 4 KiB for
+// the rest (request id, options); at most 2^31 - 1.
+int64_t MaxReceiveMessageBytes(const ServerConfig& config);
 
 // Checks values against each other; errors name the flag to fix.
 absl::Status ValidateServerConfig(const ServerConfig& config);

@@ -357,7 +357,7 @@ TEST(MetricsStartTest, RefusesABusyMetricsPortAndTheGrpcPortTwice) {
   auto second = EncoderServer::Start(busy);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().message(),
-            "port " + std::to_string(busy.metrics_port) + " on 127.0.0.1 is already in use");
+            "port " + std::to_string(busy.metrics_port) + " on 127.0.0.1 is already in use (--metrics-port)");
 
   ServerConfig same = TestConfig(model.dir());
   same.port = 50123;

@@ -17,11 +17,14 @@
 #     response + 32 MiB, the well-behaved client is served meanwhile, and when
 #     that client's process dies the stream's calls are released (in flight
 #     back to 0, fds back) within 10 s.
-# (c) Oversize and over-limit requests: a 5 MiB message (over the 4 MiB
-#     --max-receive-message-bytes, or gRPC's default) is RESOURCE_EXHAUSTED;
-#     a text of --max-text-bytes + 1 and 65 inputs (> --max-inputs-per-request)
-#     are INVALID_ARGUMENT with messages naming the limit; all while the
-#     well-behaved client is served (all OK).
+# (c) Oversize and over-limit requests: a message 1 MiB over the derived
+#     --max-receive-message-bytes (0: 64 x (2 x 65536 + 32) + 10 x 16384 +
+#     4096 = 8,558,592 bytes with the defaults) is RESOURCE_EXHAUSTED from
+#     gRPC; a text of --max-text-bytes + 1 and 65 inputs (> --max-inputs-per-
+#     request) are INVALID_ARGUMENT with messages naming the limit; the
+#     largest request the other limits allow (64 texts of 64 KiB) passes gRPC's
+#     check and gets the server's own answer (not RESOURCE_EXHAUSTED); all
+#     while the well-behaved client is served (all OK).
 # Writes JSON lines of figures to the summary file.
 #
 # Usage: slow_clients.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL
@@ -167,7 +170,8 @@ check "fds come back after the stream client died ($fds_after, base $base_fds)" 
   test "$fds_after" -le $((base_fds + 5))
 
 # ---- (c) oversize and over-limit requests ---------------------------------------------
-receive_limit=4194304  # --max-receive-message-bytes' default (gRPC's own default too)
+# --max-receive-message-bytes' default, derived from the other limits (server_config.h)
+receive_limit=$((64 * (2 * 65536 + 32) + 10 * 16384 + 4096))
 "$client_bin" bench --target "$target" --concurrency 8 --duration 4s --timeout 10s --json \
   --progress=false >"$work/oversize_good.json" 2>"$work/oversize_good.err" &
 good_pid=$!
@@ -175,7 +179,7 @@ extra_pids+=("$good_pid")
 sleep 0.5
 declare -A answers
 for i in 1 2 3 4 5; do
-  answers[oversize]=$("$probe_bin" encode-sized "$target" 1 $((5 * 1024 * 1024)))
+  answers[oversize]=$("$probe_bin" encode-sized "$target" 1 $((receive_limit + 1024 * 1024)))
   answers[long_text]=$("$probe_bin" encode-sized "$target" 1 65537)
   answers[many_inputs]=$("$probe_bin" encode-sized "$target" 65 10)
 done
@@ -185,15 +189,17 @@ wait "$good_pid" || fail "the well-behaved client failed: $(cat "$work/oversize_
 record --arg load "$(load_average)" --arg oversize "${answers[oversize]}" \
   --arg long_text "${answers[long_text]}" --arg many_inputs "${answers[many_inputs]}" \
   --arg largest "${answers[largest_valid_texts]}" --argjson r "$(cat "$work/oversize_good.json")" \
-  '{phase: "oversize", five_mib_message: $oversize, text_over_max_text_bytes: $long_text,
+  '{phase: "oversize", over_receive_limit_message: $oversize, text_over_max_text_bytes: $long_text,
     inputs_over_max: $many_inputs, sixty_four_texts_of_64_kib: $largest,
     good_client_codes: $r.codes, good_client_ok_p99_seconds: $r.ok_latency_seconds.p99, load_average: $load}'
 tail -n 1 "$summary"
-check "a 5 MiB message is RESOURCE_EXHAUSTED: ${answers[oversize]}" \
+check "a message over the derived limit is RESOURCE_EXHAUSTED: ${answers[oversize]}" \
   grep -qE "^RESOURCE_EXHAUSTED: .*larger than max \([0-9]+ vs\. $receive_limit\)" <<<"${answers[oversize]}"
 check "a text over --max-text-bytes is INVALID_ARGUMENT: ${answers[long_text]}" \
   grep -qx "INVALID_ARGUMENT: input 0: text is 65537 bytes, more than the limit of 65536 (--max-text-bytes)" \
   <<<"${answers[long_text]}"
+check "64 texts of 64 KiB pass gRPC's size check: ${answers[largest_valid_texts]}" \
+  test "${answers[largest_valid_texts]#RESOURCE_EXHAUSTED}" = "${answers[largest_valid_texts]}"
 check "65 inputs are INVALID_ARGUMENT: ${answers[many_inputs]}" \
   grep -qx "INVALID_ARGUMENT: request has 65 inputs, more than the limit of 64 (--max-inputs-per-request)" \
   <<<"${answers[many_inputs]}"

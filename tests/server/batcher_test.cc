@@ -11,11 +11,13 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
 #include "fake_backend.h"
 #include "fake_clock.h"
+#include "server/request_queue.h"
 
 namespace server {
 namespace {
@@ -88,6 +90,10 @@ class CountingObserver : public BatcherObserver {
   std::atomic<int64_t> batch_tokens{0};
 };
 
+// The fake engine's cost in the deadline tests: 10 ms a batch + 1 ms a token.
+constexpr milliseconds kPerBatch(10);
+constexpr milliseconds kPerToken(1);
+
 class BatcherTest : public ::testing::Test {
  protected:
   void StartBatcher(BatcherConfig config) {
@@ -135,6 +141,25 @@ class BatcherTest : public ::testing::Test {
       EXPECT_EQ(out.values[0], static_cast<float>(inputs[i].first_id)) << "input " << i;
     }
     EXPECT_EQ(reply->calls(), 1);
+  }
+
+  // A request with a deadline `in` from now (on the fake clock).
+  std::unique_ptr<BatchRequest> WithDeadline(const std::vector<FakeInput>& inputs,
+                                             Clock::duration in) {
+    auto request = MakeRequest(inputs);
+    request->deadline = clock_.Now() + in;
+    return request;
+  }
+
+  // Lets the batcher learn the fake engine's cost (SetCost) from two batches
+  // of different sizes, run one at a time: 10 tokens (20 ms), 40 tokens (50 ms).
+  // Needs a queue delay of zero and max_batch_tokens >= 40.
+  void LearnTheCost() {
+    backend_.SetCost(&clock_, kPerBatch, kPerToken);
+    ExpectOutputs(Submit({{1, 10}}), {{1, 10}});
+    ExpectOutputs(Submit({{2, 40}}), {{2, 40}});
+    // Idle again (the worker has recorded the second batch's cost).
+    ASSERT_TRUE(batcher_->Drain(seconds(1)));
   }
 
   static void ExpectError(Reply* reply, absl::StatusCode code) {
@@ -345,6 +370,196 @@ TEST_F(BatcherTest, SkipsTheRestOfARequestWhoseDeadlinePassedBetweenItsBatches) 
   batcher_->Shutdown();
   ASSERT_TRUE(batcher_->Drain(seconds(1)));
   EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1}}));
+}
+
+TEST(BatchCostModelTest, FitsTheFixedAndPerTokenCostsFromBatchesOfDifferentSizes) {
+  BatchCostModel model;
+  EXPECT_FALSE(model.known());
+  EXPECT_EQ(model.Predict(3, 100), Clock::duration::zero());
+  // One size only: everything is taken as fixed cost (a small first batch
+  // must not make a long queue look hopeless).
+  model.Observe(10, milliseconds(20));
+  EXPECT_TRUE(model.known());
+  EXPECT_NEAR(model.fixed_seconds(), 0.020, 1e-12);
+  EXPECT_DOUBLE_EQ(model.per_token_seconds(), 0);
+  // A second size separates them: 10 ms a batch + 1 ms a token.
+  model.Observe(40, milliseconds(50));
+  EXPECT_NEAR(model.fixed_seconds(), 0.010, 1e-9);
+  EXPECT_NEAR(model.per_token_seconds(), 0.001, 1e-12);
+  const double two_batches_of_90 = std::chrono::duration<double>(model.Predict(2, 90)).count();
+  EXPECT_NEAR(two_batches_of_90, 0.110, 1e-6);
+  // Many batches of one size (a full queue): the fixed part is kept and the
+  // per-token part follows the engine, here twice as slow.
+  for (int i = 0; i < 100; ++i) model.Observe(100, milliseconds(210));
+  EXPECT_NEAR(model.fixed_seconds(), 0.010, 1e-9);
+  EXPECT_NEAR(model.per_token_seconds(), 0.002, 1e-5);
+  // A one-off stall counts as at most 4 x the expected 210 ms.
+  model.Observe(100, std::chrono::seconds(30));
+  const double after_stall = std::chrono::duration<double>(model.Predict(1, 100)).count();
+  EXPECT_NEAR(after_stall, 0.9 * 0.210 + 0.1 * 0.840, 1e-3);
+}
+
+TEST_F(BatcherTest, RefusesAtSubmitARequestThatCouldNotFinishBeforeItsDeadline) {
+  StartBatcher(Config(50, 256, std::chrono::microseconds(0)));
+  LearnTheCost();
+
+  backend_.Hold();
+  Reply* running = Submit({{3, 50}});  // 60 ms
+  ASSERT_TRUE(backend_.AwaitStarted(3));
+  const Clock::time_point start = clock_.Now();
+  Reply* queued = Submit({{4, 50}});  // no deadline: always admitted
+  Reply* queued_too = Submit({{5, 50}});
+  // Expected: 60 ms (running) + 2 x 60 ms (queued) = 180 ms of wait, then
+  // its own tokens: a third batch, 20 ms more; with the 5 ms margin, 205 ms.
+  absl::Status status;
+  Reply* refused = Submit({}, &status, WithDeadline({{6, 10}}, milliseconds(150)));
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+  EXPECT_NE(status.message().find("expected wait of 180 ms"), absl::string_view::npos) << status;
+  EXPECT_NE(status.message().find("150 ms left before its deadline"), absl::string_view::npos)
+      << status;
+  Reply* admitted = Submit({}, &status, WithDeadline({{7, 10}}, milliseconds(210)));
+  EXPECT_TRUE(status.ok()) << status;
+  EXPECT_EQ(batcher_->queued_tokens(), 110);
+
+  backend_.Release();
+  ExpectOutputs(running, {{3, 50}});
+  ExpectOutputs(queued, {{4, 50}});
+  ExpectOutputs(queued_too, {{5, 50}});
+  ExpectOutputs(admitted, {{7, 10}});
+  EXPECT_EQ(refused->calls(), 0);
+  // The admitted request finished 200 ms after it arrived: before its deadline.
+  ASSERT_TRUE(batcher_->Drain(seconds(1)));
+  EXPECT_EQ(clock_.Now() - start, milliseconds(200));
+
+  // Idle, a request whose own compute (50 ms) does not fit: retrying will not
+  // help, so DEADLINE_EXCEEDED rather than RESOURCE_EXHAUSTED.
+  Reply* too_big = Submit({}, &status, WithDeadline({{8, 40}}, milliseconds(30)));
+  EXPECT_EQ(status.code(), absl::StatusCode::kDeadlineExceeded) << status;
+  EXPECT_EQ(too_big->calls(), 0);
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1}, {2}, {3}, {4}, {5}, {7}}));
+}
+
+TEST_F(BatcherTest, DropsAtTheCutARequestThatCouldNoLongerFinishBeforeItsDeadline) {
+  StartBatcher(Config(50, 256, std::chrono::microseconds(0)));
+  LearnTheCost();
+
+  backend_.Hold();
+  Reply* running = Submit({{3, 10}});  // expected 20 ms
+  ASSERT_TRUE(backend_.AwaitStarted(3));
+  // Admitted: 20 ms (running) + 20 ms (its own batch) + 5 ms margin <= 50 ms.
+  absl::Status status;
+  Reply* tight = Submit({}, &status, WithDeadline({{4, 10}}, milliseconds(50)));
+  ASSERT_TRUE(status.ok()) << status;
+  Reply* plain = Submit({{5, 10}});
+  // The running batch takes 15 ms longer than expected: it ends 35 ms in, and
+  // `tight`'s batch (>= 20 ms) would end after its deadline, although the
+  // deadline has not passed yet when the batch is cut.
+  clock_.Advance(milliseconds(15));
+  backend_.Release();
+
+  ExpectOutputs(running, {{3, 10}});
+  ExpectError(tight, absl::StatusCode::kDeadlineExceeded);
+  EXPECT_NE(tight->result().status().message().find("could not finish before its deadline"),
+            absl::string_view::npos)
+      << tight->result().status();
+  ExpectOutputs(plain, {{5, 10}});
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1}, {2}, {3}, {5}}));
+}
+
+TEST_F(BatcherTest, ABatchStopsGrowingWhereOneMoreInputWouldMakeAnEarlierMemberLate) {
+  StartBatcher(Config(100, 256, std::chrono::microseconds(0)));
+  LearnTheCost();
+
+  backend_.Hold();
+  Reply* running = Submit({{3, 10}});  // 20 ms
+  ASSERT_TRUE(backend_.AwaitStarted(3));
+  const Clock::time_point start = clock_.Now();
+  absl::Status status;
+  Reply* early = Submit({}, &status, WithDeadline({{4, 10}}, milliseconds(60)));
+  ASSERT_TRUE(status.ok()) << status;
+  Reply* big = Submit({{5, 40}});  // with `early`: 60 ms, ending 80 ms in, past its deadline
+  backend_.Release();
+
+  ExpectOutputs(running, {{3, 10}});
+  ExpectOutputs(early, {{4, 10}});
+  ExpectOutputs(big, {{5, 40}});
+  ASSERT_TRUE(batcher_->Drain(seconds(1)));
+  // Alone, `early` ran 20..40 ms in; then `big` 40..90 ms.
+  EXPECT_EQ(clock_.Now() - start, milliseconds(90));
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1}, {2}, {3}, {4}, {5}}));
+}
+
+TEST_F(BatcherTest, AnswersDroppedRequestsOffTheEngineThreadWithoutDelayingTheNextBatch) {
+  StartBatcher(Config(1000, 256, std::chrono::microseconds(0)));
+  backend_.Hold();
+  Reply* running = Submit({{1, 2}});
+  ASSERT_TRUE(backend_.AwaitStarted(1));
+
+  // The dropped request's `done` blocks until the test lets it go, and
+  // records its thread.
+  std::promise<void> let_go;
+  std::shared_future<void> let_go_future = let_go.get_future().share();
+  std::promise<std::thread::id> dropped_thread;
+  replies_.emplace_back();
+  Reply* dropped = &replies_.back();
+  auto expiring = MakeRequest({{2, 2}});
+  expiring->deadline = clock_.Now() + milliseconds(5);
+  expiring->done = [let_go_future, &dropped_thread,
+                    callback = dropped->Callback()](Result result) mutable {
+    dropped_thread.set_value(std::this_thread::get_id());
+    let_go_future.wait();
+    callback(std::move(result));
+  };
+  ASSERT_TRUE(batcher_->Submit(std::move(expiring)).ok());
+  std::promise<std::thread::id> kept_thread;
+  replies_.emplace_back();
+  Reply* kept = &replies_.back();
+  auto kept_request = MakeRequest({{3, 2}});
+  kept_request->done = [&kept_thread, callback = kept->Callback()](Result result) mutable {
+    kept_thread.set_value(std::this_thread::get_id());
+    callback(std::move(result));
+  };
+  ASSERT_TRUE(batcher_->Submit(std::move(kept_request)).ok());
+
+  clock_.Advance(milliseconds(10));  // `expiring` is past its deadline when cut
+  backend_.Release();
+  ExpectOutputs(running, {{1, 2}});
+  // The next batch ran and was answered while the dropped request's answer
+  // is still blocked.
+  ExpectOutputs(kept, {{3, 2}});
+  EXPECT_FALSE(dropped->answered());
+  let_go.set_value();
+  ExpectError(dropped, absl::StatusCode::kDeadlineExceeded);
+  // Results come from the worker (the engine's thread); drops from another.
+  EXPECT_NE(dropped_thread.get_future().get(), kept_thread.get_future().get());
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1}, {3}}));
+}
+
+TEST_F(BatcherTest, DrainWaitsForDroppedRequestsToBeAnswered) {
+  StartBatcher(Config(1000, 256, kLongDelay));
+  std::promise<void> let_go;
+  std::shared_future<void> let_go_future = let_go.get_future().share();
+  replies_.emplace_back();
+  Reply* dropped = &replies_.back();
+  auto expiring = MakeRequest({{1, 2}});
+  expiring->deadline = clock_.Now() + milliseconds(5);
+  expiring->done = [let_go_future, callback = dropped->Callback()](Result result) mutable {
+    let_go_future.wait();
+    callback(std::move(result));
+  };
+  ASSERT_TRUE(batcher_->Submit(std::move(expiring)).ok());
+  clock_.Advance(milliseconds(10));
+  batcher_->Shutdown();
+  std::future<bool> drained =
+      std::async(std::launch::async, [this] { return batcher_->Drain(seconds(1)); });
+  // The queue is empty at once, but the answer is not out yet: still waiting.
+  ASSERT_TRUE(clock_.AwaitWaitUntil(clock_.Now() + seconds(1)));
+  EXPECT_EQ(drained.wait_for(milliseconds(50)), std::future_status::timeout);
+  let_go.set_value();
+  ASSERT_EQ(drained.wait_for(seconds(20)), std::future_status::ready);
+  EXPECT_TRUE(drained.get());
+  EXPECT_TRUE(dropped->answered());
+  ExpectError(dropped, absl::StatusCode::kDeadlineExceeded);
 }
 
 TEST_F(BatcherTest, DropsACancelledRequestBeforeCompute) {

@@ -131,13 +131,14 @@ check "the server still serves after bad calls" test "$(client health)" = "SERVI
 status=0
 ENCODER_PORT=$port "$server_bin" --model "$work/model" --host 127.0.0.1 --metrics-port 0 \
   2>"$work/busy.err" || status=$?
-check "a busy port exits non-zero" test "$status" -ne 0
+check "a busy port exits 1 (a start-up fault, got $status)" test "$status" -eq 1
 check "a busy port is one line: $(cat "$work/busy.err")" test "$(wc -l <"$work/busy.err")" -eq 1
-check "a busy port says so" grep -q "port $port on 127.0.0.1 is already in use" "$work/busy.err"
+check "a busy port says so and names the flag: $(cat "$work/busy.err")" \
+  grep -q -- "port $port on 127.0.0.1 is already in use (--port)" "$work/busy.err"
 status=0
 "$server_bin" --model "$work/no-such-model" --host 127.0.0.1 --port 0 --metrics-port 0 \
   2>"$work/model.err" || status=$?
-check "a bad model dir exits non-zero" test "$status" -ne 0
+check "a bad model dir exits 1 (got $status)" test "$status" -eq 1
 check "a bad model dir is one line: $(cat "$work/model.err")" test "$(wc -l <"$work/model.err")" -eq 1
 check "a bad model dir names it" grep -q "no-such-model" "$work/model.err"
 
@@ -210,7 +211,7 @@ check "it names the flag and the file: $(cat "$work/tls.err")" grep -q -- \
 status=0
 ENCODER_MAX_CONCURRENT_STREAMS=0 "$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 \
   --metrics-port 0 2>"$work/limit.err" || status=$?
-check "a bad limit exits non-zero" test "$status" -ne 0
+check "a bad limit is a bad flag: exit 2 (got $status)" test "$status" -eq 2
 check "it names the flag: $(cat "$work/limit.err")" \
   grep -q -- "--max-concurrent-streams must be positive (got 0)" "$work/limit.err"
 

@@ -1,5 +1,7 @@
 // A backend for batcher tests: records every batch it runs, can be held in
-// the middle of a run, and fails any batch holding a poisoned input.
+// the middle of a run, fails any batch holding a poisoned input, and (with
+// SetCost) advances a fake clock by what the batch "costs", so that the
+// batcher's cost model and deadlines run on deterministic time.
 #pragma once
 
 #include <chrono>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "fake_clock.h"
 #include "server/backend.h"
 
 namespace server {
@@ -29,6 +32,11 @@ class FakeBackend : public Backend {
     ++started_;
     changed_.notify_all();
     changed_.wait(lock, [&] { return !held_; });
+    if (clock_ != nullptr) {
+      int64_t tokens = 0;
+      for (const engine::Sequence& sequence : batch) tokens += sequence.ids.size();
+      clock_->Advance(per_batch_ + per_token_ * tokens);
+    }
     for (int32_t id : first_ids) {
       if (id == kPoisonId) return absl::InvalidArgumentError("poisoned input");
     }
@@ -42,6 +50,15 @@ class FakeBackend : public Backend {
       outputs->push_back(std::move(out));
     }
     return absl::OkStatus();
+  }
+
+  // From now on each run advances `clock` by per_batch + per_token x its
+  // tokens, after any hold, as if the engine took that long.
+  void SetCost(FakeClock* clock, Clock::duration per_batch, Clock::duration per_token) {
+    std::lock_guard<std::mutex> lock(mu_);
+    clock_ = clock;
+    per_batch_ = per_batch;
+    per_token_ = per_token;
   }
 
   // While held, a run blocks after recording its batch.
@@ -76,6 +93,9 @@ class FakeBackend : public Backend {
   std::mutex mu_;
   std::condition_variable changed_;
   bool held_ = false;
+  FakeClock* clock_ = nullptr;
+  Clock::duration per_batch_{0};
+  Clock::duration per_token_{0};
   int started_ = 0;
   std::vector<std::vector<int32_t>> batches_;
   std::vector<OutputSpec> specs_;

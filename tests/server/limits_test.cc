@@ -292,7 +292,16 @@ TEST_F(LimitsTest, AnIdleConnectionIsClosedAfterMaxConnectionIdle) {
 
 TEST(LimitsConfigTest, DefaultsAndValidationNameTheFlag) {
   const ServerConfig defaults;
-  EXPECT_EQ(defaults.max_receive_message_bytes, 4194304);
+  EXPECT_EQ(defaults.max_receive_message_bytes, 0);  // derived:
+  // 64 inputs x (2 x 65536 + 32) + 10 x 16384 + 4096.
+  EXPECT_EQ(MaxReceiveMessageBytes(defaults), 64 * (2 * 65536 + 32) + 10 * 16384 + 4096);
+  ServerConfig explicit_limit = defaults;
+  explicit_limit.max_receive_message_bytes = 16384;
+  EXPECT_EQ(MaxReceiveMessageBytes(explicit_limit), 16384);
+  ServerConfig huge = defaults;
+  huge.max_inputs_per_request = 1 << 20;
+  huge.max_text_bytes = int64_t{1} << 30;
+  EXPECT_EQ(MaxReceiveMessageBytes(huge), 2147483647);
   EXPECT_EQ(defaults.max_tokens_per_request, 16384);
   EXPECT_EQ(defaults.max_concurrent_streams, 256);
   EXPECT_EQ(defaults.max_connection_idle, std::chrono::minutes(5));
@@ -304,9 +313,12 @@ TEST(LimitsConfigTest, DefaultsAndValidationNameTheFlag) {
   };
   ServerConfig bad = config;
   bad.max_receive_message_bytes = 100;
-  EXPECT_EQ(error(bad), "--max-receive-message-bytes must be in 1024..2147483647 (got 100)");
+  EXPECT_EQ(error(bad),
+            "--max-receive-message-bytes must be 0 (derived) or in 1024..2147483647 (got 100)");
   bad.max_receive_message_bytes = int64_t{1} << 31;
-  EXPECT_EQ(error(bad), "--max-receive-message-bytes must be in 1024..2147483647 (got 2147483648)");
+  EXPECT_EQ(error(bad),
+            "--max-receive-message-bytes must be 0 (derived) or in 1024..2147483647 (got "
+            "2147483648)");
   bad = config;
   bad.max_tokens_per_request = 0;
   EXPECT_EQ(error(bad), "--max-tokens-per-request must be positive (got 0)");

@@ -610,30 +610,7 @@ TEST(ServerShutdownTest, QueueFullDeadlineCancellationAndShutdownPaths) {
 
   server->BeginShutdown();
 
-  // UNAVAILABLE for every new call; health NOT_SERVING.
-  {
-    grpc::ClientContext context;
-    SetDeadline(&context);
-    EncodeResponse response;
-    const grpc::Status status = stub->Encode(&context, Request({ids(3)}), &response);
-    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
-    EXPECT_EQ(status.error_message(), "server is shutting down");
-  }
-  {
-    grpc::ClientContext context;
-    SetDeadline(&context);
-    encoder::v1::TokenizeRequest request;
-    request.set_text("x");
-    encoder::v1::TokenizeResponse response;
-    EXPECT_EQ(stub->Tokenize(&context, request, &response).error_code(),
-              grpc::StatusCode::UNAVAILABLE);
-  }
-  {
-    grpc::ClientContext context;
-    SetDeadline(&context);
-    encoder::v1::ModelInfo info;
-    EXPECT_EQ(stub->GetModelInfo(&context, {}, &info).error_code(), grpc::StatusCode::UNAVAILABLE);
-  }
+  // The lame duck: health NOT_SERVING at once, calls still served.
   {
     auto health = grpc::health::v1::Health::NewStub(channel);
     grpc::ClientContext context;
@@ -645,23 +622,45 @@ TEST(ServerShutdownTest, QueueFullDeadlineCancellationAndShutdownPaths) {
   {
     grpc::ClientContext context;
     SetDeadline(&context);
+    encoder::v1::ModelInfo info;
+    EXPECT_TRUE(stub->GetModelInfo(&context, {}, &info).ok());
+  }
+
+  // Then gRPC's shutdown (GOAWAY), refusals at the door and the drain.
+  std::future<bool> finished =
+      std::async(std::launch::async, [&server] { return server->FinishShutdown(); });
+  {
+    // The idle stream is ended by the server.
+    EncodeResponse response;
+    EXPECT_FALSE(idle_stream->Read(&response));
+    const grpc::Status status = idle_stream->Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAVAILABLE);
+    EXPECT_EQ(status.error_message(), "server is shutting down");
+  }
+  // The queued request is still computed and answered.
+  ASSERT_EQ(finished.wait_for(seconds(60)), std::future_status::ready);
+  EXPECT_TRUE(finished.get());
+  const grpc::Status queued_status = queued.get();
+  ASSERT_TRUE(queued_status.ok()) << queued_status.error_message();
+  ASSERT_EQ(queued_response.outputs_size(), 1);
+  EXPECT_EQ(queued_response.outputs(0).tokens(), 40);
+
+  // Stopped: new calls are UNAVAILABLE (nothing listens any more).
+  for (int call = 0; call < 2; ++call) {
+    grpc::ClientContext context;
+    SetDeadline(&context, seconds(5));
+    EncodeResponse response;
+    EXPECT_EQ(stub->Encode(&context, Request({ids(3)}), &response).error_code(),
+              grpc::StatusCode::UNAVAILABLE);
+  }
+  {
+    grpc::ClientContext context;
+    SetDeadline(&context, seconds(5));
     auto late_stream = stub->EncodeStream(&context);
     EncodeResponse response;
     EXPECT_FALSE(late_stream->Read(&response));
     EXPECT_EQ(late_stream->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
   }
-  {
-    EncodeResponse response;
-    EXPECT_FALSE(idle_stream->Read(&response));
-    EXPECT_EQ(idle_stream->Finish().error_code(), grpc::StatusCode::UNAVAILABLE);
-  }
-
-  // The queued request is still computed and answered.
-  EXPECT_TRUE(server->FinishShutdown());
-  const grpc::Status queued_status = queued.get();
-  ASSERT_TRUE(queued_status.ok()) << queued_status.error_message();
-  ASSERT_EQ(queued_response.outputs_size(), 1);
-  EXPECT_EQ(queued_response.outputs(0).tokens(), 40);
 }
 
 TEST(ServerStartTest, RefusesABadModelDirAndABusyPortAndReadsThePoolingConfig) {
@@ -679,7 +678,7 @@ TEST(ServerStartTest, RefusesABadModelDirAndABusyPortAndReadsThePoolingConfig) {
   auto second = EncoderServer::Start(same_port);
   ASSERT_FALSE(second.ok());
   EXPECT_EQ(second.status().message(),
-            "port " + std::to_string(same_port.port) + " on 127.0.0.1 is already in use");
+            "port " + std::to_string(same_port.port) + " on 127.0.0.1 is already in use (--port)");
 
   // The sentence-transformers pooling config sets the model's default.
   {
