@@ -18,7 +18,13 @@ For each model directory (Hugging Face layout, F32 safetensors):
      timed batches after 2 warm-up batches, and prints one markdown table of the
      medians over rounds.
 
-Workloads (fp32):  8x128 and 1x128 (no padding), and var: 32 sequences with
+--precision int8 runs the engine with int8 weights (`encoder-cli --precision int8`)
+against the same fp32 ONNX Runtime model: the correctness check then compares
+each token's hidden state by cosine similarity (mean >= --min-mean-cosine,
+every token >= --min-cosine) instead of the max abs difference, which int8
+cannot meet; the timing is the same.
+
+Workloads:  8x128 and 1x128 (no padding), and var: 32 sequences with
 lengths uniform in 8..128. The engine packs the real tokens (`encoder-cli bench
 --lengths 8:128 --seed S`); ORT gets the same sequences padded to the longest.
 Tokens/s counts real tokens only, for both. The sequences are drawn exactly as
@@ -122,13 +128,15 @@ class Sides:
     def __init__(self, args):
         self.engine = args.engine
         self.threads = args.threads
+        self.precision = args.precision
         self.node = args.node
         self.runner = os.path.join(HERE, "run_peer.mjs")
 
     def engine_encode(self, model_dir, inputs):
         text = "".join(json.dumps(x) + "\n" for x in inputs)
         out = run([self.engine, "encode", "--model", model_dir, "--pooling", "none",
-                   "--threads", str(self.threads)], text, "encoder-cli encode")
+                   "--threads", str(self.threads), "--precision", self.precision], text,
+                  "encoder-cli encode")
         return [np.array(json.loads(line)["hidden_states"], dtype=np.float64)
                 for line in out.splitlines() if line.strip()]
 
@@ -141,7 +149,8 @@ class Sides:
 
     def engine_bench(self, model_dir, workload, iters, seed):
         cmd = [self.engine, "bench", "--model", model_dir, "--batch", str(workload["batch"]),
-               "--iters", str(iters), "--threads", str(self.threads), "--seed", str(seed)]
+               "--iters", str(iters), "--threads", str(self.threads), "--seed", str(seed),
+               "--precision", self.precision]
         if workload.get("lengths"):
             cmd += ["--lengths", "%d:%d" % tuple(workload["lengths"])]
         else:
@@ -213,11 +222,14 @@ def perturbed_copy(model_dir, out_dir, seed):
     write_safetensors(os.path.join(out_dir, "model.safetensors"), tensors)
 
 
-def check(sides, model_dir, onnx_path, inputs, tolerance, label):
+def check(sides, model_dir, onnx_path, inputs, args, label):
     engine = sides.engine_encode(model_dir, inputs)
     ort = sides.ort_encode(onnx_path, inputs)
     if len(engine) != len(inputs) or len(ort) != len(inputs):
         fail(f"{label}: {len(inputs)} inputs, engine gave {len(engine)} outputs, ORT {len(ort)}")
+    if args.precision == "int8":
+        return check_cosine(engine, ort, inputs, args.min_mean_cosine, args.min_cosine, label)
+    tolerance = args.tolerance
     worst, worst_at = 0.0, None
     for i, (a, b) in enumerate(zip(engine, ort)):
         if a.shape != b.shape:
@@ -234,6 +246,29 @@ def check(sides, model_dir, onnx_path, inputs, tolerance, label):
     if worst > tolerance:
         fail(f"{label}: engine and ORT outputs differ by {worst:.3g} (sequence {worst_at}, "
              f"length {len(inputs[worst_at]['ids'])}); the comparison would not be fair")
+    return worst
+
+
+def check_cosine(engine, ort, inputs, min_mean, min_each, label):
+    """int8 engine against fp32 ORT: cosine similarity of each token's hidden state."""
+    cosines = []
+    for i, (a, b) in enumerate(zip(engine, ort)):
+        if a.shape != b.shape:
+            fail(f"{label}: sequence {i}: engine shape {a.shape}, ORT shape {b.shape}")
+        if not np.all(np.isfinite(a)):
+            fail(f"{label}: sequence {i}: non-finite engine outputs")
+        norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+        cosines.append(np.sum(a * b, axis=1) / np.maximum(norms, 1e-30))
+    every = np.concatenate(cosines)
+    mean, worst = float(np.mean(every)), float(np.min(every))
+    worst_seq = min(range(len(cosines)), key=lambda i: float(np.min(cosines[i])))
+    ok = mean >= min_mean and worst >= min_each
+    print(f"  check {label} (int8 engine vs fp32 ORT): {len(inputs)} sequences, {len(every)} tokens: "
+          f"cosine mean {mean:.5f} (>= {min_mean:g}), min {worst:.5f} (>= {min_each:g}) "
+          f"{'ok' if ok else 'MISMATCH'}")
+    if not ok:
+        fail(f"{label}: int8 engine and fp32 ORT disagree: cosine mean {mean:.5f}, min {worst:.5f} "
+             f"(sequence {worst_seq}, length {len(inputs[worst_seq]['ids'])})")
     return worst
 
 
@@ -259,7 +294,14 @@ def main():
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--workloads", default="8x128,1x128,var",
                         help="comma list of BxS and var (32 x uniform 8..128)")
-    parser.add_argument("--tolerance", type=float, default=1e-4)
+    parser.add_argument("--precision", choices=("fp32", "int8"), default="fp32",
+                        help="the engine's weights (ORT always runs the fp32 model)")
+    parser.add_argument("--tolerance", type=float, default=1e-4,
+                        help="fp32: max abs difference of last hidden states")
+    parser.add_argument("--min-mean-cosine", type=float, default=0.995,
+                        help="int8: mean per-token cosine similarity to ORT at least this")
+    parser.add_argument("--min-cosine", type=float, default=0.99,
+                        help="int8: every token's cosine similarity to ORT at least this")
     parser.add_argument("--work", default="/tmp/encoder-peer", help="exported models and inputs")
     parser.add_argument("--check-only", action="store_true")
     args = parser.parse_args()
@@ -277,7 +319,7 @@ def main():
     ort_version = json.load(open(os.path.join(HERE, "node_modules", "onnxruntime-node", "package.json")))["version"]
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
     load_before = open("/proc/loadavg").read().split()[:3]
-    print(f"engine: {args.engine}\nORT: onnxruntime-node {ort_version} (CPU EP, graph optimization 'all')\n"
+    print(f"engine: {args.engine} ({args.precision})\nORT: onnxruntime-node {ort_version} (CPU EP, graph optimization 'all')\n"
           f"threads: {args.threads} each; CPU: {cpu}, {os.cpu_count()} logical cores; "
           f"load average at start: {' '.join(load_before)}")
 
@@ -314,7 +356,7 @@ def main():
         # Correctness, on the variable-length inputs (padding and packing both
         # exercised), then on a perturbed copy with token types.
         check_seqs = bench_sequences(config["vocab_size"], 32, None, args.seed, (8, 128))
-        check(sides, model_dir, onnx_path, [{"ids": s} for s in check_seqs], args.tolerance,
+        check(sides, model_dir, onnx_path, [{"ids": s} for s in check_seqs], args,
               "model as given")
         perturbed = os.path.join(work, "perturbed")
         perturbed_copy(model_dir, perturbed, args.seed)
@@ -326,7 +368,7 @@ def main():
             if config.get("type_vocab_size", 2) > 1 and i % 2:
                 x["token_type_ids"] = [0] * (len(s) // 2) + [1] * (len(s) - len(s) // 2)
             inputs.append(x)
-        check(sides, perturbed, perturbed_onnx, inputs, args.tolerance,
+        check(sides, perturbed, perturbed_onnx, inputs, args,
               "random biases + LayerNorm params, token types")
         shutil.rmtree(perturbed, ignore_errors=True)
         if args.check_only:
@@ -347,7 +389,7 @@ def main():
                 print(f"  {wl['name']}: round {r + 1}/{args.rounds}: engine {engine_times[-1]:.4f} s, "
                       f"ORT {ort_times[-1]:.4f} s", flush=True)
             e, o = statistics.median(engine_times), statistics.median(ort_times)
-            rows.append((f"{label} fp32 {wl['name']}", e, o, wl["tokens"] / e, wl["tokens"] / o, o / e,
+            rows.append((f"{label} {args.precision} {wl['name']}", e, o, wl["tokens"] / e, wl["tokens"] / o, o / e,
                          min(engine_times), max(engine_times), min(ort_times), max(ort_times), iters))
             if wl.get("lengths"):
                 padded = len(lengths) * max(lengths)
