@@ -7,27 +7,10 @@
 #include <cstdint>
 
 #include "absl/status/statusor.h"
+#include "buffer.h"
 #include "engine/config.h"
 
 namespace engine {
-
-class Buffer {
- public:
-  Buffer() = default;
-  ~Buffer();
-  Buffer(Buffer&& other) noexcept;
-  Buffer& operator=(Buffer&& other) noexcept;
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-
-  static absl::StatusOr<Buffer> Allocate(size_t floats);
-  float* data() const { return data_; }
-  size_t size() const { return floats_; }
-
- private:
-  float* data_ = nullptr;
-  size_t floats_ = 0;
-};
 
 struct Workspace {
   // All [rows, width] with rows = BucketRows(max_batch_tokens).

@@ -4,8 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "dnnl/dense.h"
-#include "workspace.h"
+#include "buffer.h"
 
 namespace engine {
 namespace {
@@ -14,14 +13,10 @@ using dnnl::memory;
 using tag = memory::format_tag;
 using dt = memory::data_type;
 
-// As in dense.cc: the weight layout oneDNN picks does not depend on the rows.
-constexpr int64_t kReferenceRows = 128;
-
 dnnl::matmul::primitive_desc MakePrimitiveDesc(const dnnl::engine& engine, int64_t rows, int64_t in,
                                                int64_t out, const memory::desc& weights) {
-  const memory::desc src({rows, in}, dt::u8, tag::ab);
-  const memory::desc dst({rows, out}, dt::s32, tag::ab);
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(src, weights, dst), engine);
+  return MakeMatmulDesc(engine, rows, in, out, dt::u8, dt::s32, weights, memory::desc(),
+                        DnnlContext::UserScratchpadAttr());
 }
 
 }  // namespace
@@ -65,18 +60,12 @@ void QuantizeWeights(const float* weight, int64_t in, int64_t out, int weight_ma
   }
 }
 
-absl::StatusOr<dnnl::matmul*> Int8MatmulCache::Get(int64_t rows, int64_t in, int64_t out,
-                                                   const memory::desc& weights) {
-  const auto key = std::make_tuple(rows, in, out);
-  auto it = primitives_.find(key);
-  if (it != primitives_.end()) return &it->second;
-  try {
-    dnnl::matmul primitive(MakePrimitiveDesc(context_->engine, rows, in, out, weights));
-    return &primitives_.emplace(key, std::move(primitive)).first->second;
-  } catch (const dnnl::error& e) {
-    return absl::InternalError(
-        absl::StrCat("oneDNN int8 matmul ", rows, "x", in, "x", out, ": ", e.what()));
-  }
+absl::StatusOr<const MatmulPrimitive*> Int8MatmulCache::Get(int64_t rows, int64_t in, int64_t out,
+                                                            const memory::desc& weights) {
+  return FindOrCreateMatmul(
+      *context_, primitives_, std::make_tuple(rows, in, out),
+      [&] { return MakePrimitiveDesc(context_->engine, rows, in, out, weights); },
+      "oneDNN int8 matmul", rows, in, out);
 }
 
 absl::StatusOr<std::unique_ptr<QuantizedDense>> QuantizedDense::Create(Int8MatmulCache* cache,
@@ -96,17 +85,14 @@ absl::StatusOr<std::unique_ptr<QuantizedDense>> QuantizedDense::Create(Int8Matmu
   int8_t* plain_weights = reinterpret_cast<int8_t*>(plain->data());
   QuantizeWeights(weight, in, out, weight_max, plain_weights, dense->col_scale_.data(),
                   dense->col_sum_.data());
-  const dnnl::engine& engine = cache->context()->engine;
   try {
     // W^T as {in, out} is W's memory read with strides {1, in}: tag ba.
     const memory::desc plain_desc({in, out}, dt::s8, tag::ba);
     const memory::desc any({in, out}, dt::s8, tag::any);
-    const dnnl::matmul::primitive_desc pd = MakePrimitiveDesc(engine, kReferenceRows, in, out, any);
-    memory source(plain_desc, engine, plain_weights);
-    dense->weights_ = memory(pd.weights_desc(), engine);
-    dnnl::reorder(source, dense->weights_)
-        .execute(cache->context()->stream, source, dense->weights_);
-    cache->context()->stream.wait();
+    const dnnl::matmul::primitive_desc pd =
+        MakePrimitiveDesc(cache->context()->engine, kWeightLayoutRows, in, out, any);
+    dense->weights_ =
+        ReorderWeights(*cache->context(), plain_desc, plain_weights, pd.weights_desc());
   } catch (const dnnl::error& e) {
     return absl::InternalError(
         absl::StrCat("oneDNN int8 dense layer ", in, "->", out, ": ", e.what()));
@@ -114,36 +100,10 @@ absl::StatusOr<std::unique_ptr<QuantizedDense>> QuantizedDense::Create(Int8Matmu
   return dense;
 }
 
-absl::StatusOr<QuantizedDense::Bound*> QuantizedDense::BindBucket(int64_t bucket) {
-  auto it = bound_.find(bucket);
-  if (it != bound_.end()) return &it->second;
-  absl::StatusOr<dnnl::matmul*> primitive = cache_->Get(bucket, in_, out_, weights_.get_desc());
-  if (!primitive.ok()) return primitive.status();
-  const dnnl::engine& engine = cache_->context()->engine;
-  Bound bound;
-  bound.primitive = *primitive;
-  try {
-    bound.src = memory({{bucket, in_}, dt::u8, tag::ab}, engine, DNNL_MEMORY_NONE);
-    bound.dst = memory({{bucket, out_}, dt::s32, tag::ab}, engine, DNNL_MEMORY_NONE);
-  } catch (const dnnl::error& e) {
-    return absl::InternalError(absl::StrCat("oneDNN memory: ", e.what()));
-  }
-  bound.args = {{DNNL_ARG_SRC, bound.src}, {DNNL_ARG_WEIGHTS, weights_}, {DNNL_ARG_DST, bound.dst}};
-  return &bound_.emplace(bucket, std::move(bound)).first->second;
-}
-
 absl::Status QuantizedDense::Forward(const uint8_t* x, int64_t rows, int32_t* acc) {
-  absl::StatusOr<Bound*> bound = BindBucket(BucketRows(rows));
-  if (!bound.ok()) return bound.status();
-  try {
-    (*bound)->src.set_data_handle(const_cast<uint8_t*>(x));
-    (*bound)->dst.set_data_handle(acc);
-    (*bound)->primitive->execute(cache_->context()->stream, (*bound)->args);
-    cache_->context()->stream.wait();
-  } catch (const dnnl::error& e) {
-    return absl::InternalError(absl::StrCat("oneDNN int8 matmul execution: ", e.what()));
-  }
-  return absl::OkStatus();
+  return bound_.Execute(
+      *cache_->context(), rows, x, acc, weights_, dnnl::memory(),
+      [this](int64_t bucket) { return cache_->Get(bucket, in_, out_, weights_.get_desc()); });
 }
 
 }  // namespace engine

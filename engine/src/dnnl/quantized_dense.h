@@ -15,10 +15,10 @@
 #include <map>
 #include <memory>
 #include <tuple>
-#include <unordered_map>
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "dnnl/bound_matmul.h"
 #include "dnnl/dnnl_context.h"
 
 namespace engine {
@@ -31,18 +31,20 @@ namespace engine {
 // exact.
 int Int8WeightMax();
 
-// Primitives shared by the int8 layers of one encoder, keyed by shape.
+// Primitives shared by the int8 layers of one encoder, keyed by shape, on
+// the context's shared scratchpad (as MatmulCache's).
 // Not thread-safe: one encoder runs one batch at a time.
 class Int8MatmulCache {
  public:
   explicit Int8MatmulCache(DnnlContext* context) : context_(context) {}
   DnnlContext* context() const { return context_; }
-  absl::StatusOr<dnnl::matmul*> Get(int64_t rows, int64_t in, int64_t out,
-                                    const dnnl::memory::desc& weights);
+  absl::StatusOr<const MatmulPrimitive*> Get(int64_t rows, int64_t in, int64_t out,
+                                             const dnnl::memory::desc& weights);
+  size_t size() const { return primitives_.size(); }
 
  private:
   DnnlContext* context_;
-  std::map<std::tuple<int64_t, int64_t, int64_t>, dnnl::matmul> primitives_;
+  std::map<std::tuple<int64_t, int64_t, int64_t>, MatmulPrimitive> primitives_;
 };
 
 class QuantizedDense {
@@ -65,17 +67,9 @@ class QuantizedDense {
   size_t weight_bytes() const { return weights_.get_desc().get_size(); }
 
  private:
-  struct Bound {
-    dnnl::matmul* primitive = nullptr;
-    dnnl::memory src;
-    dnnl::memory dst;
-    std::unordered_map<int, dnnl::memory> args;
-  };
-  absl::StatusOr<Bound*> BindBucket(int64_t bucket);
-
   QuantizedDense() = default;
   Int8MatmulCache* cache_ = nullptr;
-  std::map<int64_t, Bound> bound_;
+  BucketedMatmul bound_;  // executes without allocating (bound_matmul.h)
   int64_t in_ = 0;
   int64_t out_ = 0;
   dnnl::memory weights_;

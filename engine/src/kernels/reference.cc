@@ -28,6 +28,20 @@ class CompensatedSum {
   float carry_ = 0.0f;
 };
 
+// out = gamma * (x - mean) / sqrt(var + eps) + beta for a row x whose sum
+// is `sum` (the fp32 and int8 Add & Norm rows); out may be x.
+void NormalizeRow(const float* x, int64_t n, float sum, const float* gamma, const float* beta,
+                  float eps, float* out) {
+  const float mean = sum / n;
+  CompensatedSum squares;
+  for (int64_t i = 0; i < n; ++i) {
+    const float d = x[i] - mean;
+    squares.Add(d * d);
+  }
+  const float rstd = 1.0f / std::sqrt(squares.value() / n + eps);
+  for (int64_t i = 0; i < n; ++i) out[i] = gamma[i] * ((x[i] - mean) * rstd) + beta[i];
+}
+
 void AddLayerNormRow(const AddLayerNormArgs& a, int64_t row) {
   const int64_t n = a.hidden;
   const int64_t o = row * n;
@@ -45,14 +59,7 @@ void AddLayerNormRow(const AddLayerNormArgs& a, int64_t row) {
     x[i] = v;
     sum.Add(v);
   }
-  const float mean = sum.value() / n;
-  CompensatedSum squares;
-  for (int64_t i = 0; i < n; ++i) {
-    const float d = x[i] - mean;
-    squares.Add(d * d);
-  }
-  const float rstd = 1.0f / std::sqrt(squares.value() / n + a.eps);
-  for (int64_t i = 0; i < n; ++i) out[i] = a.gamma[i] * ((x[i] - mean) * rstd) + a.beta[i];
+  NormalizeRow(x, n, sum.value(), a.gamma, a.beta, a.eps, out);
 }
 
 void ScaledSoftmaxRow(float* x, int64_t n, float scale) {
@@ -198,14 +205,7 @@ void AddLayerNormInt8Rows<Isa::kScalar>(const AddLayerNormInt8Args& a, int64_t b
       x[i] = v;
       sum.Add(v);
     }
-    const float mean = sum.value() / n;
-    CompensatedSum squares;
-    for (int64_t i = 0; i < n; ++i) {
-      const float d = x[i] - mean;
-      squares.Add(d * d);
-    }
-    const float rstd = 1.0f / std::sqrt(squares.value() / n + a.eps);
-    for (int64_t i = 0; i < n; ++i) out[i] = a.gamma[i] * ((x[i] - mean) * rstd) + a.beta[i];
+    NormalizeRow(x, n, sum.value(), a.gamma, a.beta, a.eps, out);
     if (a.quantized.q != nullptr) QuantizeRow(out, n, a.quantized, row);
   }
 }

@@ -3,7 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "workspace.h"
+#include "buffer.h"
 
 namespace engine {
 namespace {
