@@ -285,6 +285,16 @@ TEST(LoaderTest, ConfigClaimingAHugeIntermediateSizeIsAnError) {
                "expected shape [1073741824, 32], got [64, 32]"});
 }
 
+// Regression (found by fuzz_model_dir): the layer array was sized from
+// num_hidden_layers before any layer was loaded, so a config claiming 2^30
+// layers aborted with std::bad_alloc instead of naming the missing tensor.
+TEST(LoaderTest, ConfigClaimingAHugeLayerCountIsAnErrorNotAnAllocation) {
+  const std::string dir = WriteTinyModel("huge_layer_count");
+  EditConfig(dir, [](nlohmann::json& c) { c["num_hidden_layers"] = 1 << 30; });
+  ExpectError(LoadStatus(dir), absl::StatusCode::kNotFound,
+              {"missing tensor encoder.layer.", ".attention.self.query.weight"});
+}
+
 // Regression: layer_norm_eps is used as a float; 1e39 became infinity and
 // 1e-50 zero (and converting a double beyond float's range is undefined).
 TEST(LoaderTest, LayerNormEpsOutsideFloatRange) {

@@ -5,11 +5,15 @@
 // GCC 12's AVX-512 intrinsics read a deliberately uninitialized register
 // (_mm512_undefined_*), which -Wuninitialized flags at every use (GCC bug
 // 105593, fixed in 13); silence it for the intrinsic header's lines only.
+#if defined(__clang__)
+#include <immintrin.h>
+#else
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 #pragma GCC diagnostic pop
+#endif
 
 #include <cstdint>
 

@@ -61,6 +61,8 @@ absl::Status MakeDense(const Caches& caches, const float* weight, std::vector<fl
 // heap, and load's peak resident memory stays near the converted weights.
 absl::StatusOr<Buffer> ReadWeight(const Checkpoint& checkpoint, const std::string& name,
                                   int64_t rows, int64_t cols) {
+  // Sizes come from config.json: check the tensor before reserving room for it.
+  if (absl::Status s = checkpoint.Check(name, {rows, cols}); !s.ok()) return s;
   absl::StatusOr<Buffer> buffer = Buffer::Allocate(static_cast<size_t>(rows * cols));
   if (!buffer.ok()) return buffer.status();
   if (absl::Status s = checkpoint.ReadFloat(name, {rows, cols}, buffer->data()); !s.ok()) return s;
@@ -83,10 +85,16 @@ absl::Status LoadDense(const Checkpoint& checkpoint, const std::string& prefix, 
 absl::Status LoadQkv(const Checkpoint& checkpoint, const std::string& prefix, int64_t hidden,
                      const Caches& caches, LayerWeights* layer) {
   const size_t block = static_cast<size_t>(hidden * hidden);
+  const char* parts[] = {"query", "key", "value"};
+  // Sizes come from config.json: check all three before reserving room for them.
+  for (const char* part : parts) {
+    const std::string name = absl::StrCat(prefix, ".", part);
+    if (absl::Status s = checkpoint.Check(name + ".weight", {hidden, hidden}); !s.ok()) return s;
+    if (absl::Status s = checkpoint.Check(name + ".bias", {hidden}); !s.ok()) return s;
+  }
   absl::StatusOr<Buffer> weight = Buffer::Allocate(3 * block);
   if (!weight.ok()) return weight.status();
   std::vector<float> bias(3 * static_cast<size_t>(hidden));
-  const char* parts[] = {"query", "key", "value"};
   for (int p = 0; p < 3; ++p) {
     const std::string name = absl::StrCat(prefix, ".", parts[p]);
     if (absl::Status s =
@@ -160,11 +168,11 @@ absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint, const Mod
   if (absl::Status s = LoadNorm(checkpoint, "embeddings.LayerNorm", h, &emb.norm); !s.ok()) {
     return s;
   }
-  weights.layers.resize(static_cast<size_t>(config.num_layers));
+  // One layer at a time: num_hidden_layers comes from config.json and may lie.
   for (int i = 0; i < config.num_layers; ++i) {
-    if (absl::Status s = LoadLayer(checkpoint, config, i, caches, &weights.layers[i]); !s.ok()) {
-      return s;
-    }
+    LayerWeights layer;
+    if (absl::Status s = LoadLayer(checkpoint, config, i, caches, &layer); !s.ok()) return s;
+    weights.layers.push_back(std::move(layer));
   }
   if (config.layer_norm_placement == LayerNormPlacement::kPre) {
     if (absl::Status s = LoadNorm(checkpoint, "encoder.LayerNorm", h, &weights.final_norm);
