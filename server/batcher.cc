@@ -198,7 +198,11 @@ absl::Status Batcher::State::AdmitLocked(const BatchRequest& request, int64_t to
   const Clock::duration finish = RunningLeftLocked(now) +
                                  PredictLocked(queue.tokens() + tokens, queue.inputs() + inputs) +
                                  config.deadline_margin;
-  if (finish <= left) return absl::OkStatus();
+  // The queue ahead is admitted only up to 1 / queue_wait_headroom of the time
+  // left: a queue filled to the deadline's edge answers everything just in
+  // time or just late (estimates are noisy), and the late answers are wasted
+  // work; with headroom the answers come back well inside their deadline.
+  if (finish + (config.queue_wait_headroom - 1.0) * wait <= left) return absl::OkStatus();
   const Clock::duration own = finish - wait - config.deadline_margin;
   if (queue.empty() && !batch_running) {
     // Nothing ahead of it: waiting and retrying will not help.

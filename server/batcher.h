@@ -48,6 +48,9 @@ struct BatcherConfig {
   // request is admitted (and computed) only if it is expected to finish this
   // long before its deadline.
   std::chrono::microseconds deadline_margin{5000};
+  // Admission counts the queue's expected wait this many times over, so that
+  // queued work leaves room for estimation error before the deadline.
+  double queue_wait_headroom = 2.0;
 };
 
 // One tokenized input, owned by the request.

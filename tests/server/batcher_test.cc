@@ -182,6 +182,8 @@ BatcherConfig Config(int64_t max_batch_tokens, int max_batch_inputs,
   config.max_batch_inputs = max_batch_inputs;
   config.max_queue_delay = max_queue_delay;
   config.max_queue_tokens = max_queue_tokens;
+  // Exact arithmetic in the deadline tests; RefusesAtSubmit... covers the headroom.
+  config.queue_wait_headroom = 1.0;
   return config;
 }
 
@@ -400,7 +402,9 @@ TEST(BatchCostModelTest, FitsTheFixedAndPerTokenCostsFromBatchesOfDifferentSizes
 }
 
 TEST_F(BatcherTest, RefusesAtSubmitARequestThatCouldNotFinishBeforeItsDeadline) {
-  StartBatcher(Config(50, 256, std::chrono::microseconds(0)));
+  BatcherConfig config = Config(50, 256, std::chrono::microseconds(0));
+  config.queue_wait_headroom = 2.0;  // the server's default
+  StartBatcher(config);
   LearnTheCost();
 
   backend_.Hold();
@@ -417,7 +421,11 @@ TEST_F(BatcherTest, RefusesAtSubmitARequestThatCouldNotFinishBeforeItsDeadline) 
   EXPECT_NE(status.message().find("expected wait of 180 ms"), absl::string_view::npos) << status;
   EXPECT_NE(status.message().find("150 ms left before its deadline"), absl::string_view::npos)
       << status;
-  Reply* admitted = Submit({}, &status, WithDeadline({{7, 10}}, milliseconds(210)));
+  // 205 ms would fit in 300, but the queue's 180 ms wait counts twice
+  // (headroom 2): 385 ms.
+  Reply* refused_by_headroom = Submit({}, &status, WithDeadline({{9, 10}}, milliseconds(300)));
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted) << status;
+  Reply* admitted = Submit({}, &status, WithDeadline({{7, 10}}, milliseconds(390)));
   EXPECT_TRUE(status.ok()) << status;
   EXPECT_EQ(batcher_->queued_tokens(), 110);
 
@@ -427,6 +435,7 @@ TEST_F(BatcherTest, RefusesAtSubmitARequestThatCouldNotFinishBeforeItsDeadline) 
   ExpectOutputs(queued_too, {{5, 50}});
   ExpectOutputs(admitted, {{7, 10}});
   EXPECT_EQ(refused->calls(), 0);
+  EXPECT_EQ(refused_by_headroom->calls(), 0);
   // The admitted request finished 200 ms after it arrived: before its deadline.
   ASSERT_TRUE(batcher_->Drain(seconds(1)));
   EXPECT_EQ(clock_.Now() - start, milliseconds(200));
