@@ -356,8 +356,8 @@ TEST(MetricsStartTest, RefusesABusyMetricsPortAndTheGrpcPortTwice) {
   busy.metrics_port = (*first)->metrics_port();
   auto second = EncoderServer::Start(busy);
   ASSERT_FALSE(second.ok());
-  EXPECT_EQ(second.status().message(),
-            "port " + std::to_string(busy.metrics_port) + " on 127.0.0.1 is already in use (--metrics-port)");
+  EXPECT_EQ(second.status().message(), "port " + std::to_string(busy.metrics_port) +
+                                           " on 127.0.0.1 is already in use (--metrics-port)");
 
   ServerConfig same = TestConfig(model.dir());
   same.port = 50123;
