@@ -189,7 +189,7 @@ check "the load overloaded: offered $offered/s >= 3 x capacity $capacity/s" \
   holds '$a >= 3 * $b' "$offered" "$capacity"
 check "no congestion collapse: OK $served/s >= 60 % of capacity $reference/s (before $capacity, after $capacity_after; target 90 %)" \
   holds '$a >= 0.6 * $b' "$served" "$reference"
-check "peak RSS $((peak_rss_kib / 1024)) MiB under the bound $((rss_bound_kib / 1024)) MiB" \
+check_memory "peak RSS $((peak_rss_kib / 1024)) MiB under the bound $((rss_bound_kib / 1024)) MiB" \
   test "$peak_rss_kib" -le "$rss_bound_kib"
 
 log "offered $(printf %.1f "$offered")/s, OK $(printf %.1f "$served")/s ($(jq -n "$served / $reference * 100 | floor")% of capacity), codes $codes, \

@@ -99,7 +99,7 @@ record --arg load "$(load_average)" --argjson n "$want" --argjson fds "$idle_fds
 tail -n 1 "$summary"
 check "the server holds the idle connections: $idle_fds fds (base $base_fds)" \
   test "$idle_fds" -ge $((base_fds + want * 9 / 10))
-check "RSS with $want idle connections: $((idle_rss / 1024)) MiB <= base + 64 KiB each + 32 MiB" \
+check_memory "RSS with $want idle connections: $((idle_rss / 1024)) MiB <= base + 64 KiB each + 32 MiB" \
   test "$idle_rss" -le $((base_rss + want * 64 + 32 * 1024))
 check "the good client is all OK beside idle connections: $(jq -c .codes "$work/idle_good.json")" \
   all_ok "$work/idle_good.json"
@@ -158,7 +158,7 @@ check "the server took at most 64 of the stream's requests (took $stream_request
   test "$stream_requests" -le 64
 check "in flight during the stream $peak_in_flight <= 32 + the good client's 8" \
   test "$peak_in_flight" -le 40
-check "RSS during the stream $((stream_rss / 1024)) MiB <= $((stream_bound / 1024)) MiB" \
+check_memory "RSS during the stream $((stream_rss / 1024)) MiB <= $((stream_bound / 1024)) MiB" \
   test "$stream_rss" -le "$stream_bound"
 check "the good client is all OK beside the stream: $(jq -c .codes "$work/stream_good.json")" \
   all_ok "$work/stream_good.json"
