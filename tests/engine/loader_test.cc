@@ -337,5 +337,19 @@ TEST(LoaderTest, ParsesSafetensorsBytesWithoutAFile) {
               absl::StatusCode::kInvalidArgument, {"short", "truncated"});
 }
 
+// Regression (found by fuzz_safetensors): converting a zero-size F32 tensor
+// into an empty vector passed null pointers to memcpy (undefined even for 0
+// bytes; UBSan in the asan stage aborts on it).
+TEST(LoaderTest, ConvertsAZeroSizeTensorIntoNothing) {
+  const std::string bytes =
+      RawSafetensors(R"({"z": {"dtype": "F32", "shape": [92, 4, 0], "data_offsets": [0, 0]}})", 0);
+  auto tensors = ParseSafetensors(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(),
+                                  "zero.safetensors");
+  ASSERT_TRUE(tensors.ok()) << tensors.status();
+  std::vector<float> out;
+  ConvertToFloat(tensors->at("z"), out.data());
+  EXPECT_TRUE(out.empty());
+}
+
 }  // namespace
 }  // namespace engine

@@ -230,6 +230,9 @@ void SafetensorsFile::Release(const TensorView& view) const {
 
 void ConvertToFloat(const TensorView& view, float* out) {
   const int64_t n = view.num_elements();
+  // A zero-size tensor may come with null pointers (an empty vector's data()),
+  // and memcpy with a null pointer is undefined even for 0 bytes.
+  if (n == 0) return;
   switch (view.dtype) {
     case DType::kF32:
       std::memcpy(out, view.data, static_cast<size_t>(n) * sizeof(float));
