@@ -11,24 +11,12 @@
 namespace engine {
 namespace {
 
+using testing::RandomSequences;
+
 // Alone and batched, a sequence takes the same path through float32 kernels
 // except for the matmul's row blocking; 1e-5 absolute allows that and
 // nothing more.
 constexpr float kTolerance = 1e-5f;
-
-std::vector<std::vector<int32_t>> RandomSequences(const std::vector<int>& lengths, int vocab,
-                                                  uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int32_t> token(5, vocab - 1);
-  std::vector<std::vector<int32_t>> out;
-  for (int len : lengths) {
-    std::vector<int32_t> ids(static_cast<size_t>(len));
-    for (int32_t& id : ids) id = token(rng);
-    ids[0] = 2;  // [CLS]
-    out.push_back(std::move(ids));
-  }
-  return out;
-}
 
 class BatchIsolationTest : public ::testing::TestWithParam<LayerNormPlacement> {};
 

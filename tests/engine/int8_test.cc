@@ -18,6 +18,8 @@
 namespace engine {
 namespace {
 
+using testing::RandomSequences;
+
 // ---- oneDNN's u8 x s8 -> s32 matmul, through QuantizedDense ----
 
 struct IntCase {
@@ -257,20 +259,6 @@ TEST_P(Int8GoldenTest, PooledOutputsMatchFloat32) {
 INSTANTIATE_TEST_SUITE_P(Golden, Int8GoldenTest,
                          ::testing::Values("post_ln", "pre_ln", "variants", "bf16"));
 
-std::vector<std::vector<int32_t>> RandomIds(const std::vector<int>& lengths, int vocab,
-                                            uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int32_t> token(5, vocab - 1);
-  std::vector<std::vector<int32_t>> out;
-  for (int len : lengths) {
-    std::vector<int32_t> ids(static_cast<size_t>(len));
-    for (int32_t& id : ids) id = token(rng);
-    ids[0] = 2;  // [CLS]
-    out.push_back(std::move(ids));
-  }
-  return out;
-}
-
 RandomModelSpec MiniLmSpec(LayerNormPlacement placement) {
   RandomModelSpec spec;
   spec.config.hidden_size = 384;
@@ -290,7 +278,7 @@ class Int8MiniLmTest : public ::testing::TestWithParam<LayerNormPlacement> {};
 TEST_P(Int8MiniLmTest, LoadsAndPooledOutputsMatchFloat32) {
   const std::string dir = testing::WriteTinyModel(
       std::string("int8_minilm_") + LayerNormPlacementName(GetParam()), MiniLmSpec(GetParam()));
-  const auto ids = RandomIds({128, 5, 64, 17, 100, 1, 33, 128}, 250, 5);
+  const auto ids = RandomSequences({128, 5, 64, 17, 100, 1, 33, 128}, 250, 5);
   std::vector<Sequence> batch;
   for (const auto& s : ids) batch.push_back({s, {}});
   const CosineStats stats = ComparePooled(dir, batch);
@@ -312,7 +300,8 @@ TEST_P(Int8MiniLmTest, SequenceAloneEqualsSequenceInBatch) {
   auto encoder = Encoder::Load(dir, options);
   ASSERT_TRUE(encoder.ok()) << encoder.status();
   // Lengths cross the matmul row buckets (8, 64, 72, ...) on purpose.
-  const auto ids = RandomIds({1, 9, 64, 3, 57, 17, 8, 33}, (*encoder)->config().vocab_size, 11);
+  const auto ids =
+      RandomSequences({1, 9, 64, 3, 57, 17, 8, 33}, (*encoder)->config().vocab_size, 11);
   std::vector<Sequence> batch;
   for (const auto& s : ids) batch.push_back({s, {}});
   EncodeResult together, alone;

@@ -4,6 +4,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 namespace engine::testing {
@@ -41,6 +42,20 @@ std::string ReadFileOrDie(const std::string& path) {
   std::stringstream text;
   text << in.rdbuf();
   return text.str();
+}
+
+std::vector<std::vector<int32_t>> RandomSequences(const std::vector<int>& lengths, int vocab,
+                                                  uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_int_distribution<int32_t> token(5, vocab - 1);
+  std::vector<std::vector<int32_t>> out;
+  for (int len : lengths) {
+    std::vector<int32_t> ids(static_cast<size_t>(len));
+    for (int32_t& id : ids) id = token(rng);
+    ids[0] = 2;  // [CLS]
+    out.push_back(std::move(ids));
+  }
+  return out;
 }
 
 }  // namespace engine::testing

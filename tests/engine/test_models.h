@@ -1,7 +1,9 @@
 // Small models and scratch directories for engine tests.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/config.h"
 #include "engine/random_model.h"
@@ -18,5 +20,10 @@ RandomModelSpec TinySpec(LayerNormPlacement placement = LayerNormPlacement::kPos
 std::string WriteTinyModel(const std::string& name, const RandomModelSpec& spec = TinySpec());
 
 std::string ReadFileOrDie(const std::string& path);
+
+// Token ids for sequences of these lengths: [CLS] (id 2), then ids drawn
+// uniformly from [5, vocab), reproducibly from `seed`.
+std::vector<std::vector<int32_t>> RandomSequences(const std::vector<int>& lengths, int vocab,
+                                                  uint32_t seed);
 
 }  // namespace engine::testing
