@@ -9,6 +9,16 @@ port=""
 metrics_port=""
 extra_pids=()
 
+# take_arguments ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL:
+# every script's arguments, and a scratch directory.
+take_arguments() {
+  server_bin=$1
+  client_bin=$2
+  cli_bin=$3
+  probe_bin=$4
+  summary=$5
+  work=$(mktemp -d)
+}
 log() { echo "$name: $*"; }
 fail() {
   echo "$name: FAIL: $*" >&2

@@ -29,13 +29,8 @@
 # Usage: overload.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL
 set -euo pipefail
 name=overload
-server_bin=$1
-client_bin=$2
-cli_bin=$3
-probe_bin=$4
-summary=$5
-work=$(mktemp -d)
 source "$(dirname "$0")/lib.sh"
+take_arguments "$@"
 trap cleanup EXIT
 for tool in jq curl; do command -v "$tool" >/dev/null || fail "$tool not found"; done
 : >"$summary"

@@ -21,13 +21,8 @@
 # Usage: startup_faults.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL
 set -euo pipefail
 name=startup_faults
-server_bin=$1
-client_bin=$2
-cli_bin=$3
-probe_bin=$4
-summary=$5
-work=$(mktemp -d)
 source "$(dirname "$0")/lib.sh"
+take_arguments "$@"
 busy_pid=""
 cleanup_faults() {
   if [ -n "$busy_pid" ]; then kill -9 "$busy_pid" 2>/dev/null || true; fi
