@@ -88,6 +88,12 @@ start_server() {
 # One value of the server's /metrics ("" if absent), e.g. metric 'encoder_queue_tokens'.
 scrape() { curl -fsS --max-time 5 "http://127.0.0.1:$metrics_port/metrics" 2>/dev/null || true; }
 metric() { awk -v n="$2" '$1 == n {print $2}' <<<"$1" | head -n 1; }
+# The engine's cost per token between two scrapes (microseconds), from the
+# server's own batch histograms: shows whether the engine itself slowed down.
+engine_us_per_token() {  # engine_us_per_token METRICS_BEFORE METRICS_AFTER
+  jq -n "1e6 * ($(metric "$2" encoder_batch_duration_seconds_sum) - $(metric "$1" encoder_batch_duration_seconds_sum)) /
+    ($(metric "$2" encoder_batch_tokens_sum) - $(metric "$1" encoder_batch_tokens_sum))"
+}
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 hwm_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo 0; }
 

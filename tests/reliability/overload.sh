@@ -94,13 +94,6 @@ $((workspace / 1048576)) MiB, queue $((queue / 1048576)) MiB, calls $((calls / 1
 
 bench() { "$client_bin" bench --target "127.0.0.1:$port" --json --progress=false "$@"; }
 
-# The engine's cost per token between two scrapes (microseconds), from the
-# server's own batch histograms: shows whether the engine itself slowed down.
-engine_us_per_token() {  # engine_us_per_token METRICS_BEFORE METRICS_AFTER
-  jq -n "1e6 * ($(metric "$2" encoder_batch_duration_seconds_sum) - $(metric "$1" encoder_batch_duration_seconds_sum)) /
-    ($(metric "$2" encoder_batch_tokens_sum) - $(metric "$1" encoder_batch_tokens_sum))"
-}
-
 # ---- capacity: a closed loop deep enough to fill batches of 256 ---------------
 measure_capacity() {  # measure_capacity PHASE: prints OK calls/s
   local before after
