@@ -19,7 +19,9 @@ bool SameConfig(const engine::ModelConfig& a, const engine::ModelConfig& b) {
          a.max_position_embeddings == b.max_position_embeddings &&
          a.type_vocab_size == b.type_vocab_size && a.pad_token_id == b.pad_token_id &&
          a.layer_norm_eps == b.layer_norm_eps && a.activation == b.activation &&
-         a.layer_norm_placement == b.layer_norm_placement;
+         a.layer_norm_placement == b.layer_norm_placement && a.architecture == b.architecture &&
+         a.embedding_size == b.embedding_size && a.position_ids == b.position_ids &&
+         a.relative_attention_buckets == b.relative_attention_buckets;
 }
 
 }  // namespace
@@ -30,7 +32,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!config.ok()) return 0;
   const engine::ModelConfig& c = *config;
   fuzz::Check(c.vocab_size > 0 && c.hidden_size > 0 && c.num_layers > 0 && c.num_heads > 0 &&
-                  c.intermediate_size > 0 && c.max_position_embeddings > 0 && c.type_vocab_size > 0,
+                  c.intermediate_size > 0 && c.max_position_embeddings > 0 && c.max_length() > 0 &&
+                  c.token_types() > 0,
               "dimensions positive");
   fuzz::Check(c.hidden_size % c.num_heads == 0, "heads divide the hidden size");
   fuzz::Check(std::isfinite(c.layer_norm_eps) && c.layer_norm_eps > 0, "eps positive, finite");

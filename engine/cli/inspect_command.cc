@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "model/checkpoint.h"
+#include "models/architecture.h"
 
 namespace cli {
 
@@ -17,19 +18,28 @@ absl::Status RunInspect(const CommonOptions& common, std::ostream& out) {
   text << in.rdbuf();
   absl::StatusOr<engine::ModelConfig> config = engine::ParseModelConfig(text.str(), config_path);
   if (!config.ok()) return config.status();
+  const engine::Architecture& architecture = *engine::FindArchitecture(config->model_type);
   absl::StatusOr<std::unique_ptr<engine::Checkpoint>> checkpoint =
-      engine::Checkpoint::Open(common.model_dir);
+      engine::Checkpoint::Open(common.model_dir, architecture.names.task_prefixes);
   if (!checkpoint.ok()) return checkpoint.status();
 
   out << "config: " << config_path << "\n"
       << "  model_type               " << config->model_type << "\n"
+      << "  architecture             " << config->architecture << "\n"
       << "  hidden_size              " << config->hidden_size << "\n"
       << "  num_hidden_layers        " << config->num_layers << "\n"
       << "  num_attention_heads      " << config->num_heads << "\n"
       << "  intermediate_size        " << config->intermediate_size << "\n"
       << "  vocab_size               " << config->vocab_size << "\n"
       << "  max_position_embeddings  " << config->max_position_embeddings << "\n"
+      << "  max_length               " << config->max_length() << "\n"
+      << "  position_ids             "
+      << (config->position_ids == engine::PositionIds::kAfterPadding ? "after pad_token_id"
+                                                                     : "from 0")
+      << "\n"
       << "  type_vocab_size          " << config->type_vocab_size << "\n"
+      << "  embedding_size           " << config->embedding_width() << "\n"
+      << "  relative_attention_buckets " << config->relative_attention_buckets << "\n"
       << "  hidden_act               " << engine::ActivationName(config->activation) << "\n"
       << "  layer_norm_eps           " << config->layer_norm_eps << "\n"
       << "  layer_norm_placement     "

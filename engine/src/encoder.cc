@@ -11,13 +11,13 @@
 #include "absl/strings/str_cat.h"
 #include "dnnl/dense.h"
 #include "dnnl/quantized_dense.h"
-#include "kernels/kernels.h"
 #include "layers/embeddings.h"
 #include "layers/encoder_layer.h"
 #include "layers/packed_batch.h"
 #include "model/checkpoint.h"
 #include "model/pooling.h"
 #include "model/weights.h"
+#include "models/architecture.h"
 #include "profile.h"
 #include "workspace.h"
 
@@ -62,6 +62,8 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
   if (!text.ok()) return text.status();
   absl::StatusOr<ModelConfig> config = ParseModelConfig(*text, config_path);
   if (!config.ok()) return config.status();
+  // ParseModelConfig accepted the type, so the registry has it.
+  const Architecture& architecture = *FindArchitecture(config->model_type);
 
   if (options.threads > 0) omp_set_num_threads(options.threads);
   auto impl = std::make_unique<Impl>();
@@ -69,10 +71,11 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
   impl->options = options;
   {
     // The checkpoint (and its file mappings) lives only while weights are copied.
-    absl::StatusOr<std::unique_ptr<Checkpoint>> checkpoint = Checkpoint::Open(model_dir);
+    absl::StatusOr<std::unique_ptr<Checkpoint>> checkpoint =
+        Checkpoint::Open(model_dir, architecture.names.task_prefixes);
     if (!checkpoint.ok()) return checkpoint.status();
     absl::StatusOr<ModelWeights> weights =
-        LoadWeights(**checkpoint, impl->config, &impl->cache,
+        LoadWeights(**checkpoint, architecture, impl->config, &impl->cache,
                     options.precision == Precision::kInt8 ? &impl->int8_cache : nullptr);
     if (!weights.ok()) return weights.status();
     impl->weights = *std::move(weights);
@@ -98,10 +101,9 @@ absl::Status Encoder::Validate(const Sequence& sequence) const {
   const ModelConfig& c = impl_->config;
   const int64_t length = static_cast<int64_t>(sequence.ids.size());
   if (length == 0) return absl::InvalidArgumentError("empty sequence");
-  if (length > c.max_position_embeddings) {
-    return absl::InvalidArgumentError(absl::StrCat("sequence of ", length,
-                                                   " tokens exceeds the model's maximum of ",
-                                                   c.max_position_embeddings));
+  if (length > c.max_length()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "sequence of ", length, " tokens exceeds the model's maximum of ", c.max_length()));
   }
   if (length > impl_->options.max_batch_tokens) {
     return absl::InvalidArgumentError(absl::StrCat("sequence of ", length,
@@ -121,10 +123,10 @@ absl::Status Encoder::Validate(const Sequence& sequence) const {
           absl::StrCat(sequence.token_type_ids.size(), " token types for ", length, " tokens"));
     }
     for (int64_t i = 0; i < length; ++i) {
-      if (sequence.token_type_ids[i] < 0 || sequence.token_type_ids[i] >= c.type_vocab_size) {
+      if (sequence.token_type_ids[i] < 0 || sequence.token_type_ids[i] >= c.token_types()) {
         return absl::InvalidArgumentError(absl::StrCat("token type ", sequence.token_type_ids[i],
                                                        " at position ", i, " is outside [0, ",
-                                                       c.type_vocab_size, ")"));
+                                                       c.token_types(), ")"));
       }
     }
   }
@@ -162,46 +164,16 @@ absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* res
   Workspace& ws = m.workspace;
   {
     profile::ScopedOp op(profile::Op::kEmbed);
-    EmbedTokens(m.weights.embeddings, m.config, batch, packed, ws.hidden.data());
+    if (absl::Status s = EmbedTokens(m.weights.embeddings, m.config, batch, packed,
+                                     ws.intermediate.data(), ws.hidden.data());
+        !s.ok()) {
+      return s;
+    }
   }
-  const bool int8 = m.options.precision == Precision::kInt8;
-
-  const float* output = ws.hidden.data();
-  if (m.config.layer_norm_placement == LayerNormPlacement::kPost) {
-    if (int8) QuantizePostLnInput(m.config, packed, ws);
-    for (LayerWeights& layer : m.weights.layers) {
-      absl::Status s = int8 ? RunPostLnLayerInt8(layer, m.config, packed, ws)
-                            : RunPostLnLayer(layer, m.config, packed, ws);
-      if (!s.ok()) return s;
-    }
-  } else {
-    // The first layer's LN1 of the embeddings; later norms are fused into Add & Norm.
-    const LayerNormWeights& first_norm = m.weights.layers[0].attention_norm;
-    if (int8) {
-      NormalizePreLnInputInt8(first_norm, m.config, packed, ws);
-    } else {
-      profile::ScopedOp op(profile::Op::kAddNorm);
-      kernels::AddLayerNormArgs args;
-      args.residual = ws.hidden.data();
-      args.gamma = first_norm.gamma.data();
-      args.beta = first_norm.beta.data();
-      args.eps = m.config.layer_norm_eps;
-      args.rows = tokens;
-      args.hidden = h;
-      args.out = ws.normed.data();
-      kernels::AddLayerNorm(args);
-    }
-    for (size_t l = 0; l < m.weights.layers.size(); ++l) {
-      const LayerNormWeights& next = l + 1 < m.weights.layers.size()
-                                         ? m.weights.layers[l + 1].attention_norm
-                                         : m.weights.final_norm;
-      absl::Status s = int8 ? RunPreLnLayerInt8(m.weights.layers[l], next, m.config, packed, ws)
-                            : RunPreLnLayer(m.weights.layers[l], next, m.config, packed, ws);
-      if (!s.ok()) return s;
-    }
-    output = ws.normed.data();
-  }
-  std::memcpy(result->hidden_states.data(), output,
+  absl::StatusOr<const float*> output =
+      RunEncoderLayers(m.weights, m.options.precision, m.config, packed, ws);
+  if (!output.ok()) return output.status();
+  std::memcpy(result->hidden_states.data(), *output,
               static_cast<size_t>(tokens * h) * sizeof(float));
   return absl::OkStatus();
 }

@@ -11,11 +11,13 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
                                             int threads, bool int8) {
   Workspace ws;
   ws.rows = BucketRows(max_batch_tokens);
-  ws.max_sequence = std::min<int64_t>(config.max_position_embeddings, max_batch_tokens);
+  ws.max_sequence = std::min<int64_t>(config.max_length(), max_batch_tokens);
   ws.threads = std::max(threads, 1);
   const size_t rows = static_cast<size_t>(ws.rows);
   const size_t h = static_cast<size_t>(config.hidden_size);
   const size_t inter = static_cast<size_t>(config.intermediate_size);
+  // intermediate also holds the embeddings before their projection (ELECTRA).
+  const size_t intermediate_width = std::max(inter, static_cast<size_t>(config.embedding_width()));
   const size_t scores =
       static_cast<size_t>(ws.threads) * static_cast<size_t>(ws.max_sequence * ws.max_sequence);
   for (auto [buffer, floats] : {std::pair<Buffer*, size_t>{&ws.hidden, rows * h},
@@ -23,7 +25,7 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
                                 {&ws.qkv, rows * 3 * h},
                                 {&ws.context, rows * h},
                                 {&ws.sublayer, rows * h},
-                                {&ws.intermediate, rows * inter},
+                                {&ws.intermediate, rows * intermediate_width},
                                 {&ws.scores, scores}}) {
     absl::StatusOr<Buffer> allocated = Buffer::Allocate(floats);
     if (!allocated.ok()) return allocated.status();

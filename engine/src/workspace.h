@@ -19,7 +19,7 @@ struct Workspace {
   Buffer qkv;           // fused Q, K, V projections             [rows, 3H]
   Buffer context;       // attention output before projection    [rows, H]
   Buffer sublayer;      // a sublayer's output before Add & Norm [rows, H]
-  Buffer intermediate;  // FFN inner activations                 [rows, I]
+  Buffer intermediate;  // FFN inner activations                 [rows, max(I, E)]
   Buffer scores;        // attention scores, one L x L block per thread
   // Precision::kInt8 only (empty otherwise): a matmul's input quantized per
   // row, and its int32 output. One of each suffices because every int8

@@ -17,24 +17,53 @@ enum class LayerNormPlacement { kPost, kPre };
 
 enum class Precision { kFloat32, kInt8 };
 
+// How each token's position id is formed.
+//   kFromZero (BERT, DistilBERT, ELECTRA): 0, 1, 2, ...
+//   kAfterPadding (RoBERTa family, MPNet): pad_token_id + 1 + the number of
+//   non-pad tokens before it; a pad id takes position pad_token_id.
+enum class PositionIds { kFromZero, kAfterPadding };
+
+// The layer math of one model, whatever family's config.json it was read
+// from: the architecture registry (src/models/) maps each family's keys and
+// rules onto these fields, and the layers read only these.
 struct ModelConfig {
-  std::string model_type = "bert";
+  std::string model_type = "bert";    // as config.json spells it ("xlm-roberta")
+  std::string architecture = "bert";  // the registry's family ("roberta" for xlm-roberta)
   int vocab_size = 0;
   int hidden_size = 0;
   int num_layers = 0;
   int num_heads = 0;
   int intermediate_size = 0;
   int max_position_embeddings = 512;
-  int type_vocab_size = 2;
+  int type_vocab_size = 2;  // 0: the family has no token-type embeddings
   int pad_token_id = 0;
+  // ELECTRA: embeddings of this width projected to hidden_size; 0 = hidden_size.
+  int embedding_size = 0;
+  PositionIds position_ids = PositionIds::kFromZero;
+  // MPNet: a learned bias per head and relative-distance bucket added to
+  // every layer's attention scores; 0 = none.
+  int relative_attention_buckets = 0;
+  int relative_attention_max_distance = 128;
   float layer_norm_eps = 1e-12f;
   Activation activation = Activation::kGeluErf;
   LayerNormPlacement layer_norm_placement = LayerNormPlacement::kPost;
 
   int head_size() const { return hidden_size / num_heads; }
+  int embedding_width() const { return embedding_size > 0 ? embedding_size : hidden_size; }
+  bool has_embedding_projection() const { return embedding_width() != hidden_size; }
+  // The longest input in tokens: the position table's size less the ids
+  // that kAfterPadding never gives to a real token.
+  int max_length() const {
+    return position_ids == PositionIds::kAfterPadding ? max_position_embeddings - pad_token_id - 1
+                                                      : max_position_embeddings;
+  }
+  // Token types an input may use: at least type 0, also where there is no table.
+  int token_types() const { return type_vocab_size > 0 ? type_vocab_size : 1; }
 };
 
-// Parses config.json text. `source` names the file in error messages.
+// Parses config.json text of any registered family (src/models/registry.cc);
+// an unknown model_type is an error listing the supported ones. `source`
+// names the file in error messages.
 absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
                                              const std::string& source);
 

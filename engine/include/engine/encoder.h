@@ -1,4 +1,6 @@
-// The encoder engine: loads a BERT-family model directory and runs its
+// The encoder engine: loads a BERT-family model directory (any family of
+// the architecture registry: bert, roberta / xlm-roberta / camembert,
+// distilbert, mpnet, electra) and runs its
 // forward pass on packed (padding-free) batches of token sequences.
 #pragma once
 
@@ -63,8 +65,8 @@ class Encoder {
   bool has_pooler() const;
 
   // Checks one sequence against the model (ids within the vocabulary, token
-  // types within type_vocab_size and of matching length, length within
-  // max_position_embeddings and max_batch_tokens). Thread-safe.
+  // types within config().token_types() and of matching length, length
+  // within config().max_length() and max_batch_tokens). Thread-safe.
   absl::Status Validate(const Sequence& sequence) const;
 
   // Runs the encoder over `batch`, writing the last hidden states to `result`.

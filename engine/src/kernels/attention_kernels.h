@@ -23,10 +23,15 @@ struct AttentionHeadArgs {
   int64_t head_size = 0;
   float* context = nullptr;  // row 0 of the sequence's output, this head's columns
   int64_t context_stride = 0;
+  // Optional additive bias by relative distance (MPNet): query row i and
+  // key j get position_bias[j - i] added to q[i] . k[j], so it must be
+  // valid for offsets -(length - 1) .. length - 1. Null: none.
+  const float* position_bias = nullptr;
 };
 
-// scores[r - row_begin][j] = q[r] . k[j] for r in [row_begin, row_end) and
-// j in [0, length): a row-major [row_end - row_begin, length] block.
+// scores[r - row_begin][j] = q[r] . k[j] (+ position_bias[j - r]) for r in
+// [row_begin, row_end) and j in [0, length): a row-major
+// [row_end - row_begin, length] block.
 void AttentionScoresWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin,
                             int64_t row_end, float* scores);
 

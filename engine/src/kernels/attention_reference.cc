@@ -17,7 +17,7 @@ void AttentionScores<Isa::kScalar>(const AttentionHeadArgs& a, int64_t row_begin
       const float* k = a.k + j * a.qkv_stride;
       float dot = 0.0f;
       for (int64_t c = 0; c < a.head_size; ++c) dot += q[c] * k[c];
-      s[j] = dot;
+      s[j] = a.position_bias != nullptr ? dot + a.position_bias[j - r] : dot;
     }
   }
 }

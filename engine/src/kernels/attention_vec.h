@@ -47,10 +47,12 @@ void PrefetchRow(const float* p, int64_t n) {
 inline constexpr int64_t kPrefetchRows = 4;
 
 // MR query rows (q, stride qs) against the packed chunk kt [d, 2W]: writes
-// s[r][0, n) for r < MR, s with row stride ss; n in [1, 2W].
+// s[r][0, n) for r < MR, s with row stride ss; n in [1, 2W]. With `bias`
+// (the relative-position bias of row 0 at the chunk's first key), row r
+// adds bias[-r + j]: the bias is fused here, not a pass over the scores.
 template <typename V, int MR>
 void ScoresTile(const float* q, int64_t qs, const float* kt, int64_t d, float* s, int64_t ss,
-                int64_t n) {
+                int64_t n, const float* bias) {
   using Reg = typename V::Reg;
   constexpr int64_t W = V::kWidth;
   Reg acc0[MR];
@@ -68,6 +70,13 @@ void ScoresTile(const float* q, int64_t qs, const float* kt, int64_t d, float* s
     }
   }
   if (n == 2 * W) {
+    if (bias != nullptr) {
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        acc0[r] = V::Add(acc0[r], V::Load(bias - r));
+        acc1[r] = V::Add(acc1[r], V::Load(bias - r + W));
+      }
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       V::Store(s + r * ss, acc0[r]);
@@ -76,6 +85,14 @@ void ScoresTile(const float* q, int64_t qs, const float* kt, int64_t d, float* s
   } else {
     const typename V::Mask m0 = LanesUpTo<V>(n);
     const typename V::Mask m1 = LanesUpTo<V>(n - W);
+    if (bias != nullptr) {
+      // Masked: the bias row ends with the sequence's last key.
+#pragma GCC unroll 8
+      for (int r = 0; r < MR; ++r) {
+        acc0[r] = V::Add(acc0[r], V::Load(bias - r, m0));
+        acc1[r] = V::Add(acc1[r], V::Load(bias - r + W, m1));
+      }
+    }
 #pragma GCC unroll 8
     for (int r = 0; r < MR; ++r) {
       V::Store(s + r * ss, acc0[r], m0);
@@ -144,7 +161,10 @@ void AttentionScores(const AttentionHeadArgs& a, int64_t row_begin, int64_t row_
       float* s = scores + (r - row_begin) * len + p0;
       for (int64_t cc = 0; cc < chunks; ++cc) {
         const int64_t n = pass_keys - cc * 2 * W < 2 * W ? pass_keys - cc * 2 * W : 2 * W;
-        ScoresTile<V, kRows>(q, a.qkv_stride, kt + cc * chunk_floats, d, s + cc * 2 * W, len, n);
+        const float* bias =
+            a.position_bias != nullptr ? a.position_bias + (p0 + cc * 2 * W - r) : nullptr;
+        ScoresTile<V, kRows>(q, a.qkv_stride, kt + cc * chunk_floats, d, s + cc * 2 * W, len, n,
+                             bias);
       }
     };
     int64_t r = row_begin;

@@ -21,7 +21,8 @@ constexpr int64_t kTasksPerThread = 4;
 }  // namespace
 
 void SelfAttention(const float* qkv, const PackedBatch& packed, int heads, int head_size,
-                   const Workspace& workspace, float* context) {
+                   const RelativePositionBias& position_bias, const Workspace& workspace,
+                   float* context) {
   profile::ScopedOp op(profile::Op::kAttention);
   const int64_t hidden = static_cast<int64_t>(heads) * head_size;
   const int64_t qkv_stride = 3 * hidden;
@@ -63,6 +64,7 @@ void SelfAttention(const float* qkv, const PackedBatch& packed, int heads, int h
     args.head_size = head_size;
     args.context = context + begin * hidden + head * head_size;
     args.context_stride = hidden;
+    if (!position_bias.empty()) args.position_bias = position_bias.ForHead(static_cast<int>(head));
     // (row_end - row_begin) x len <= L x L floats.
     float* scores = workspace.scores_for_thread(omp_get_thread_num());
     kernels::AttentionScoresWithIsa(isa, args, row_begin, row_end, scores);

@@ -5,13 +5,16 @@
 #pragma once
 
 #include "layers/packed_batch.h"
+#include "layers/relative_position.h"
 #include "workspace.h"
 
 namespace engine {
 
 // `qkv` is [tokens, 3H] (Q | K | V, heads contiguous within each);
-// `context` receives [tokens, H] with the heads concatenated.
+// `context` receives [tokens, H] with the heads concatenated. A non-empty
+// `position_bias` (MPNet) is added to the scores inside the kernel.
 void SelfAttention(const float* qkv, const PackedBatch& packed, int heads, int head_size,
-                   const Workspace& workspace, float* context);
+                   const RelativePositionBias& position_bias, const Workspace& workspace,
+                   float* context);
 
 }  // namespace engine

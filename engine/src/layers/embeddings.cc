@@ -4,30 +4,65 @@
 
 namespace engine {
 
-void EmbedTokens(const EmbeddingWeights& weights, const ModelConfig& config,
-                 absl::Span<const Sequence> batch, const PackedBatch& packed, float* out) {
-  const int64_t h = config.hidden_size;
+namespace {
+
+// The position ids of one sequence's tokens, in order.
+class PositionCounter {
+ public:
+  explicit PositionCounter(const ModelConfig& config)
+      : after_padding_(config.position_ids == PositionIds::kAfterPadding),
+        pad_(config.pad_token_id) {}
+
+  int32_t Next(int32_t id) {
+    if (!after_padding_) return counted_++;
+    // transformers' create_position_ids_from_input_ids:
+    // cumsum(id != pad) * (id != pad) + pad.
+    return id == pad_ ? pad_ : pad_ + ++counted_;
+  }
+
+ private:
+  bool after_padding_;
+  int32_t pad_;
+  int32_t counted_ = 0;
+};
+
+}  // namespace
+
+absl::Status EmbedTokens(const EmbeddingWeights& weights, const ModelConfig& config,
+                         absl::Span<const Sequence> batch, const PackedBatch& packed,
+                         float* scratch, float* out) {
+  const int64_t e = config.embedding_width();
+  float* embedded = weights.project ? scratch : out;
+  const bool token_types = !weights.token_type.empty();
 #pragma omp parallel for schedule(dynamic, 1)
   for (int s = 0; s < packed.num_sequences; ++s) {
     const Sequence& seq = batch[s];
+    PositionCounter positions(config);
     for (int64_t p = 0; p < static_cast<int64_t>(seq.ids.size()); ++p) {
-      const int type = seq.token_type_ids.empty() ? 0 : seq.token_type_ids[p];
-      const float* word = weights.word.data() + static_cast<int64_t>(seq.ids[p]) * h;
-      const float* position = weights.position.data() + p * h;
-      const float* token_type = weights.token_type.data() + static_cast<int64_t>(type) * h;
-      float* row = out + (packed.offsets[s] + p) * h;
-      for (int64_t c = 0; c < h; ++c) row[c] = word[c] + position[c] + token_type[c];
+      const int32_t position = positions.Next(seq.ids[p]);
+      const float* word = weights.word.data() + static_cast<int64_t>(seq.ids[p]) * e;
+      const float* pos = weights.position.data() + static_cast<int64_t>(position) * e;
+      float* row = embedded + (packed.offsets[s] + p) * e;
+      if (token_types) {
+        const int type = seq.token_type_ids.empty() ? 0 : seq.token_type_ids[p];
+        const float* token_type = weights.token_type.data() + static_cast<int64_t>(type) * e;
+        for (int64_t c = 0; c < e; ++c) row[c] = word[c] + pos[c] + token_type[c];
+      } else {
+        for (int64_t c = 0; c < e; ++c) row[c] = word[c] + pos[c];
+      }
     }
   }
   kernels::AddLayerNormArgs args;
-  args.residual = out;
+  args.residual = embedded;
   args.gamma = weights.norm.gamma.data();
   args.beta = weights.norm.beta.data();
   args.eps = config.layer_norm_eps;
   args.rows = packed.tokens;
-  args.hidden = h;
-  args.out = out;
+  args.hidden = e;
+  args.out = embedded;
   kernels::AddLayerNorm(args);
+  if (weights.project) return weights.project->Forward(embedded, packed.tokens, out);
+  return absl::OkStatus();
 }
 
 }  // namespace engine

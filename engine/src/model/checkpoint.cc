@@ -26,9 +26,15 @@ absl::StatusOr<std::string> ReadText(const std::string& path) {
 
 }  // namespace
 
-std::string CanonicalTensorName(const std::string& name) {
+std::string CanonicalTensorName(const std::string& name,
+                                const std::vector<std::string>& task_prefixes) {
   std::string canonical = name;
-  if (absl::StartsWith(canonical, "bert.")) canonical = canonical.substr(5);
+  for (const std::string& prefix : task_prefixes) {
+    if (absl::StartsWith(canonical, prefix)) {
+      canonical = canonical.substr(prefix.size());
+      break;
+    }
+  }
   if (absl::StrContains(canonical, "LayerNorm.")) {
     if (absl::EndsWith(canonical, ".gamma")) {
       canonical = canonical.substr(0, canonical.size() - 6) + ".weight";
@@ -45,7 +51,7 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 
 absl::Status Checkpoint::AddFile(std::unique_ptr<SafetensorsFile> file) {
   for (const auto& [name, view] : file->tensors()) {
-    const std::string canonical = CanonicalTensorName(name);
+    const std::string canonical = CanonicalTensorName(name, task_prefixes_);
     auto [it, inserted] = entries_.emplace(canonical, Entry{file.get(), &view});
     if (!inserted) {
       return absl::InvalidArgumentError(absl::StrCat(file->path(), ": tensor ", name,
@@ -57,10 +63,12 @@ absl::Status Checkpoint::AddFile(std::unique_ptr<SafetensorsFile> file) {
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& model_dir) {
+absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(
+    const std::string& model_dir, const std::vector<std::string>& task_prefixes) {
   namespace fs = std::filesystem;
   std::unique_ptr<Checkpoint> checkpoint(new Checkpoint());
   checkpoint->model_dir_ = model_dir;
+  checkpoint->task_prefixes_ = task_prefixes;
   const fs::path dir(model_dir);
   std::error_code ec;
   if (fs::exists(dir / kSingleFile, ec)) {
@@ -97,7 +105,7 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(const std::string& 
     if (absl::Status s = checkpoint->AddFile(*std::move(file)); !s.ok()) return s;
   }
   for (const auto& [tensor, shard] : index["weight_map"].items()) {
-    const auto it = checkpoint->entries_.find(CanonicalTensorName(tensor));
+    const auto it = checkpoint->entries_.find(CanonicalTensorName(tensor, task_prefixes));
     if (it == checkpoint->entries_.end() ||
         fs::path(it->second.file->path()).filename() != shard.get<std::string>()) {
       return absl::InvalidArgumentError(

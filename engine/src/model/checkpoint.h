@@ -1,7 +1,8 @@
 // The weights of a Hugging Face model directory: model.safetensors, or the
 // shards listed by model.safetensors.index.json. Tensors are found by their
-// canonical name: without the "bert." prefix, and with LayerNorm's legacy
-// gamma/beta renamed weight/bias.
+// canonical name: without the family's task prefix ("bert.", "roberta.",
+// ...; see models/architecture.h), and with LayerNorm's legacy gamma/beta
+// renamed weight/bias.
 #pragma once
 
 #include <map>
@@ -16,7 +17,8 @@ namespace engine {
 
 class Checkpoint {
  public:
-  static absl::StatusOr<std::unique_ptr<Checkpoint>> Open(const std::string& model_dir);
+  static absl::StatusOr<std::unique_ptr<Checkpoint>> Open(
+      const std::string& model_dir, const std::vector<std::string>& task_prefixes = {"bert."});
 
   bool Has(const std::string& canonical_name) const;
 
@@ -49,14 +51,17 @@ class Checkpoint {
   absl::Status AddFile(std::unique_ptr<SafetensorsFile> file);
 
   std::string model_dir_;
+  std::vector<std::string> task_prefixes_;
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::vector<std::string> file_names_;
   std::map<std::string, Entry> entries_;
 };
 
 // "bert.encoder.layer.0.attention.output.LayerNorm.gamma" ->
-// "encoder.layer.0.attention.output.LayerNorm.weight".
-std::string CanonicalTensorName(const std::string& name);
+// "encoder.layer.0.attention.output.LayerNorm.weight": the first matching
+// task prefix is dropped.
+std::string CanonicalTensorName(const std::string& name,
+                                const std::vector<std::string>& task_prefixes = {"bert."});
 
 std::string ShapeString(const std::vector<int64_t>& shape);
 

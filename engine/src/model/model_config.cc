@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/config.h"
+#include "models/architecture.h"
 #include "nlohmann/json.hpp"
 
 namespace engine {
@@ -29,12 +30,13 @@ absl::Status ReadPositiveInt(const json& j, const char* key, bool required, int*
   return absl::OkStatus();
 }
 
-absl::StatusOr<Activation> ParseActivation(const std::string& name, const std::string& source) {
+absl::StatusOr<Activation> ParseActivation(const std::string& name, const char* key,
+                                           const std::string& source) {
   if (name == "gelu") return Activation::kGeluErf;
   if (name == "gelu_new" || name == "gelu_pytorch_tanh") return Activation::kGeluTanh;
   if (name == "relu") return Activation::kRelu;
   return ConfigError(source,
-                     absl::StrCat("unsupported hidden_act \"", name,
+                     absl::StrCat("unsupported ", key, " \"", name,
                                   "\" (supported: gelu, gelu_new, gelu_pytorch_tanh, relu)"));
 }
 
@@ -51,45 +53,74 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
     return ConfigError(source, "missing \"model_type\"");
   }
   config.model_type = j["model_type"].get<std::string>();
-  if (config.model_type != "bert") {
+  const Architecture* architecture = FindArchitecture(config.model_type);
+  if (architecture == nullptr) {
     return ConfigError(source, absl::StrCat("unsupported model_type \"", config.model_type,
-                                            "\" (supported: bert)"));
+                                            "\" (supported: ", SupportedModelTypes(), ")"));
   }
+  const ConfigKeys& keys = architecture->keys;
+  config.architecture = architecture->name;
+  config.layer_norm_eps = architecture->default_layer_norm_eps;
+  config.type_vocab_size = architecture->default_type_vocab_size;
+  config.position_ids = architecture->position_ids;
+  config.pad_token_id = architecture->default_pad_token_id;
   for (auto [key, required, field] :
        {std::tuple<const char*, bool, int*>{"vocab_size", true, &config.vocab_size},
-        {"hidden_size", true, &config.hidden_size},
-        {"num_hidden_layers", true, &config.num_layers},
-        {"num_attention_heads", true, &config.num_heads},
-        {"intermediate_size", true, &config.intermediate_size},
+        {keys.hidden_size, true, &config.hidden_size},
+        {keys.num_layers, true, &config.num_layers},
+        {keys.num_heads, true, &config.num_heads},
+        {keys.intermediate_size, true, &config.intermediate_size},
         {"max_position_embeddings", false, &config.max_position_embeddings},
-        {"type_vocab_size", false, &config.type_vocab_size}}) {
+        {keys.type_vocab_size, false, &config.type_vocab_size}}) {
+    if (key == nullptr) continue;
     if (absl::Status s = ReadPositiveInt(j, key, required, field, source); !s.ok()) return s;
+  }
+  if (architecture->reads_embedding_size) {
+    if (absl::Status s =
+            ReadPositiveInt(j, "embedding_size", false, &config.embedding_size, source);
+        !s.ok()) {
+      return s;
+    }
+  }
+  if (architecture->relative_attention_bias) {
+    config.relative_attention_buckets = 32;  // MPNetConfig's default
+    if (absl::Status s = ReadPositiveInt(j, "relative_attention_num_buckets", false,
+                                         &config.relative_attention_buckets, source);
+        !s.ok()) {
+      return s;
+    }
+    if (config.relative_attention_buckets < 2) {
+      return ConfigError(source, "\"relative_attention_num_buckets\" must be at least 2");
+    }
   }
   if (j.contains("pad_token_id") && j["pad_token_id"].is_number_integer()) {
     config.pad_token_id = j["pad_token_id"].get<int>();
   }
-  if (j.contains("layer_norm_eps")) {
+  if (keys.layer_norm_eps != nullptr && j.contains(keys.layer_norm_eps)) {
     // It is used as a float: it must stay positive and finite as one (1e-50
     // would become 0 and 1e39 infinity; a double out of float's range does
     // not even convert to float with defined behavior).
-    const json& v = j["layer_norm_eps"];
+    const json& v = j[keys.layer_norm_eps];
     const double eps = v.is_number() ? v.get<double>() : 0.0;
     if (!(eps > 0) || eps > std::numeric_limits<float>::max() ||
         static_cast<float>(eps) < std::numeric_limits<float>::min()) {
-      return ConfigError(source,
-                         absl::StrCat("\"layer_norm_eps\" must be a positive number within float's "
-                                      "normal range, got ",
-                                      v.dump()));
+      return ConfigError(source, absl::StrCat("\"", keys.layer_norm_eps,
+                                              "\" must be a positive number within float's "
+                                              "normal range, got ",
+                                              v.dump()));
     }
     config.layer_norm_eps = static_cast<float>(eps);
   }
-  if (j.contains("hidden_act")) {
-    if (!j["hidden_act"].is_string()) return ConfigError(source, "\"hidden_act\" must be a string");
-    absl::StatusOr<Activation> act = ParseActivation(j["hidden_act"].get<std::string>(), source);
+  if (j.contains(keys.activation)) {
+    if (!j[keys.activation].is_string()) {
+      return ConfigError(source, absl::StrCat("\"", keys.activation, "\" must be a string"));
+    }
+    absl::StatusOr<Activation> act =
+        ParseActivation(j[keys.activation].get<std::string>(), keys.activation, source);
     if (!act.ok()) return act.status();
     config.activation = *act;
   }
-  if (j.contains("layer_norm_placement")) {
+  if (architecture->reads_layer_norm_placement && j.contains("layer_norm_placement")) {
     const json& v = j["layer_norm_placement"];
     if (v == "post") {
       config.layer_norm_placement = LayerNormPlacement::kPost;
@@ -111,29 +142,55 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
                        absl::StrCat("hidden_size ", config.hidden_size,
                                     " is not divisible by num_attention_heads ", config.num_heads));
   }
-  if (config.pad_token_id < 0 || config.pad_token_id >= config.vocab_size) config.pad_token_id = 0;
+  if (config.pad_token_id < 0 || config.pad_token_id >= config.vocab_size) {
+    if (config.position_ids == PositionIds::kAfterPadding) {
+      return ConfigError(source, absl::StrCat("\"pad_token_id\" ", config.pad_token_id,
+                                              " must be a token of the vocabulary: positions "
+                                              "count from it"));
+    }
+    config.pad_token_id = 0;
+  }
+  if (config.max_length() < 1) {
+    return ConfigError(
+        source, absl::StrCat("\"max_position_embeddings\" ", config.max_position_embeddings,
+                             " leaves no position after pad_token_id ", config.pad_token_id));
+  }
   return config;
 }
 
 std::string ModelConfigToJson(const ModelConfig& config) {
+  const Architecture* architecture = FindArchitecture(config.model_type);
+  const Architecture fallback = BertArchitecture();
+  if (architecture == nullptr) architecture = &fallback;
+  const ConfigKeys& keys = architecture->keys;
   json j = {
-      {"architectures", {"BertModel"}},
       {"model_type", config.model_type},
       {"vocab_size", config.vocab_size},
-      {"hidden_size", config.hidden_size},
-      {"num_hidden_layers", config.num_layers},
-      {"num_attention_heads", config.num_heads},
-      {"intermediate_size", config.intermediate_size},
-      {"hidden_act", config.activation == Activation::kGeluErf    ? "gelu"
-                     : config.activation == Activation::kGeluTanh ? "gelu_new"
-                                                                  : "relu"},
+      {keys.hidden_size, config.hidden_size},
+      {keys.num_layers, config.num_layers},
+      {keys.num_heads, config.num_heads},
+      {keys.intermediate_size, config.intermediate_size},
+      {keys.activation, config.activation == Activation::kGeluErf    ? "gelu"
+                        : config.activation == Activation::kGeluTanh ? "gelu_new"
+                                                                     : "relu"},
       {"max_position_embeddings", config.max_position_embeddings},
-      {"type_vocab_size", config.type_vocab_size},
-      {"layer_norm_eps", config.layer_norm_eps},
       {"pad_token_id", config.pad_token_id},
-      {"position_embedding_type", "absolute"},
-      {"layer_norm_placement", LayerNormPlacementName(config.layer_norm_placement)},
   };
+  if (config.architecture == "bert") j["architectures"] = {"BertModel"};
+  if (keys.layer_norm_eps != nullptr) j[keys.layer_norm_eps] = config.layer_norm_eps;
+  if (keys.type_vocab_size != nullptr) {
+    j[keys.type_vocab_size] = config.type_vocab_size;
+    j["position_embedding_type"] = "absolute";
+  }
+  if (architecture->reads_embedding_size && config.embedding_size > 0) {
+    j["embedding_size"] = config.embedding_size;
+  }
+  if (architecture->relative_attention_bias) {
+    j["relative_attention_num_buckets"] = config.relative_attention_buckets;
+  }
+  if (architecture->reads_layer_norm_placement) {
+    j["layer_norm_placement"] = LayerNormPlacementName(config.layer_norm_placement);
+  }
   return j.dump(2) + "\n";
 }
 

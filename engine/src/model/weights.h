@@ -1,6 +1,7 @@
 // The encoder's weights in the form the layers run on: dense layers already
-// in oneDNN's blocked layout, vectors as float32. Loaded from a checkpoint
-// by their Hugging Face names (see README "Weights and tensor names").
+// in oneDNN's blocked layout (float or s8, per the precision), vectors as
+// float32. Loaded from a checkpoint by the names the model's architecture
+// gives (models/architecture.h; README "Weights and tensor names").
 #pragma once
 
 #include <memory>
@@ -10,7 +11,9 @@
 #include "dnnl/dense.h"
 #include "dnnl/quantized_dense.h"
 #include "engine/config.h"
+#include "layers/relative_position.h"
 #include "model/checkpoint.h"
+#include "models/architecture.h"
 
 namespace engine {
 
@@ -19,33 +22,33 @@ struct LayerNormWeights {
   std::vector<float> beta;
 };
 
+// One torch.nn.Linear in the precision the encoder runs: `fp32` or `int8`
+// is set. `bias` holds the bias when the kernel consuming the output
+// applies it (Add & Norm, the int8 epilogues); it is empty when the float
+// matmul fuses it.
+struct Linear {
+  std::unique_ptr<Dense> fp32;
+  std::unique_ptr<QuantizedDense> int8;
+  std::vector<float> bias;
+};
+
 struct EmbeddingWeights {
-  std::vector<float> word;        // [vocab, H]
-  std::vector<float> position;    // [max_position, H]
-  std::vector<float> token_type;  // [type_vocab, H]
-  LayerNormWeights norm;
+  std::vector<float> word;         // [vocab, E]
+  std::vector<float> position;     // [max_position, E]
+  std::vector<float> token_type;   // [type_vocab, E]; empty: the family has none
+  LayerNormWeights norm;           // over E
+  std::unique_ptr<Dense> project;  // E -> H (ELECTRA), bias fused; null when E == H
 };
 
 struct LayerWeights {
-  std::unique_ptr<Dense> qkv;            // H -> 3H, Q|K|V, with bias
-  std::unique_ptr<Dense> attention_out;  // H -> H, bias applied by Add & Norm
-  std::vector<float> attention_out_bias;
+  Linear qkv;            // H -> 3H, Q|K|V
+  Linear attention_out;  // H -> H
   // Post-LN: applied to x + attention. Pre-LN: applied to the attention's input.
   LayerNormWeights attention_norm;
-  std::unique_ptr<Dense> ffn_in;   // H -> I, bias and activation fused
-  std::unique_ptr<Dense> ffn_out;  // I -> H, bias applied by Add & Norm
-  std::vector<float> ffn_out_bias;
+  Linear ffn_in;   // H -> I, activation fused (float) or in the int8 epilogue
+  Linear ffn_out;  // I -> H
   // Post-LN: applied to x + FFN. Pre-LN: applied to the FFN's input.
   LayerNormWeights ffn_norm;
-
-  // Precision::kInt8: the four dense layers above are null and these hold
-  // them instead; every bias is applied by the int8 epilogues.
-  std::unique_ptr<QuantizedDense> qkv_int8;
-  std::unique_ptr<QuantizedDense> attention_out_int8;
-  std::unique_ptr<QuantizedDense> ffn_in_int8;
-  std::unique_ptr<QuantizedDense> ffn_out_int8;
-  std::vector<float> qkv_bias;     // int8 only
-  std::vector<float> ffn_in_bias;  // int8 only
 };
 
 struct PoolerWeights {
@@ -56,13 +59,16 @@ struct PoolerWeights {
 struct ModelWeights {
   EmbeddingWeights embeddings;
   std::vector<LayerWeights> layers;
-  LayerNormWeights final_norm;            // pre-LN only: encoder.LayerNorm
-  std::unique_ptr<PoolerWeights> pooler;  // when the checkpoint has pooler.dense
+  LayerNormWeights final_norm;             // pre-LN only
+  std::unique_ptr<PoolerWeights> pooler;   // when the checkpoint has one
+  RelativePositionBias relative_position;  // MPNet; empty otherwise
 };
 
 // With `int8_cache`, the encoder layers' dense weights are quantized to s8
 // (QuantizedDense) one tensor at a time, so no float copy of them all is held.
-absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint, const ModelConfig& config,
-                                         MatmulCache* cache, Int8MatmulCache* int8_cache = nullptr);
+absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint,
+                                         const Architecture& architecture,
+                                         const ModelConfig& config, MatmulCache* cache,
+                                         Int8MatmulCache* int8_cache = nullptr);
 
 }  // namespace engine

@@ -1,0 +1,199 @@
+// How a layer's sublayers run in each precision. Both policies offer:
+//   PrepareInput(first_norm)  the embeddings in workspace.hidden become the
+//                             first layer's input (pre-LN: normed = LN(hidden))
+//   Attention(layer, input)   Q|K|V, attention, output projection
+//   FeedForward(layer, input) FFN in + activation, FFN out
+//   AddNorm(residual, producer, norm, out, residual_out)
+//                             out = norm(residual + producer's output + its
+//                             bias), and residual_out = the sum when set.
+// The float policy passes activations in float; the int8 policy keeps each
+// matmul's input quantized per row in the workspace (so `input` is unused
+// there) and fuses the next quantization into every epilogue.
+#pragma once
+
+#include "absl/status/status.h"
+#include "engine/config.h"
+#include "kernels/kernels.h"
+#include "layers/attention.h"
+#include "layers/packed_batch.h"
+#include "model/weights.h"
+#include "profile.h"
+#include "workspace.h"
+
+namespace engine {
+
+struct LayerContext {
+  const ModelConfig& config;
+  const PackedBatch& packed;
+  Workspace& ws;
+  const RelativePositionBias& position_bias;
+};
+
+class FloatPolicy {
+ public:
+  explicit FloatPolicy(const LayerContext& c) : c_(c) {}
+
+  void PrepareInput(const LayerNormWeights* first_norm) {
+    if (first_norm == nullptr) return;
+    AddNorm(c_.ws.hidden.data(), nullptr, *first_norm, c_.ws.normed.data(), nullptr);
+  }
+
+  absl::Status Attention(LayerWeights& layer, const float* input) {
+    Workspace& ws = c_.ws;
+    if (absl::Status s = Matmul(*layer.qkv.fp32, input, ws.qkv.data()); !s.ok()) return s;
+    SelfAttention(ws.qkv.data(), c_.packed, c_.config.num_heads, c_.config.head_size(),
+                  c_.position_bias, ws, ws.context.data());
+    return Matmul(*layer.attention_out.fp32, ws.context.data(), ws.sublayer.data());
+  }
+
+  absl::Status FeedForward(LayerWeights& layer, const float* input) {
+    Workspace& ws = c_.ws;
+    if (absl::Status s = Matmul(*layer.ffn_in.fp32, input, ws.intermediate.data()); !s.ok()) {
+      return s;
+    }
+    return Matmul(*layer.ffn_out.fp32, ws.intermediate.data(), ws.sublayer.data());
+  }
+
+  void AddNorm(const float* residual, const Linear& producer, const LayerNormWeights& norm,
+               float* out, float* residual_out) {
+    AddNorm(residual, &producer, norm, out, residual_out);
+  }
+
+ private:
+  absl::Status Matmul(Dense& dense, const float* x, float* y) {
+    profile::ScopedOp op(profile::Op::kMatmul);
+    return dense.Forward(x, c_.packed.tokens, y);
+  }
+
+  // producer null: normalize the residual alone.
+  void AddNorm(const float* residual, const Linear* producer, const LayerNormWeights& norm,
+               float* out, float* residual_out) {
+    profile::ScopedOp op(profile::Op::kAddNorm);
+    kernels::AddLayerNormArgs args;
+    args.residual = residual;
+    if (producer != nullptr) {
+      args.sublayer = c_.ws.sublayer.data();
+      args.bias = producer->bias.data();
+    }
+    args.gamma = norm.gamma.data();
+    args.beta = norm.beta.data();
+    args.eps = c_.config.layer_norm_eps;
+    args.rows = c_.packed.tokens;
+    args.hidden = c_.config.hidden_size;
+    args.out = out;
+    args.residual_out = residual_out;
+    kernels::AddLayerNorm(args);
+  }
+
+  LayerContext c_;
+};
+
+class Int8Policy {
+ public:
+  explicit Int8Policy(const LayerContext& c) : c_(c) {}
+
+  void PrepareInput(const LayerNormWeights* first_norm) {
+    Workspace& ws = c_.ws;
+    if (first_norm == nullptr) {
+      profile::ScopedOp op(profile::Op::kQuantize);
+      kernels::QuantizeRows(ws.hidden.data(), c_.packed.tokens, c_.config.hidden_size,
+                            QuantizedInput());
+      return;
+    }
+    AddNorm(ws.hidden.data(), nullptr, *first_norm, ws.normed.data(), nullptr);
+  }
+
+  absl::Status Attention(LayerWeights& layer, const float* /*input: quantized in ws*/) {
+    Workspace& ws = c_.ws;
+    const int64_t tokens = c_.packed.tokens;
+    if (absl::Status s = Matmul(*layer.qkv.int8); !s.ok()) return s;
+    {
+      // Attention itself runs in float.
+      profile::ScopedOp op(profile::Op::kDequantize);
+      kernels::Dequantize(Accumulator(layer.qkv), tokens, 3 * c_.config.hidden_size, ws.qkv.data());
+    }
+    SelfAttention(ws.qkv.data(), c_.packed, c_.config.num_heads, c_.config.head_size(),
+                  c_.position_bias, ws, ws.context.data());
+    {
+      profile::ScopedOp op(profile::Op::kQuantize);
+      kernels::QuantizeRows(ws.context.data(), tokens, c_.config.hidden_size, QuantizedInput());
+    }
+    return Matmul(*layer.attention_out.int8);
+  }
+
+  absl::Status FeedForward(LayerWeights& layer, const float* /*input: quantized in ws*/) {
+    if (absl::Status s = Matmul(*layer.ffn_in.int8); !s.ok()) return s;
+    {
+      profile::ScopedOp op(profile::Op::kGelu);
+      kernels::DequantizeActivateQuantize(Accumulator(layer.ffn_in), c_.packed.tokens,
+                                          c_.config.intermediate_size,
+                                          ToEltwise(c_.config.activation), QuantizedInput());
+    }
+    return Matmul(*layer.ffn_out.int8);
+  }
+
+  void AddNorm(const float* residual, const Linear& producer, const LayerNormWeights& norm,
+               float* out, float* residual_out) {
+    AddNorm(residual, &producer, norm, out, residual_out);
+  }
+
+ private:
+  // The workspace's row-quantized matmul input (and, after each epilogue,
+  // the next matmul's).
+  kernels::QuantizedRows QuantizedInput() const {
+    return {c_.ws.quantized_u8(), c_.ws.row_scale.data(), c_.ws.row_zero_s32()};
+  }
+
+  // The workspace's accumulator as the output of `linear` on QuantizedInput.
+  kernels::Int8Accumulator Accumulator(const Linear& linear) const {
+    kernels::Int8Accumulator a;
+    a.acc = c_.ws.accumulator_s32();
+    a.row_scale = c_.ws.row_scale.data();
+    a.row_zero = c_.ws.row_zero_s32();
+    a.col_scale = linear.int8->col_scale();
+    a.col_sum = linear.int8->col_sum();
+    a.bias = linear.bias.data();
+    return a;
+  }
+
+  // workspace.accumulator = QuantizedInput * W^T.
+  absl::Status Matmul(QuantizedDense& dense) {
+    profile::ScopedOp op(profile::Op::kMatmul);
+    return dense.Forward(c_.ws.quantized_u8(), c_.packed.tokens, c_.ws.accumulator_s32());
+  }
+
+  static kernels::Eltwise ToEltwise(Activation activation) {
+    switch (activation) {
+      case Activation::kGeluErf:
+        return kernels::Eltwise::kGeluErf;
+      case Activation::kGeluTanh:
+        return kernels::Eltwise::kGeluTanh;
+      case Activation::kRelu:
+        return kernels::Eltwise::kRelu;
+    }
+    return kernels::Eltwise::kNone;
+  }
+
+  // producer null: normalize the residual alone. The output is also
+  // quantized for the next matmul.
+  void AddNorm(const float* residual, const Linear* producer, const LayerNormWeights& norm,
+               float* out, float* residual_out) {
+    profile::ScopedOp op(profile::Op::kAddNorm);
+    kernels::AddLayerNormInt8Args args;
+    args.residual = residual;
+    if (producer != nullptr) args.sublayer = Accumulator(*producer);
+    args.gamma = norm.gamma.data();
+    args.beta = norm.beta.data();
+    args.eps = c_.config.layer_norm_eps;
+    args.rows = c_.packed.tokens;
+    args.hidden = c_.config.hidden_size;
+    args.out = out;
+    args.residual_out = residual_out;
+    args.quantized = QuantizedInput();
+    kernels::AddLayerNormInt8(args);
+  }
+
+  LayerContext c_;
+};
+
+}  // namespace engine

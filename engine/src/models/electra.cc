@@ -1,0 +1,23 @@
+// ELECTRA discriminators and the cross-encoders built on them: BERT's
+// layers and names, but embeddings of "embedding_size" width (word,
+// position, token type, LayerNorm) projected to hidden_size by
+// embeddings_project when the two differ. Task checkpoints prefix
+// "electra.".
+#include "models/architecture.h"
+
+namespace engine {
+
+Architecture ElectraArchitecture() {
+  Architecture a;
+  a.name = "electra";
+  a.model_types = {"electra"};
+  a.reads_embedding_size = true;
+  a.names = BertTensorNames();
+  a.names.task_prefixes = {"electra."};
+  a.names.embeddings_project = "embeddings_project";
+  a.names.final_norm = "";
+  a.names.pooler = "";
+  return a;
+}
+
+}  // namespace engine
