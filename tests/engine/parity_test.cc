@@ -1,6 +1,8 @@
 // The engine against PyTorch: fixtures in tests/golden/ were produced by
 // tests/golden/make_golden.py from torch.nn modules (TransformerEncoderLayer
-// with norm_first=False and True, a BERT assembled with Hugging Face names),
+// with norm_first=False and True, a BERT assembled with Hugging Face names)
+// and tests/golden/make_families.py (RoBERTa, XLM-RoBERTa, CamemBERT,
+// DistilBERT, MPNet, ELECTRA as module trees with the hub's names),
 // computed in float64 with the sequences padded into one batch.
 //
 // Tolerance: the engine computes in float32; with O(1) activations after
@@ -65,6 +67,10 @@ TEST_P(ParityTest, MatchesPyTorch) {
   ASSERT_TRUE(encoder.ok()) << encoder.status();
   EXPECT_EQ(LayerNormPlacementName((*encoder)->config().layer_norm_placement),
             f.reference["layer_norm_placement"].get<std::string>());
+  if (f.reference.contains("family")) {
+    EXPECT_EQ((*encoder)->config().model_type, f.reference["family"].get<std::string>());
+    EXPECT_EQ((*encoder)->config().max_length(), f.reference["max_length"].get<int>());
+  }
 
   std::vector<Sequence> batch;
   for (size_t i = 0; i < f.ids.size(); ++i) batch.push_back({f.ids[i], f.token_types[i]});
@@ -104,6 +110,15 @@ TEST_P(ParityTest, MatchesPyTorch) {
 
 INSTANTIATE_TEST_SUITE_P(Golden, ParityTest,
                          ::testing::Values("post_ln", "pre_ln", "variants", "bf16"));
+
+// One fixture per family of the architecture registry, from
+// tests/golden/make_families.py: hub tensor names with and without the task
+// prefix, unused heads and the legacy position_ids buffer in the
+// checkpoint, F32 / F16 / BF16, inputs of 1 to 128 tokens in one batch.
+INSTANTIATE_TEST_SUITE_P(Families, ParityTest, ::testing::ValuesIn(testing::kFamilyFixtures),
+                         [](const ::testing::TestParamInfo<std::string>& info) {
+                           return testing::FixtureTestName(info.param);
+                         });
 
 }  // namespace
 }  // namespace engine

@@ -58,4 +58,8 @@ std::vector<std::vector<int32_t>> RandomSequences(const std::vector<int>& length
   return out;
 }
 
+std::string FixtureTestName(const std::string& fixture) {
+  return fixture.substr(fixture.rfind('/') + 1);
+}
+
 }  // namespace engine::testing

@@ -21,6 +21,14 @@ std::string WriteTinyModel(const std::string& name, const RandomModelSpec& spec 
 
 std::string ReadFileOrDie(const std::string& path);
 
+// The family fixtures under GOLDEN_DIR (tests/golden/make_families.py), as
+// paths relative to it: "families/roberta", ...
+inline const std::vector<std::string> kFamilyFixtures = {
+    "families/roberta",    "families/xlm_roberta", "families/camembert",
+    "families/distilbert", "families/mpnet",       "families/electra"};
+// A gtest name for a fixture path: "families/xlm_roberta" -> "xlm_roberta".
+std::string FixtureTestName(const std::string& fixture);
+
 // Token ids for sequences of these lengths: [CLS] (id 2), then ids drawn
 // uniformly from [5, vocab), reproducibly from `seed`.
 std::vector<std::vector<int32_t>> RandomSequences(const std::vector<int>& lengths, int vocab,

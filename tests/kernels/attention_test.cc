@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "kernel_test_util.h"
@@ -152,6 +153,38 @@ TEST_P(AttentionTest, ScoresAreDotProducts) {
         for (int64_t c = 0; c < d; ++c) dot += p.Q(r, c) * p.K(j, c);
         ASSERT_NEAR(scores[(r - 5) * 45 + j], dot, 1e-5)
             << "d " << d << " [" << r << "," << j << "]";
+      }
+    }
+  }
+}
+
+// MPNet's relative-position bias is added inside the scores kernel:
+// score(r, j) = q_r . k_j + bias[j - r], for every tile shape and ragged
+// edge (lengths past both vector widths, blocks of rows, several K passes),
+// and nothing is read outside [-(L - 1), L - 1] (the table here is exactly
+// that wide, so ASan would see a stray load).
+TEST_P(AttentionTest, ScoresAddThePositionBiasByDistance) {
+  SKIP_IF_ISA_UNSUPPORTED(GetParam());
+  std::mt19937 rng(16);
+  for (auto [length, d, begin] : {std::tuple<int64_t, int64_t, int64_t>{1, 16, 0},
+                                  {7, 16, 0},
+                                  {33, 12, 3},
+                                  {61, 64, 17},
+                                  {129, 16, 0},
+                                  {300, 64, 250}}) {
+    HeadProblem p(length, d, rng);
+    const std::vector<float> table = Uniform(2 * length - 1, -3.0f, 3.0f, rng);
+    AttentionHeadArgs args = p.Args();
+    args.position_bias = table.data() + (length - 1);
+    std::vector<float> scores(static_cast<size_t>((length - begin) * length));
+    AttentionScoresWithIsa(GetParam(), args, begin, length, scores.data());
+    for (int64_t r = begin; r < length; ++r) {
+      for (int64_t j = 0; j < length; ++j) {
+        double dot = 0.0;
+        for (int64_t c = 0; c < d; ++c) dot += p.Q(r, c) * p.K(j, c);
+        const double want = dot + table[static_cast<size_t>(j - r + length - 1)];
+        ASSERT_NEAR(scores[(r - begin) * length + j], want, 1e-5)
+            << IsaName(GetParam()) << " L " << length << " d " << d << " [" << r << "," << j << "]";
       }
     }
   }
