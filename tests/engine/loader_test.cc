@@ -96,7 +96,8 @@ TEST(LoaderTest, UnsupportedModelType) {
   const std::string dir = WriteTinyModel("gpt2");
   EditConfig(dir, [](nlohmann::json& c) { c["model_type"] = "gpt2"; });
   ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
-              {"config.json", "unsupported model_type \"gpt2\""});
+              {"config.json", "unsupported model_type \"gpt2\"",
+               "(supported: bert, roberta, xlm-roberta, camembert, distilbert, mpnet, electra)"});
 }
 
 TEST(LoaderTest, HiddenSizeNotDivisibleByHeads) {
@@ -349,6 +350,85 @@ TEST(LoaderTest, ConvertsAZeroSizeTensorIntoNothing) {
   std::vector<float> out;
   ConvertToFloat(tensors->at("z"), out.data());
   EXPECT_TRUE(out.empty());
+}
+
+// ---- the families of the architecture registry ----
+
+// A copy of a family fixture's model directory (tests/golden/families).
+std::string CopyFamilyModel(const std::string& family, const std::string& name) {
+  const std::string dir = testing::MakeTempDir(name);
+  fs::copy(std::string(GOLDEN_DIR) + "/families/" + family + "/model", dir,
+           fs::copy_options::recursive | fs::copy_options::overwrite_existing);
+  return dir;
+}
+
+TEST(LoaderTest, FamilyMissingTensorIsNamed) {
+  const std::string dir = CopyFamilyModel("mpnet", "mpnet_missing");
+  RewriteWeights(dir, [](std::vector<NamedTensor>& tensors) {
+    tensors.erase(std::remove_if(tensors.begin(), tensors.end(),
+                                 [](const NamedTensor& t) {
+                                   return t.name == "encoder.relative_attention_bias.weight";
+                                 }),
+                  tensors.end());
+  });
+  ExpectError(LoadStatus(dir), absl::StatusCode::kNotFound,
+              {dir, "missing tensor encoder.relative_attention_bias.weight"});
+}
+
+TEST(LoaderTest, FamilyWrongShapeNamesTheStoredTensor) {
+  const std::string dir = CopyFamilyModel("distilbert", "distilbert_shape");
+  RewriteWeights(dir, [](std::vector<NamedTensor>& tensors) {
+    for (NamedTensor& t : tensors) {
+      if (t.name == "distilbert.transformer.layer.1.ffn.lin1.weight") t.shape = {64, 128};
+    }
+  });
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors", "tensor distilbert.transformer.layer.1.ffn.lin1.weight",
+               "expected shape [128, 64], got [64, 128]"});
+}
+
+TEST(LoaderTest, FamilyConfigKeysAreTheFamilys) {
+  // DistilBERT spells the hidden size "dim": without it the error names that key.
+  const std::string dir = CopyFamilyModel("distilbert", "distilbert_keys");
+  EditConfig(dir, [](nlohmann::json& c) { c.erase("dim"); });
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"config.json", "missing \"dim\""});
+}
+
+TEST(LoaderTest, ElectraProjectionIsRequiredWhenWidthsDiffer) {
+  const std::string dir = CopyFamilyModel("electra", "electra_projection");
+  EditConfig(dir, [](nlohmann::json& c) { c["embedding_size"] = 48; });
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"tensor electra.embeddings.word_embeddings.weight", "expected shape [100, 48]"});
+}
+
+TEST(LoaderTest, RobertaPositionsNeedRoomAfterThePadId) {
+  const std::string dir = CopyFamilyModel("xlm_roberta", "roberta_positions");
+  EditConfig(dir, [](nlohmann::json& c) { c["max_position_embeddings"] = 2; });
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"config.json", "leaves no position after pad_token_id 1"});
+}
+
+TEST(LoaderTest, FamilyLimitsComeFromTheirRules) {
+  // RoBERTa: 130 positions, pad 1 -> 128 tokens; DistilBERT: no token types.
+  auto roberta = Encoder::Load(std::string(GOLDEN_DIR) + "/families/xlm_roberta/model", {});
+  ASSERT_TRUE(roberta.ok()) << roberta.status();
+  EXPECT_EQ((*roberta)->config().architecture, "roberta");
+  std::vector<int32_t> ids(129, 5);
+  ExpectError((*roberta)->Validate({ids, {}}), absl::StatusCode::kInvalidArgument,
+              {"sequence of 129 tokens exceeds the model's maximum of 128"});
+  ids.resize(128);
+  EXPECT_TRUE((*roberta)->Validate({ids, {}}).ok());
+  const std::vector<int32_t> types(128, 1);
+  ExpectError((*roberta)->Validate({ids, types}), absl::StatusCode::kInvalidArgument,
+              {"token type 1 at position 0 is outside [0, 1)"});
+
+  auto distilbert = Encoder::Load(std::string(GOLDEN_DIR) + "/families/distilbert/model", {});
+  ASSERT_TRUE(distilbert.ok()) << distilbert.status();
+  EXPECT_EQ((*distilbert)->config().architecture, "distilbert");
+  EXPECT_FALSE((*distilbert)->has_pooler());
+  const std::vector<int32_t> zeros(4, 0), four(4, 7);
+  EXPECT_TRUE((*distilbert)->Validate({four, zeros}).ok());
 }
 
 }  // namespace
