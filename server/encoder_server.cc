@@ -87,7 +87,11 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
                         ", hidden ", model_config.hidden_size, ", layers ", model_config.num_layers,
                         ", max length ", model->max_length(), ", vocabulary ",
                         model_config.vocab_size, ", default pooling ",
-                        engine::PoolingName(model->default_pooling)));
+                        engine::PoolingName(model->default_pooling), ", architecture ",
+                        model_config.architecture));
+  if (model->tokenizer == nullptr) {
+    LogEvent(absl::StrCat("text input unavailable (token_ids only): ", model->tokenizer_error));
+  }
 
   std::unique_ptr<EncoderServer> server(new EncoderServer(config, *std::move(model), observer));
   server->tls_ = *std::move(tls);
@@ -122,7 +126,14 @@ absl::Status EncoderServer::WarmUp() {
   // health turns SERVING only once they work. Straight to the backend: the
   // batcher's queue delay must not hold it, and the worker is not started yet.
   encoder::v1::EncodeRequest request;
-  request.add_inputs()->set_text("warm up");
+  if (model_.tokenizer != nullptr) {
+    request.add_inputs()->set_text("warm up");
+  } else {
+    // Token ids only: the first and last of the vocabulary.
+    encoder::v1::TokenIds* ids = request.add_inputs()->mutable_token_ids();
+    ids->add_ids(0);
+    ids->add_ids(model_.encoder->config().vocab_size - 1);
+  }
   absl::StatusOr<std::unique_ptr<BatchRequest>> built = builder_.Build(request);
   absl::Status status = built.status();
   if (status.ok()) {

@@ -26,10 +26,15 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
   model.encoder = *std::move(encoder);
 
   absl::StatusOr<std::unique_ptr<engine::Tokenizer>> tokenizer = engine::Tokenizer::Load(model_dir);
-  if (!tokenizer.ok()) return tokenizer.status();
-  model.tokenizer = *std::move(tokenizer);
+  if (!tokenizer.ok()) {
+    // A tokenizer this build cannot read must not stop a model that serves
+    // token ids; text input says why it is unavailable.
+    model.tokenizer_error = std::string(tokenizer.status().message());
+  } else {
+    model.tokenizer = *std::move(tokenizer);
+  }
   const int model_vocab = model.encoder->config().vocab_size;
-  if (model.tokenizer->vocab_size() > model_vocab) {
+  if (model.tokenizer != nullptr && model.tokenizer->vocab_size() > model_vocab) {
     return absl::InvalidArgumentError(
         absl::StrCat(model_dir, ": the tokenizer has ", model.tokenizer->vocab_size(),
                      " tokens but config.json's vocab_size is ", model_vocab));

@@ -15,11 +15,15 @@ namespace server {
 struct LoadedModel {
   std::string name;  // the directory's last path component
   std::unique_ptr<engine::Encoder> encoder;
+  // Null when the directory's tokenizer could not be loaded: the model
+  // still serves token ids, and text input is FAILED_PRECONDITION with
+  // `tokenizer_error` as the reason.
   std::unique_ptr<engine::Tokenizer> tokenizer;
+  std::string tokenizer_error;
   engine::Pooling default_pooling = engine::Pooling::kCls;
 
   // Tokens per input, special tokens included.
-  int max_length() const { return encoder->config().max_position_embeddings; }
+  int max_length() const { return encoder->config().max_length(); }
 };
 
 // Errors name the file at fault.

@@ -126,9 +126,16 @@ absl::Status RequestBuilder::CheckText(const char* field, const std::string& tex
   return absl::OkStatus();
 }
 
+absl::Status RequestBuilder::CheckTextInput() const {
+  if (model_->tokenizer != nullptr) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "text input is unavailable for this model (send token_ids): ", model_->tokenizer_error));
+}
+
 absl::StatusOr<TokenizedInput> RequestBuilder::FromText(const std::string& text,
                                                         const std::string& text_pair, bool is_pair,
                                                         bool truncate) const {
+  if (absl::Status status = CheckTextInput(); !status.ok()) return status;
   if (absl::Status status = CheckText("text", text); !status.ok()) return status;
   if (is_pair) {
     if (absl::Status status = CheckText("text_pair", text_pair); !status.ok()) return status;
@@ -148,7 +155,11 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromText(const std::string& text,
   }
   TokenizedInput input;
   input.ids = std::move(encoding->ids);
-  if (is_pair) input.token_type_ids = std::move(encoding->token_type_ids);
+  // Models with one token type (RoBERTa family) take none, whatever the
+  // tokenizer's pair template numbers the second text.
+  if (is_pair && model_->encoder->config().token_types() > 1) {
+    input.token_type_ids = std::move(encoding->token_type_ids);
+  }
   return input;
 }
 
@@ -176,10 +187,10 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromIds(const encoder::v1::TokenI
     }
     for (int p = 0; p < ids.token_type_ids_size(); ++p) {
       const int32_t type = ids.token_type_ids(p);
-      if (type < 0 || type >= config.type_vocab_size) {
+      if (type < 0 || type >= config.token_types()) {
         return absl::InvalidArgumentError(absl::StrCat("token type ", type, " at position ", p,
                                                        " is outside 0..",
-                                                       config.type_vocab_size - 1));
+                                                       config.token_types() - 1));
       }
     }
   }
@@ -199,6 +210,7 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromIds(const encoder::v1::TokenI
 
 absl::StatusOr<engine::Encoding> RequestBuilder::Tokenize(
     const encoder::v1::TokenizeRequest& request) const {
+  if (absl::Status status = CheckTextInput(); !status.ok()) return status;
   if (absl::Status status = CheckText("text", request.text()); !status.ok()) return status;
   const bool is_pair = !request.text_pair().empty();
   if (is_pair) {

@@ -43,6 +43,8 @@ class RequestBuilder {
                                           bool is_pair, bool truncate) const;
   absl::StatusOr<TokenizedInput> FromIds(const encoder::v1::TokenIds& ids, bool truncate) const;
   absl::Status CheckText(const char* field, const std::string& text) const;
+  // FAILED_PRECONDITION when the model has no usable tokenizer.
+  absl::Status CheckTextInput() const;
 
   const LoadedModel* const model_;
   const RequestLimits limits_;

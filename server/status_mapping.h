@@ -17,15 +17,18 @@ namespace server {
 // The codes the server answers with, and nothing else:
 // OK                  success
 // INVALID_ARGUMENT    a bad input; the message names the input and the reason
+// FAILED_PRECONDITION text input to a model whose tokenizer could not be
+//                     loaded (it serves token ids; the message says why)
 // RESOURCE_EXHAUSTED  the queue is full; retry with backoff
 // UNAVAILABLE         the server is shutting down; retry on another replica
 // DEADLINE_EXCEEDED   the deadline passed while the request was queued
 // CANCELLED           the client cancelled
 // INTERNAL            the engine failed on a valid request (a bug); any other
 //                     code a component reports becomes INTERNAL, message kept
-inline constexpr std::array<grpc::StatusCode, 7> kAnsweredCodes = {
+inline constexpr std::array<grpc::StatusCode, 8> kAnsweredCodes = {
     grpc::StatusCode::OK,
     grpc::StatusCode::INVALID_ARGUMENT,
+    grpc::StatusCode::FAILED_PRECONDITION,
     grpc::StatusCode::RESOURCE_EXHAUSTED,
     grpc::StatusCode::UNAVAILABLE,
     grpc::StatusCode::DEADLINE_EXCEEDED,

@@ -60,8 +60,11 @@ TEST(StatusCodesTest, OnlyTheAnsweredCodesReachTheWire) {
   const grpc::Status status = ToGrpcStatus(absl::OutOfRangeError("no sequence 3 in the result"));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
   EXPECT_EQ(status.error_message(), "no sequence 3 in the result");
-  EXPECT_EQ(ToProtoError(absl::FailedPreconditionError("no pooler")).code(),
+  EXPECT_EQ(ToProtoError(absl::NotFoundError("no such tensor")).code(),
             static_cast<int>(grpc::StatusCode::INTERNAL));
+  // Text input to a model without a usable tokenizer: the client can act on it.
+  EXPECT_EQ(ToProtoError(absl::FailedPreconditionError("text input is unavailable")).code(),
+            static_cast<int>(grpc::StatusCode::FAILED_PRECONDITION));
   EXPECT_EQ(StatusCodeName(grpc::StatusCode::RESOURCE_EXHAUSTED), "RESOURCE_EXHAUSTED");
 }
 
