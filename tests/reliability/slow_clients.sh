@@ -8,7 +8,8 @@
 #     exchange and then stay silent. Asserts: the server holds them (its open
 #     fds grow by at least 90 % of them), its RSS grows by at most 64 KiB per
 #     connection + 32 MiB, the well-behaved client is served meanwhile (all
-#     OK, p99 <= 5 x baseline + 100 ms), and the fds come back when they go.
+#     OK, p99 <= 5 x baseline + 0.5 s, see below), and the fds come back when
+#     they go.
 # (b) A client that opens EncodeStream, writes 5000 requests (16 texts of 20
 #     words, pooling NONE: ~180 KB responses) and never reads. Asserts: the
 #     server reads at most 32 + 32 of them while holding them unanswered (the
@@ -26,6 +27,16 @@
 #     check and gets the server's own answer (not RESOURCE_EXHAUSTED); all
 #     while the well-behaved client is served (all OK).
 # Writes JSON lines of figures to the summary file.
+#
+# The latency checks compare against a baseline measured just before the
+# phase (the larger of it and the first one), so that the machine's load and
+# the build (sanitizers) are the same on both sides, with a margin that holds
+# under load: on a busy 2-core machine one scheduler stall adds 0.1 s or more
+# to the p99 of a 3 s run (a run once missed "5 x baseline + 0.1 s" by 3 ms
+# at load average 3 under ASan). What the checks guard against, a server
+# that stops serving others while it holds idle connections or an unread
+# stream, costs seconds or timeouts; the latency figures themselves are in
+# the summary file (RELIABILITY.md), not asserted.
 #
 # Usage: slow_clients.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL
 set -euo pipefail
@@ -98,12 +109,15 @@ check_memory "RSS with $want idle connections: $((idle_rss / 1024)) MiB <= base 
   test "$idle_rss" -le $((base_rss + want * 64 + 32 * 1024))
 check "the good client is all OK beside idle connections: $(jq -c .codes "$work/idle_good.json")" \
   all_ok "$work/idle_good.json"
-check "the good client's p99 $(p99 "$work/idle_good.json") s <= 5 x $base_p99 + 0.1 s" \
-  holds '$a <= 5 * $b + 0.1' "$(p99 "$work/idle_good.json")" "$base_p99"
+check "the good client's p99 $(p99 "$work/idle_good.json") s <= 5 x $base_p99 + 0.5 s" \
+  holds '$a <= 5 * $b + 0.5' "$(p99 "$work/idle_good.json")" "$base_p99"
 check "fds come back when the idle connections close ($fds_after, base $base_fds)" \
   test "$fds_after" -le $((base_fds + 5))
 
 # ---- (b) a stream that is never read ------------------------------------------------
+good_client "$work/base_b.json"  # the baseline under the load of now (see the top)
+stream_base_p99=$(jq -n --argjson a "$(p99 "$work/base_b.json")" --argjson b "$base_p99" '[$a, $b] | max')
+log "baseline before (b): p99 $(p99 "$work/base_b.json") s, load average $(load_average)"
 before=$(scrape)
 read_before=$(awk '$1 ~ /^encoder_requests_total\{/ && /rpc="EncodeStream"/ {s += $2} END {print s + 0}' <<<"$before")
 "$probe_bin" stream-no-read "$target" 5000 16 20 8 >"$work/stream.txt" 2>"$work/stream.err" &
@@ -157,8 +171,8 @@ check_memory "RSS during the stream $((stream_rss / 1024)) MiB <= $((stream_boun
   test "$stream_rss" -le "$stream_bound"
 check "the good client is all OK beside the stream: $(jq -c .codes "$work/stream_good.json")" \
   all_ok "$work/stream_good.json"
-check "the good client's p99 $(p99 "$work/stream_good.json") s <= 5 x $base_p99 + 0.1 s" \
-  holds '$a <= 5 * $b + 0.1' "$(p99 "$work/stream_good.json")" "$base_p99"
+check "the good client's p99 $(p99 "$work/stream_good.json") s <= 5 x $stream_base_p99 + 0.5 s" \
+  holds '$a <= 5 * $b + 0.5' "$(p99 "$work/stream_good.json")" "$stream_base_p99"
 check "the stream's calls are released when its client dies (in flight ${released:-?})" \
   test "${released:-1}" = 0
 check "fds come back after the stream client died ($fds_after, base $base_fds)" \
