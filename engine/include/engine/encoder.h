@@ -11,6 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "engine/config.h"
+#include "engine/isa.h"
 
 namespace engine {
 
@@ -61,6 +62,8 @@ class Encoder {
   const ModelConfig& config() const;
   const EncoderOptions& options() const;
   bool has_pooler() const;
+  // The instruction-set level the process runs (engine/isa.h).
+  IsaLevel isa() const;
 
   // Checks one sequence against the model (ids within the vocabulary, token
   // types within type_vocab_size and of matching length, length within
