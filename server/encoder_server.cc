@@ -90,12 +90,13 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
                      ") must be at least the model's maximum length (", model->max_length(), ")"));
   }
   const engine::ModelConfig& model_config = model->encoder->config();
-  LogEvent(absl::StrCat(
-      "loaded model ", config.model_dir, ": ", model_config.model_type, ", hidden ",
-      model_config.hidden_size, ", layers ", model_config.num_layers, ", max length ",
-      model->max_length(), ", vocabulary ", model_config.vocab_size, ", default pooling ",
-      engine::PoolingName(model->default_pooling), ", instruction set ",
-      engine::IsaLevelName(model->encoder->isa()), " (oneDNN ", engine::OneDnnIsaName(), ")"));
+  LogEvent(absl::StrCat("loaded model ", config.model_dir, ": ", model_config.model_type,
+                        ", hidden ", model_config.hidden_size, ", layers ", model_config.num_layers,
+                        ", max length ", model->max_length(), ", vocabulary ",
+                        model_config.vocab_size, ", default pooling ",
+                        engine::PoolingName(model->default_pooling)));
+  LogEvent(absl::StrCat("instruction set ", engine::IsaLevelName(model->encoder->isa()),
+                        " (oneDNN ", engine::OneDnnIsaName(), ")"));
 
   std::unique_ptr<EncoderServer> server(new EncoderServer(config, *std::move(model), observer));
   server->tls_ = *std::move(tls);
