@@ -64,6 +64,7 @@ absl::Status Unsupported(IsaLevel level) {
 
 // Caps kernels and oneDNN; `cap_onednn` false leaves oneDNN its own choice.
 absl::Status ApplyLocked(IsaLevel level, bool cap_onednn) {
+  if (!CpuHasIsaLevel(level)) return Unsupported(level);
   if (std::optional<IsaLevel>& chosen = Chosen(); chosen.has_value()) {
     if (*chosen == level && (onednn_capped || !cap_onednn)) return absl::OkStatus();
     return absl::FailedPreconditionError(
@@ -71,7 +72,6 @@ absl::Status ApplyLocked(IsaLevel level, bool cap_onednn) {
                      IsaLevelName(*chosen), onednn_capped ? "" : " with oneDNN uncapped",
                      " (the level is process-wide, chosen once)"));
   }
-  if (!CpuHasIsaLevel(level)) return Unsupported(level);
   if (cap_onednn && dnnl::set_max_cpu_isa(OneDnnIsa(level)) != dnnl::status::success) {
     // oneDNN fixes its ISA on first use: a primitive was created before.
     return absl::FailedPreconditionError(

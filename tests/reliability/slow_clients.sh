@@ -38,12 +38,11 @@
 # so its p99 measures the engine's batch time under the machine's load (2.3
 # and 2.9 s against a 0.2 to 0.4 s baseline at load average 6 on 2 cores;
 # the former bound, 1.2 s there, passed only on a quiet machine), not the
-# stream's handling: (b)
-# asserts that every call is answered OK within the client's timeout and
-# records the p99 with a baseline taken just before it in the summary file
-# (RELIABILITY.md). What the checks guard against, a server that stops
-# serving others while it holds idle connections or an unread stream, costs
-# seconds or timeouts.
+# stream's handling: (b) asserts that every call is answered OK within the
+# client's timeout and records the p99, with a baseline taken just before it,
+# in the summary file (RELIABILITY.md). What the checks guard against, a
+# server that stops serving others while it holds idle connections or an
+# unread stream, costs seconds or timeouts.
 #
 # Usage: slow_clients.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL
 set -euo pipefail
