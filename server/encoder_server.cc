@@ -9,6 +9,7 @@
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
 
 #include "absl/strings/str_cat.h"
+#include "engine/isa.h"
 #include "server/log.h"
 #include "server/port_check.h"
 #include "server/proto_conversions.h"
@@ -24,6 +25,7 @@ ModelInfoLabels MetricsLabels(const LoadedModel& model) {
   labels.layer_norm = engine::LayerNormPlacementName(config.layer_norm_placement);
   labels.hidden_size = config.hidden_size;
   labels.layers = config.num_layers;
+  labels.isa = engine::IsaLevelName(model.encoder->isa());
   return labels;
 }
 
@@ -63,6 +65,11 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
     if (port == 0) continue;
     if (absl::Status status = CheckPortFree(config.host, port, flag); !status.ok()) return status;
   }
+  // Before oneDNN is first used (it fixes its ISA then) and before listening.
+  if (!config.isa.empty()) {
+    const absl::Status status = engine::UseIsaLevel(*engine::ParseIsaLevel(config.isa));
+    if (!status.ok()) return absl::Status(status.code(), absl::StrCat("--isa: ", status.message()));
+  }
   // Before the model loads: a bad TLS file is a quick, clear error.
   absl::StatusOr<ServerTlsPem> tls = LoadServerTls(config);
   if (!tls.ok()) return tls.status();
@@ -92,6 +99,8 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
   if (model->tokenizer == nullptr) {
     LogEvent(absl::StrCat("text input unavailable (token_ids only): ", model->tokenizer_error));
   }
+  LogEvent(absl::StrCat("instruction set ", engine::IsaLevelName(model->encoder->isa()),
+                        " (oneDNN ", engine::OneDnnIsaName(), ")"));
 
   std::unique_ptr<EncoderServer> server(new EncoderServer(config, *std::move(model), observer));
   server->tls_ = *std::move(tls);

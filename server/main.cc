@@ -38,6 +38,9 @@ ABSL_FLAG(int, metrics_port, 8081,
 ABSL_FLAG(int, threads, 0, "engine threads (0: all cores)");
 ABSL_FLAG(std::string, precision, "fp32",
           "fp32, or int8: weights quantized per output channel at load, activations per token");
+ABSL_FLAG(std::string, isa, "",
+          "instruction-set level the engine may use: scalar, avx2, avx2_vnni, avx512, "
+          "avx512_vnni or avx512_bf16 (default: the best this CPU has)");
 ABSL_FLAG(int64_t, max_batch_tokens, 16384, "most real (unpadded) tokens in one engine batch");
 ABSL_FLAG(int, max_batch_inputs, 256, "most inputs in one engine batch");
 ABSL_FLAG(absl::Duration, max_queue_delay, absl::Milliseconds(2),
@@ -96,6 +99,7 @@ const std::vector<std::string> kFlagNames = {"model",
                                              "metrics_port",
                                              "threads",
                                              "precision",
+                                             "isa",
                                              "max_batch_tokens",
                                              "max_batch_inputs",
                                              "max_queue_delay",
@@ -119,6 +123,7 @@ server::ServerConfig ConfigFromFlags() {
   config.metrics_port = absl::GetFlag(FLAGS_metrics_port);
   config.threads = absl::GetFlag(FLAGS_threads);
   config.precision = absl::GetFlag(FLAGS_precision);
+  config.isa = absl::GetFlag(FLAGS_isa);
   config.batcher.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
   config.batcher.max_batch_inputs = absl::GetFlag(FLAGS_max_batch_inputs);
   config.batcher.max_queue_delay = absl::ToChronoMicroseconds(absl::GetFlag(FLAGS_max_queue_delay));

@@ -142,7 +142,8 @@ ServerMetrics::ServerMetrics(const BatcherConfig& batcher, const ModelInfoLabels
             {"precision", model.precision},
             {"layer_norm", model.layer_norm},
             {"hidden_size", std::to_string(model.hidden_size)},
-            {"layers", std::to_string(model.layers)}})
+            {"layers", std::to_string(model.layers)},
+            {"isa", model.isa}})
       .Set(1);
 }
 

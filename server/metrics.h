@@ -35,6 +35,7 @@ struct ModelInfoLabels {
   std::string layer_norm;
   int hidden_size = 0;
   int layers = 0;
+  std::string isa;  // the instruction-set level (engine/isa.h)
 };
 
 class ServerMetrics : public BatcherObserver {

@@ -63,6 +63,7 @@ encoder::v1::ModelInfo MakeModelInfo(const LoadedModel& model, int max_inputs_pe
                                     : encoder::v1::LAYER_NORM_PLACEMENT_POST);
   info.set_has_pooler(model.encoder->has_pooler());
   info.set_max_inputs_per_request(max_inputs_per_request);
+  info.set_isa(engine::IsaLevelName(model.encoder->isa()));
   info.set_architecture(config.architecture);
   info.set_text_input(model.tokenizer != nullptr);
   return info;

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/config.h"
+#include "engine/isa.h"
 
 namespace server {
 namespace {
@@ -53,6 +54,11 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
   if (config.metrics_port != 0 && config.metrics_port == config.port) {
     return absl::InvalidArgumentError(
         absl::StrCat("--metrics-port must differ from --port (both are ", config.port, ")"));
+  }
+  if (!config.isa.empty()) {
+    if (absl::StatusOr<engine::IsaLevel> isa = engine::ParseIsaLevel(config.isa); !isa.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--isa: ", isa.status().message()));
+    }
   }
   if (engine::Precision precision; !engine::ParsePrecision(config.precision, &precision)) {
     return absl::InvalidArgumentError(

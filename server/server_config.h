@@ -18,6 +18,7 @@ struct ServerConfig {
   int metrics_port = 8081;         // GET /metrics; 0: any free port, EncoderServer::metrics_port()
   int threads = 0;                 // engine threads; 0: all cores
   std::string precision = "fp32";  // fp32 or int8 (engine::ParsePrecision)
+  std::string isa;                 // instruction-set level (engine/isa.h); empty: the CPU's best
   BatcherConfig batcher;
   int max_inputs_per_request = 64;
   int64_t max_text_bytes = 65536;  // per text; a pair's two texts count separately

@@ -168,17 +168,19 @@ absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, st
   char line[768];
   std::snprintf(line, sizeof(line),
                 "{\"batch\":%d,\"seq\":%d,\"min_length\":%d,\"max_length\":%d,\"tokens\":%lld,"
-                "\"iters\":%d,\"threads\":%d,\"precision\":\"%s\",\"median_seconds\":%.6f,"
+                "\"iters\":%d,\"threads\":%d,\"precision\":\"%s\",\"isa\":\"%s\","
+                "\"median_seconds\":%.6f,"
                 "\"min_seconds\":%.6f,\"tokens_per_second\":%.1f,\"gflops\":%.1f,"
                 "\"load_seconds\":%.3f,\"peak_rss_after_load_bytes\":%lld,"
                 "\"rss_after_load_bytes\":%lld,\"parameters\":%lld,\"weights_fp32_bytes\":%lld,"
                 "\"checkpoint_bytes\":%lld",
                 bench.batch, variable ? 0 : bench.seq, variable ? bench.min_length : bench.seq,
                 longest, static_cast<long long>(tokens), bench.iters, options.threads,
-                engine::PrecisionName(options.precision), median, seconds.front(),
-                static_cast<double>(tokens) / median, flops / median * 1e-9, load_seconds,
-                static_cast<long long>(peak_rss_after_load), static_cast<long long>(rss_after_load),
-                static_cast<long long>(parameters), static_cast<long long>(parameters * 4),
+                engine::PrecisionName(options.precision), engine::IsaLevelName((*encoder)->isa()),
+                median, seconds.front(), static_cast<double>(tokens) / median,
+                flops / median * 1e-9, load_seconds, static_cast<long long>(peak_rss_after_load),
+                static_cast<long long>(rss_after_load), static_cast<long long>(parameters),
+                static_cast<long long>(parameters * 4),
                 static_cast<long long>(CheckpointBytes(common.model_dir)));
   std::string json = line;
   if (bench.profile) {

@@ -3,6 +3,8 @@
 //   inspect    --model DIR
 //   bench      --model DIR --batch B (--seq S | --lengths MIN:MAX [--seed N]) [--iters N]
 //              [--threads T] [--precision fp32|int8] [--profile]
+// encode, inspect and bench take --isa LEVEL (or ENCODER_ISA): the
+// instruction-set level the engine may use (engine/isa.h).
 //   make-model --out DIR --hidden H --layers L --heads A --intermediate I
 //              [--vocab FILE] [--seed S] [--layer-norm pre|post] [--max-position P]
 #include <cstdio>
@@ -14,9 +16,11 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "common/flag_names.h"
 #include "engine/config.h"
+#include "engine/isa.h"
 
 ABSL_FLAG(std::string, model, "", "model directory (config.json + safetensors)");
 ABSL_FLAG(std::string, pooling, "cls", "encode: none, cls, mean or pooler");
@@ -33,6 +37,9 @@ ABSL_FLAG(int, threads, 0, "engine threads (0: all cores)");
 ABSL_FLAG(int, max_batch_tokens, 16384, "most tokens per engine batch");
 ABSL_FLAG(std::string, precision, "fp32",
           "encode, bench: fp32 or int8 (weights quantized at load)");
+ABSL_FLAG(std::string, isa, "",
+          "instruction-set level the engine may use: scalar, avx2, avx2_vnni, avx512, "
+          "avx512_vnni or avx512_bf16 (default: ENCODER_ISA, else the best this CPU has)");
 ABSL_FLAG(std::string, out, "", "make-model: output directory");
 ABSL_FLAG(int, hidden, 384, "make-model: hidden size");
 ABSL_FLAG(int, layers, 6, "make-model: layers");
@@ -52,6 +59,15 @@ absl::Status Run(const std::string& command) {
   common.engine.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
   if (!engine::ParsePrecision(absl::GetFlag(FLAGS_precision), &common.engine.precision)) {
     return absl::InvalidArgumentError("--precision must be fp32 or int8");
+  }
+  // Before any encoder loads: oneDNN's cap is fixed on first use.
+  if (const std::string isa = absl::GetFlag(FLAGS_isa); !isa.empty()) {
+    absl::StatusOr<engine::IsaLevel> level = engine::ParseIsaLevel(isa);
+    if (!level.ok())
+      return absl::InvalidArgumentError(absl::StrCat("--isa: ", level.status().message()));
+    if (absl::Status status = engine::UseIsaLevel(*level); !status.ok()) {
+      return absl::Status(status.code(), absl::StrCat("--isa: ", status.message()));
+    }
   }
   if (command == "encode") {
     return cli::RunEncode(common, absl::GetFlag(FLAGS_pooling), absl::GetFlag(FLAGS_normalize),

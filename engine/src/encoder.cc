@@ -11,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "dnnl/dense.h"
 #include "dnnl/quantized_dense.h"
+#include "engine/isa.h"
 #include "layers/embeddings.h"
 #include "layers/encoder_layer.h"
 #include "layers/packed_batch.h"
@@ -26,6 +27,7 @@ namespace engine {
 struct Encoder::Impl {
   ModelConfig config;
   EncoderOptions options;
+  IsaLevel isa = IsaLevel::kScalar;
   DnnlContext dnnl;
   MatmulCache cache{&dnnl};
   Int8MatmulCache int8_cache{&dnnl};
@@ -50,6 +52,9 @@ Encoder::~Encoder() = default;
 
 absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_dir,
                                                        const EncoderOptions& options) {
+  // First: oneDNN's cap must be set before it creates anything.
+  absl::StatusOr<IsaLevel> isa = ActiveIsaLevel();
+  if (!isa.ok()) return isa.status();
   std::error_code ec;
   if (!std::filesystem::is_directory(model_dir, ec)) {
     return absl::NotFoundError(absl::StrCat(model_dir, ": not a readable directory"));
@@ -69,6 +74,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
   auto impl = std::make_unique<Impl>();
   impl->config = *config;
   impl->options = options;
+  impl->isa = *isa;
   {
     // The checkpoint (and its file mappings) lives only while weights are copied.
     absl::StatusOr<std::unique_ptr<Checkpoint>> checkpoint =
@@ -96,6 +102,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
 const ModelConfig& Encoder::config() const { return impl_->config; }
 const EncoderOptions& Encoder::options() const { return impl_->options; }
 bool Encoder::has_pooler() const { return impl_->weights.pooler != nullptr; }
+IsaLevel Encoder::isa() const { return impl_->isa; }
 
 absl::Status Encoder::Validate(const Sequence& sequence) const {
   const ModelConfig& c = impl_->config;

@@ -23,12 +23,15 @@
 // call, one set per thread it uses (tens of KiB for this test's tiny model,
 // 0.6 to 1.5 MB at BERT-base shapes), plus a few small blocks for its
 // threading and post-ops. None of that is reachable through the public API.
-// The int8 matmul (u8 x s8 -> s32, gemm_x8s8s32x_matmul without AVX-512)
-// also builds two std::vectors of zero-point compensation per execution,
-// needed or not: one int32 per output column and one per row. That one
-// grows with the rows, so the int8 cases check the byte count after taking
-// exactly 4 bytes per bucketed row per int8 matmul (4 a layer) away, and
-// bound oneDNN's plain blocks by that vector's size instead.
+// The int8 matmul (u8 x s8 -> s32, gemm_x8s8s32x_matmul on CPUs without
+// VNNI) also builds two std::vectors of zero-point compensation per
+// execution, needed or not: one int32 per output column and one per row.
+// That one grows with the rows; on VNNI CPUs (or other oneDNN paths) it is
+// not there at all. So the test does not assume either: it derives the bytes
+// per row from two workloads of different row counts, accepts exactly none
+// or that vector (4 bytes per bucketed row per int8 matmul, 4 a layer; fp32:
+// none), checks that the other workloads lie on the same line, and bounds
+// oneDNN's plain int8 blocks by that vector's size.
 #include <dlfcn.h>
 #include <execinfo.h>
 #include <gtest/gtest.h>
@@ -301,14 +304,16 @@ TEST_P(EncodeAllocationTest, NoneOfOursAndAFixedCountFromOneDnn) {
   workloads.push_back(MakeWorkload("8 x 128", 8, 128, 128, vocab));
   workloads.push_back(MakeWorkload("16 x 128", 16, 128, 128, vocab));
   workloads.push_back(MakeWorkload("32 x 8..128", 32, 8, 128, vocab));
-  // int8: oneDNN's per-row compensation vector (see the top of this file).
+  // int8: oneDNN's per-row compensation vector (see the top of this file),
+  // if the path oneDNN takes on this CPU (and ENCODER_ISA) builds one.
   const bool int8 = param.precision == Precision::kInt8;
   const int64_t int8_matmuls = int8 ? 4 * int64_t{(*encoder)->config().num_layers} : 0;
-  auto row_bytes = [](const Workload& w) { return 4 * static_cast<size_t>(BucketRows(w.tokens)); };
+  auto rows = [](const Workload& w) { return BucketRows(w.tokens); };
   std::vector<Allocations> per_workload;
   for (Workload& w : workloads) {
     const size_t max_plain_bytes =
-        int8 ? std::max(kMaxBookkeepingBytes, row_bytes(w)) : kMaxBookkeepingBytes;
+        int8 ? std::max(kMaxBookkeepingBytes, 4 * static_cast<size_t>(rows(w)))
+             : kMaxBookkeepingBytes;
     EncodeResult result;
     for (int warmup = 0; warmup < 2; ++warmup) {
       ASSERT_TRUE((*encoder)->Encode(w.batch, &result).ok());
@@ -320,10 +325,10 @@ TEST_P(EncodeAllocationTest, NoneOfOursAndAFixedCountFromOneDnn) {
       const Allocations a = scope.Stop();
       ASSERT_TRUE(status.ok()) << status;
       std::printf(
-          "%s, round %d: %d allocations, %zu bytes (%d in libdnnl, %d elsewhere), "
-          "largest %zu bytes, largest libdnnl malloc/new %zu bytes\n",
-          w.name.c_str(), round, a.total, a.bytes, a.in_dnnl, a.outside, a.max_bytes,
-          a.max_dnnl_plain_bytes);
+          "%s (%lld bucketed rows), round %d: %d allocations, %zu bytes (%d in libdnnl, %d "
+          "elsewhere), largest %zu bytes, largest libdnnl malloc/new %zu bytes\n",
+          w.name.c_str(), static_cast<long long>(rows(w)), round, a.total, a.bytes, a.in_dnnl,
+          a.outside, a.max_bytes, a.max_dnnl_plain_bytes);
       EXPECT_EQ(a.outside, 0) << w.name << ": allocations outside oneDNN:\n" << a.outside_report;
       EXPECT_LE(a.max_dnnl_plain_bytes, max_plain_bytes) << w.name;
       if (round == 0) {
@@ -333,17 +338,37 @@ TEST_P(EncodeAllocationTest, NoneOfOursAndAFixedCountFromOneDnn) {
         EXPECT_EQ(a.bytes, first.bytes) << w.name << ": not a steady state";
       }
     }
-    first.bytes -= static_cast<size_t>(int8_matmuls) * row_bytes(w);
     per_workload.push_back(first);
   }
-  // oneDNN's own allocations do not grow with tokens or sequences (int8:
-  // but for the per-row vector, taken away above).
+  // oneDNN's own allocations do not grow with tokens or sequences, but for
+  // a per-row vector whose size is derived here from 8 x 128 and 16 x 128
+  // (signed: a workload may allocate less than another).
+  const int64_t row_step = rows(workloads[2]) - rows(workloads[1]);
+  ASSERT_GT(row_step, 0) << "the workloads must differ in bucketed rows";
+  const int64_t byte_step =
+      static_cast<int64_t>(per_workload[2].bytes) - static_cast<int64_t>(per_workload[1].bytes);
+  ASSERT_EQ(byte_step % row_step, 0) << "bytes do not grow by whole bytes per row: " << byte_step
+                                     << " bytes over " << row_step << " rows";
+  const int64_t per_row = byte_step / row_step;
+  std::printf("oneDNN's bytes per bucketed row and Encode: %lld (%s)\n",
+              static_cast<long long>(per_row),
+              per_row == 0 ? "no per-row vector" : "the non-VNNI int8 compensation vector");
+  if (int8) {
+    EXPECT_TRUE(per_row == 0 || per_row == 4 * int8_matmuls)
+        << per_row << " bytes per row: neither none nor 4 per row per int8 matmul ("
+        << 4 * int8_matmuls << ")";
+  } else {
+    EXPECT_EQ(per_row, 0) << "fp32 allocations grow with the rows";
+  }
+  auto fixed_bytes = [&](size_t i) {
+    return static_cast<int64_t>(per_workload[i].bytes) - per_row * rows(workloads[i]);
+  };
   EXPECT_LE(per_workload[0].total, per_workload[1].total);
-  EXPECT_LE(per_workload[0].bytes, per_workload[1].bytes);
+  EXPECT_LE(fixed_bytes(0), fixed_bytes(1));
   for (size_t i = 2; i < workloads.size(); ++i) {
     EXPECT_EQ(per_workload[i].total, per_workload[1].total)
         << workloads[i].name << " against " << workloads[1].name;
-    EXPECT_EQ(per_workload[i].bytes, per_workload[1].bytes)
+    EXPECT_EQ(fixed_bytes(i), fixed_bytes(1))
         << workloads[i].name << " against " << workloads[1].name;
   }
 }

@@ -70,7 +70,7 @@ TEST(StatusCodesTest, OnlyTheAnsweredCodesReachTheWire) {
 
 TEST(ServerMetricsTest, RecordsIntoTheChildrenMadeAtStart) {
   BatcherConfig budgets;
-  ServerMetrics metrics(budgets, ModelInfoLabels{"m", "fp32", "pre", 384, 6});
+  ServerMetrics metrics(budgets, ModelInfoLabels{"m", "fp32", "pre", 384, 6, "avx2"});
   const size_t series = Serialize(metrics.registry()->Collect()).samples.size();
 
   metrics.RequestStarted();
@@ -115,7 +115,8 @@ TEST(ServerMetricsTest, RecordsIntoTheChildrenMadeAtStart) {
                                                 {"precision", "fp32"},
                                                 {"layer_norm", "pre"},
                                                 {"hidden_size", "384"},
-                                                {"layers", "6"}}),
+                                                {"layers", "6"},
+                                                {"isa", "avx2"}}),
             1);
 }
 

@@ -17,6 +17,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "encoder/v1/encoder.grpc.pb.h"
+#include "engine/isa.h"
 #include "scrape.h"
 #include "server/encoder_server.h"
 #include "server/metrics.h"
@@ -189,11 +190,13 @@ TEST_F(MetricsTest, EveryFamilyIsThereWithZerosBeforeTheFirstRequest) {
     EXPECT_EQ(scrape.Value(name), 0) << name;
   }
   EXPECT_EQ(scrape.Value("encoder_queue_tokens_limit"), 65536);
-  EXPECT_EQ(scrape.Value("encoder_model_info", {{"model", server_->model().name},
-                                                {"precision", "fp32"},
-                                                {"layer_norm", "post"},
-                                                {"hidden_size", "64"},
-                                                {"layers", "2"}}),
+  EXPECT_EQ(scrape.Value("encoder_model_info",
+                         {{"model", server_->model().name},
+                          {"precision", "fp32"},
+                          {"layer_norm", "post"},
+                          {"hidden_size", "64"},
+                          {"layers", "2"},
+                          {"isa", engine::IsaLevelName(engine::BestCpuIsaLevel())}}),
             1);
 
   EXPECT_GT(scrape.Value("process_resident_memory_bytes"), 1e6);

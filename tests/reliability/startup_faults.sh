@@ -16,7 +16,10 @@
 # directory; the gRPC port or the metrics port in use; out-of-range flags
 # (--port 70000, --threads -1, --max-batch-tokens 0, and the newer
 # --max-receive-message-bytes, --max-concurrent-streams); an unknown flag; a
-# flag value that does not parse.
+# flag value that does not parse; an instruction-set level this CPU lacks
+# (--isa and ENCODER_ISA; the level is chosen from /proc/cpuinfo, the case
+# skipped with a log line on a CPU that has every level) and one that does
+# not exist.
 #
 # Usage: startup_faults.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL
 set -euo pipefail
@@ -179,6 +182,26 @@ kill -9 "$busy_pid" 2>/dev/null || true
 wait "$busy_pid" 2>/dev/null || true
 busy_pid=""
 
+# ---- the instruction-set level -------------------------------------------------------
+# The highest level /proc/cpuinfo does not list (engine/isa.h names the
+# flags each level needs), independent of the server's own detection.
+flags=" $(grep -m1 '^flags' /proc/cpuinfo | cut -d: -f2) "
+has() { for f in "$@"; do [[ "$flags" == *" $f "* ]] || return 1; done; }
+lacking=""
+has avx2 fma avx_vnni || lacking=avx2_vnni
+has avx512f avx512dq avx512bw avx512vl fma avx512_vnni avx512_bf16 || lacking=avx512_bf16
+has avx512f avx512dq avx512bw avx512vl fma avx512_vnni || lacking=avx512_vnni
+has avx512f avx512dq avx512bw avx512vl fma || lacking=avx512
+if [ -n "$lacking" ]; then
+  expect "--isa $lacking (this CPU lacks it)" \
+    "error: --isa: instruction set $lacking: this CPU lacks it \(it has scalar.*\)" \
+    -- --model "$work/good" --isa "$lacking"
+  ENCODER_ISA=$lacking expect "ENCODER_ISA=$lacking (this CPU lacks it)" \
+    "error: --isa: instruction set $lacking: this CPU lacks it" -- --model "$work/good"
+else
+  log "skipped the lacking-level cases: this CPU has every level (avx_vnni, avx512_vnni, avx512_bf16)"
+fi
+
 # ---- flags ---------------------------------------------------------------------------
 want_exit=2
 expect "--port 70000" 'error: --port must be in 0\.\.65535 \(got 70000\)' \
@@ -195,6 +218,9 @@ expect "unknown flag" "Unknown command line flag 'no_such_flag'" \
   -- --model "$work/good" --no-such-flag 3
 expect "flag value that does not parse" "Illegal value 'many' specified for flag 'threads'" \
   -- --model "$work/good" --threads many
+expect "--isa that does not exist" \
+  'error: --isa: unknown instruction set "avx-512" \(one of: scalar, avx2, avx2_vnni, avx512, avx512_vnni, avx512_bf16\)' \
+  -- --model "$work/good" --isa avx-512
 expect "missing --model" 'error: --model is required' --
 
 log "all $cases cases passed: non-zero exit, one line naming the problem, never listening"

@@ -82,6 +82,11 @@ info=$(client info)
 check "info names the hidden size: $info" grep -q '"hidden_size":64' <<<"$info"
 check "info names the max length: $info" grep -q '"max_length":128' <<<"$info"
 check "info names the default pooling: $info" grep -q '"default_pooling":"POOLING_CLS"' <<<"$info"
+isa=$(sed -n 's/.*"isa":"\([a-z0-9_]*\)".*/\1/p' <<<"$info")
+check "info names an instruction-set level: $info" \
+  grep -qxE 'scalar|avx2|avx2_vnni|avx512|avx512_vnni|avx512_bf16' <<<"$isa"
+check "the start-up log names the same level ($isa)" grep -q "instruction set $isa (oneDNN " \
+  "$work/server.log"
 
 out=$(client encode "hello world" "the quick brown fox")
 check "two texts give two lines: $out" test "$(wc -l <<<"$out")" -eq 2
@@ -142,8 +147,9 @@ check "a bad model dir exits 1 (got $status)" test "$status" -eq 1
 check "a bad model dir is one line: $(cat "$work/model.err")" test "$(wc -l <"$work/model.err")" -eq 1
 check "a bad model dir names it" grep -q "no-such-model" "$work/model.err"
 
-# No log line per request: only the three start lines so far.
-check "no per-request logs" test "$(wc -l <"$work/server.log")" -eq 3
+# No log line per request: only the four start lines so far (model, instruction
+# set, warm-up, serving).
+check "no per-request logs" test "$(wc -l <"$work/server.log")" -eq 4
 status=0
 stop_server || status=$?
 check "a SIGTERM'd idle server exits 0" test "$status" -eq 0

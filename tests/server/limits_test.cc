@@ -333,5 +333,22 @@ TEST(LimitsConfigTest, DefaultsAndValidationNameTheFlag) {
             "--max-connection-idle must be positive and at most 596h (ms) (got 3600000000)");
 }
 
+// --isa is checked by name here (exit 2 for a bad flag); whether the CPU has
+// the level is checked when the server starts (exit 1,
+// reliability_startup_faults).
+TEST(ServerConfigTest, IsaIsEmptyOrALevelName) {
+  ServerConfig config = LimitsConfig("/some/model");
+  EXPECT_TRUE(ValidateServerConfig(config).ok());  // empty: the CPU's best
+  for (const char* level :
+       {"scalar", "avx2", "avx2_vnni", "avx512", "avx512_vnni", "avx512_bf16"}) {
+    config.isa = level;
+    EXPECT_TRUE(ValidateServerConfig(config).ok()) << level;
+  }
+  config.isa = "AVX2";
+  EXPECT_EQ(ValidateServerConfig(config).message(),
+            "--isa: unknown instruction set \"AVX2\" (one of: scalar, avx2, avx2_vnni, avx512, "
+            "avx512_vnni, avx512_bf16)");
+}
+
 }  // namespace
 }  // namespace server

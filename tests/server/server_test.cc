@@ -21,6 +21,7 @@
 #include <grpcpp/grpcpp.h>
 
 #include "encoder/v1/encoder.grpc.pb.h"
+#include "engine/isa.h"
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "server/encode_stream.h"
 #include "server/encoder_server.h"
@@ -269,6 +270,8 @@ TEST_F(ServerTest, GetModelInfoDescribesTheModel) {
   EXPECT_EQ(info.layer_norm_placement(), encoder::v1::LAYER_NORM_PLACEMENT_POST);
   EXPECT_TRUE(info.has_pooler());
   EXPECT_EQ(info.max_inputs_per_request(), 64);
+  // The level the process runs: none is set here, so the CPU's best.
+  EXPECT_EQ(info.isa(), engine::IsaLevelName(engine::BestCpuIsaLevel()));
 }
 
 TEST_F(ServerTest, EncodeEqualsEncodingEachInputAloneForEveryPooling) {

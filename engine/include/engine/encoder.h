@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "engine/config.h"
+#include "engine/isa.h"
 
 namespace engine {
 
@@ -63,6 +64,8 @@ class Encoder {
   const ModelConfig& config() const;
   const EncoderOptions& options() const;
   bool has_pooler() const;
+  // The instruction-set level the process runs (engine/isa.h).
+  IsaLevel isa() const;
 
   // Checks one sequence against the model (ids within the vocabulary, token
   // types within config().token_types() and of matching length, length

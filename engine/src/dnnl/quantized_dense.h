@@ -28,7 +28,9 @@ namespace engine {
 // adds two u8 * s8 products in a saturating int16: 255 * 127 * 2 overflows it,
 // 255 * 63 * 2 = 32130 does not. So 7-bit weights (63) unless oneDNN runs
 // an ISA with VNNI (vpdpbusd adds into int32), where all 8 bits (127) are
-// exact.
+// exact. oneDNN's ISA is the one under the instruction-set level's cap
+// (engine/isa.h), set before the first call, so the range follows the level;
+// AVX-VNNI (avx2_vnni) keeps 63: oneDNN 2.6 may multiply without it there.
 int Int8WeightMax();
 
 // Primitives shared by the int8 layers of one encoder, keyed by shape, on

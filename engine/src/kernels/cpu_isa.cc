@@ -1,5 +1,8 @@
 // Run-time ISA detection. __builtin_cpu_supports also checks that the OS
 // saves the wide registers (XCR0), so a listed ISA is safe to run.
+#include <algorithm>
+#include <atomic>
+
 #include "kernels/kernels.h"
 
 namespace engine::kernels {
@@ -19,12 +22,20 @@ bool IsaSupported(Isa isa) {
   return false;
 }
 
+namespace {
+// Isa values are ordered by width; the cap is read on every dispatch.
+std::atomic<Isa> cap{Isa::kAvx512};
+}  // namespace
+
 Isa BestIsa() {
   static const Isa best = IsaSupported(Isa::kAvx512) ? Isa::kAvx512
                           : IsaSupported(Isa::kAvx2) ? Isa::kAvx2
                                                      : Isa::kScalar;
-  return best;
+  return std::min(best, cap.load(std::memory_order_relaxed));
 }
+
+void CapIsa(Isa new_cap) { cap.store(new_cap, std::memory_order_relaxed); }
+Isa IsaCap() { return cap.load(std::memory_order_relaxed); }
 
 const char* IsaName(Isa isa) {
   switch (isa) {

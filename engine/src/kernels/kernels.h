@@ -10,8 +10,13 @@ namespace engine::kernels {
 
 enum class Isa { kScalar, kAvx2, kAvx512 };
 
-// The best ISA this CPU supports (and the build compiled).
+// The best ISA this CPU supports (and the build compiled), at most the cap.
 Isa BestIsa();
+// Caps BestIsa() (and so every dispatching entry point) at `cap`, process-wide;
+// engine::UseIsaLevel sets it. Without a call there is no cap. The *WithIsa
+// entry points are not capped: tests and benchmarks name their ISA.
+void CapIsa(Isa cap);
+Isa IsaCap();
 const char* IsaName(Isa isa);
 // Whether `isa` can run on this CPU.
 bool IsaSupported(Isa isa);

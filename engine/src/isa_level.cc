@@ -1,0 +1,199 @@
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/isa.h"
+#include "kernels/kernels.h"
+#include "oneapi/dnnl/dnnl.hpp"
+
+namespace engine {
+namespace {
+
+kernels::Isa KernelIsa(IsaLevel level) {
+  switch (level) {
+    case IsaLevel::kScalar:
+      return kernels::Isa::kScalar;
+    case IsaLevel::kAvx2:
+    case IsaLevel::kAvx2Vnni:
+      return kernels::Isa::kAvx2;
+    case IsaLevel::kAvx512:
+    case IsaLevel::kAvx512Vnni:
+    case IsaLevel::kAvx512Bf16:
+      return kernels::Isa::kAvx512;
+  }
+  return kernels::Isa::kScalar;
+}
+
+dnnl::cpu_isa OneDnnIsa(IsaLevel level) {
+  switch (level) {
+    case IsaLevel::kScalar:
+      return dnnl::cpu_isa::sse41;  // oneDNN's lowest level: it has no scalar one
+    case IsaLevel::kAvx2:
+      return dnnl::cpu_isa::avx2;
+    case IsaLevel::kAvx2Vnni:
+      return dnnl::cpu_isa::avx2_vnni;
+    case IsaLevel::kAvx512:
+      return dnnl::cpu_isa::avx512_core;
+    case IsaLevel::kAvx512Vnni:
+      return dnnl::cpu_isa::avx512_core_vnni;
+    case IsaLevel::kAvx512Bf16:
+      return dnnl::cpu_isa::avx512_core_bf16;
+  }
+  return dnnl::cpu_isa::sse41;
+}
+
+// The process's level once chosen; guarded by the mutex.
+std::mutex& Mutex() {
+  static std::mutex mutex;
+  return mutex;
+}
+std::optional<IsaLevel>& Chosen() {
+  static std::optional<IsaLevel> chosen;
+  return chosen;
+}
+// Whether oneDNN was capped at the chosen level (not when it was the default).
+bool onednn_capped = false;
+
+absl::Status Unsupported(IsaLevel level) {
+  return absl::FailedPreconditionError(absl::StrCat("instruction set ", IsaLevelName(level),
+                                                    ": this CPU lacks it (it has ",
+                                                    CpuIsaLevelNames(), ")"));
+}
+
+// Caps kernels and oneDNN; `cap_onednn` false leaves oneDNN its own choice.
+absl::Status ApplyLocked(IsaLevel level, bool cap_onednn) {
+  if (!CpuHasIsaLevel(level)) return Unsupported(level);
+  if (std::optional<IsaLevel>& chosen = Chosen(); chosen.has_value()) {
+    if (*chosen == level && (onednn_capped || !cap_onednn)) return absl::OkStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat("instruction set ", IsaLevelName(level), ": the process already runs ",
+                     IsaLevelName(*chosen), onednn_capped ? "" : " with oneDNN uncapped",
+                     " (the level is process-wide, chosen once)"));
+  }
+  if (cap_onednn && dnnl::set_max_cpu_isa(OneDnnIsa(level)) != dnnl::status::success) {
+    // oneDNN fixes its ISA on first use: a primitive was created before.
+    return absl::FailedPreconditionError(
+        absl::StrCat("instruction set ", IsaLevelName(level),
+                     ": oneDNN was used before the level was set and cannot be capped now"));
+  }
+  kernels::CapIsa(KernelIsa(level));
+  Chosen() = level;
+  onednn_capped = cap_onednn;
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const char* IsaLevelName(IsaLevel level) {
+  switch (level) {
+    case IsaLevel::kScalar:
+      return "scalar";
+    case IsaLevel::kAvx2:
+      return "avx2";
+    case IsaLevel::kAvx2Vnni:
+      return "avx2_vnni";
+    case IsaLevel::kAvx512:
+      return "avx512";
+    case IsaLevel::kAvx512Vnni:
+      return "avx512_vnni";
+    case IsaLevel::kAvx512Bf16:
+      return "avx512_bf16";
+  }
+  return "unknown";
+}
+
+std::string IsaLevelNames() {
+  std::vector<std::string> names;
+  for (IsaLevel level : kAllIsaLevels) names.push_back(IsaLevelName(level));
+  return absl::StrJoin(names, ", ");
+}
+
+absl::StatusOr<IsaLevel> ParseIsaLevel(std::string_view name) {
+  for (IsaLevel level : kAllIsaLevels) {
+    if (name == IsaLevelName(level)) return level;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown instruction set \"", std::string(name),
+                                                 "\" (one of: ", IsaLevelNames(), ")"));
+}
+
+bool CpuHasIsaLevel(IsaLevel level) {
+  // __builtin_cpu_supports also checks that the OS saves the wide registers.
+  switch (level) {
+    case IsaLevel::kScalar:
+      return true;
+    case IsaLevel::kAvx2:
+      return kernels::IsaSupported(kernels::Isa::kAvx2);
+    case IsaLevel::kAvx2Vnni:
+      return CpuHasIsaLevel(IsaLevel::kAvx2) && __builtin_cpu_supports("avxvnni");
+    case IsaLevel::kAvx512:
+      return kernels::IsaSupported(kernels::Isa::kAvx512);
+    case IsaLevel::kAvx512Vnni:
+      return CpuHasIsaLevel(IsaLevel::kAvx512) && __builtin_cpu_supports("avx512vnni");
+    case IsaLevel::kAvx512Bf16:
+      return CpuHasIsaLevel(IsaLevel::kAvx512Vnni) && __builtin_cpu_supports("avx512bf16");
+  }
+  return false;
+}
+
+IsaLevel BestCpuIsaLevel() {
+  IsaLevel best = IsaLevel::kScalar;
+  for (IsaLevel level : kAllIsaLevels) {
+    if (CpuHasIsaLevel(level)) best = level;
+  }
+  return best;
+}
+
+std::string CpuIsaLevelNames() {
+  std::vector<std::string> names;
+  for (IsaLevel level : kAllIsaLevels) {
+    if (CpuHasIsaLevel(level)) names.push_back(IsaLevelName(level));
+  }
+  return absl::StrJoin(names, ", ");
+}
+
+absl::Status UseIsaLevel(IsaLevel level) {
+  std::lock_guard<std::mutex> lock(Mutex());
+  return ApplyLocked(level, /*cap_onednn=*/true);
+}
+
+absl::StatusOr<IsaLevel> ActiveIsaLevel() {
+  std::lock_guard<std::mutex> lock(Mutex());
+  if (Chosen().has_value()) return *Chosen();
+  if (const char* env = std::getenv("ENCODER_ISA"); env != nullptr && *env != '\0') {
+    absl::StatusOr<IsaLevel> level = ParseIsaLevel(env);
+    if (!level.ok())
+      return absl::InvalidArgumentError(absl::StrCat("ENCODER_ISA: ", level.status().message()));
+    if (absl::Status status = ApplyLocked(*level, /*cap_onednn=*/true); !status.ok()) return status;
+    return *level;
+  }
+  const IsaLevel best = BestCpuIsaLevel();
+  if (absl::Status status = ApplyLocked(best, /*cap_onednn=*/false); !status.ok()) return status;
+  return best;
+}
+
+std::string OneDnnIsaName() {
+  switch (dnnl::get_effective_cpu_isa()) {
+    case dnnl::cpu_isa::sse41:
+      return "sse41";
+    case dnnl::cpu_isa::avx:
+      return "avx";
+    case dnnl::cpu_isa::avx2:
+      return "avx2";
+    case dnnl::cpu_isa::avx2_vnni:
+      return "avx2_vnni";
+    case dnnl::cpu_isa::avx512_core:
+      return "avx512_core";
+    case dnnl::cpu_isa::avx512_core_vnni:
+      return "avx512_core_vnni";
+    case dnnl::cpu_isa::avx512_core_bf16:
+      return "avx512_core_bf16";
+    case dnnl::cpu_isa::avx512_core_amx:
+      return "avx512_core_amx";
+    default:
+      return "other";
+  }
+}
+
+}  // namespace engine
