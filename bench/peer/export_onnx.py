@@ -50,6 +50,15 @@ class Config:
         self.intermediate_size = c["intermediate_size"]
         self.vocab_size = c["vocab_size"]
         self.max_position = c.get("max_position_embeddings", 512)
+        # The RoBERTa family (roberta, xlm-roberta, camembert: e5, bge-m3)
+        # numbers positions from pad_token_id + 1 over the real tokens
+        # (transformers' create_position_ids_from_input_ids).
+        self.model_type = c.get("model_type", "bert")
+        if self.model_type not in ("bert", "roberta", "xlm-roberta", "camembert"):
+            raise SystemExit(f"model_type {self.model_type!r}: the peer export covers bert and "
+                             "the roberta family")
+        self.positions_after_pad = self.model_type != "bert"
+        self.pad_token_id = c.get("pad_token_id", 1 if self.positions_after_pad else 0)
         self.type_vocab_size = c.get("type_vocab_size", 2)
         self.eps = c.get("layer_norm_eps", 1e-12)
         self.hidden_act = c.get("hidden_act", "gelu")
@@ -74,12 +83,18 @@ class Embeddings(nn.Module):
         self.position_embeddings = nn.Embedding(c.max_position, c.hidden_size)
         self.token_type_embeddings = nn.Embedding(c.type_vocab_size, c.hidden_size)
         self.LayerNorm = nn.LayerNorm(c.hidden_size, eps=c.eps)
+        self.positions_after_pad = c.positions_after_pad
+        self.pad_token_id = c.pad_token_id
         self.register_buffer("position_ids", torch.arange(c.max_position).expand((1, -1)),
                              persistent=False)
 
     def forward(self, input_ids, token_type_ids):
         seq_length = input_ids.size(1)
-        position_ids = self.position_ids[:, :seq_length]
+        if self.positions_after_pad:
+            mask = input_ids.ne(self.pad_token_id).int()
+            position_ids = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + self.pad_token_id
+        else:
+            position_ids = self.position_ids[:, :seq_length]
         embeddings = self.word_embeddings(input_ids) + self.token_type_embeddings(token_type_ids)
         embeddings = embeddings + self.position_embeddings(position_ids)
         return self.LayerNorm(embeddings)

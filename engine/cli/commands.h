@@ -40,6 +40,10 @@ struct MakeModelOptions {
   uint64_t seed = 1;
   std::string layer_norm = "post";
   std::string hidden_act = "gelu";
+  // bert, or a RoBERTa-family type (roberta, xlm-roberta, camembert): the
+  // families whose checkpoints use BERT's tensor names.
+  std::string model_type = "bert";
+  int vocab_size = 0;  // > 0: the demo vocabulary padded to this many tokens
 };
 
 absl::Status RunEncode(const CommonOptions& common, const std::string& pooling, bool normalize,

@@ -49,6 +49,11 @@ ABSL_FLAG(int, max_position, 512, "make-model: maximum sequence length");
 ABSL_FLAG(std::string, vocab, "", "make-model: vocab.txt to use (default: the demo vocabulary)");
 ABSL_FLAG(std::string, layer_norm, "post", "make-model: LayerNorm placement, pre or post");
 ABSL_FLAG(std::string, hidden_act, "gelu", "make-model: gelu, gelu_new or relu");
+ABSL_FLAG(std::string, model_type, "bert",
+          "make-model: bert, roberta, xlm-roberta or camembert (RoBERTa positions, one token "
+          "type, eps 1e-5, max_position + 2 position rows)");
+ABSL_FLAG(int, vocab_size, 0,
+          "make-model: pad the demo vocabulary with [unusedN] to this many tokens (0: as is)");
 
 namespace {
 
@@ -101,6 +106,8 @@ absl::Status Run(const std::string& command) {
     make.seed = absl::GetFlag(FLAGS_seed);
     make.layer_norm = absl::GetFlag(FLAGS_layer_norm);
     make.hidden_act = absl::GetFlag(FLAGS_hidden_act);
+    make.model_type = absl::GetFlag(FLAGS_model_type);
+    make.vocab_size = absl::GetFlag(FLAGS_vocab_size);
     return cli::RunMakeModel(make, std::cout);
   }
   return absl::InvalidArgumentError("unknown command \"" + command +

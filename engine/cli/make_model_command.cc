@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "engine/random_model.h"
+#include "models/architecture.h"
 
 namespace cli {
 
@@ -16,6 +17,22 @@ absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
   c.num_heads = options.heads;
   c.intermediate_size = options.intermediate;
   c.max_position_embeddings = options.max_position;
+  if (options.model_type != "bert") {
+    // The RoBERTa family keeps BERT's tensor names, so the same writer serves.
+    const engine::Architecture* architecture = engine::FindArchitecture(options.model_type);
+    if (architecture == nullptr || architecture->name != "roberta") {
+      return absl::InvalidArgumentError(
+          "--model-type must be bert, roberta, xlm-roberta or camembert");
+    }
+    c.model_type = options.model_type;
+    c.architecture = architecture->name;
+    c.position_ids = architecture->position_ids;
+    c.type_vocab_size = architecture->default_type_vocab_size;
+    c.pad_token_id = architecture->default_pad_token_id;
+    c.layer_norm_eps = architecture->default_layer_norm_eps;
+    // Positions 0 .. pad are never a real token's (roberta-base: 514 rows for 512).
+    c.max_position_embeddings = options.max_position + c.pad_token_id + 1;
+  }
   if (options.layer_norm == "pre") {
     c.layer_norm_placement = engine::LayerNormPlacement::kPre;
   } else if (options.layer_norm != "post") {
@@ -38,6 +55,12 @@ absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
     }
     if (spec.vocabulary.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(options.vocab_file, ": empty vocabulary"));
+    }
+  }
+  if (options.vocab_size > 0) {
+    if (spec.vocabulary.empty()) spec.vocabulary = engine::DemoVocabulary();
+    for (int i = static_cast<int>(spec.vocabulary.size()); i < options.vocab_size; ++i) {
+      spec.vocabulary.push_back(absl::StrCat("[unused", i, "]"));
     }
   }
   if (absl::Status s = engine::WriteRandomModel(options.out, spec); !s.ok()) return s;

@@ -142,7 +142,7 @@ absl::Status WriteRandomModel(const std::string& dir, const RandomModelSpec& spe
   if (absl::Status s = WriteFile((root / "vocab.txt").string(), vocab_text); !s.ok()) return s;
   return WriteFile((root / "tokenizer_config.json").string(),
                    "{\n  \"do_lower_case\": true,\n  \"model_max_length\": " +
-                       std::to_string(config.max_position_embeddings) + "\n}\n");
+                       std::to_string(config.max_length()) + "\n}\n");
 }
 
 }  // namespace engine
