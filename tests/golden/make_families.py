@@ -31,7 +31,6 @@ import json
 import math
 import os
 import shutil
-import struct
 import sys
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
@@ -44,7 +43,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "families")
 sys.path.insert(0, HERE)
-from make_golden import ITEMSIZE, check, tensor_bytes  # noqa: E402  (one safetensors encoder)
+from make_golden import check, write_safetensors  # noqa: E402  (one safetensors writer)
 
 PARITY_MAX_ABS = 1e-4
 MARGIN = 10.0
@@ -419,35 +418,14 @@ def round_to_dtype(model: Model, dtype: str) -> None:
 # ---------------------------------------------------------------------------
 
 def write_checkpoint(path: str, s: Spec, model: Model, gen: torch.Generator) -> None:
-    tensors = {}
-    for name, p in model.state_dict().items():
-        tensors[s.prefix + name] = (p.detach().contiguous(), s.dtype)
+    tensors = {s.prefix + name: p.detach().contiguous() for name, p in model.state_dict().items()}
     for name, shape in s.extra_tensors.items():
-        tensors[name] = (torch.randn(shape, generator=gen), s.dtype)
+        tensors[name] = torch.randn(shape, generator=gen)
     if s.position_ids_buffer:
         # Older checkpoints store the integer buffer; the engine ignores it.
         tensors[s.prefix + "embeddings.position_ids"] = (
             torch.arange(s.max_positions).unsqueeze(0), "I64")
-    header = {"__metadata__": {"format": "pt"}}
-    payload = []
-    offset = 0
-    for name, (t, dtype) in tensors.items():
-        if dtype == "I64":
-            data = t.numpy().astype("<i8").tobytes()
-        else:
-            data = tensor_bytes(t, dtype)
-            check(len(data) == t.numel() * ITEMSIZE[dtype], f"{name}: byte count")
-        header[name] = {"dtype": dtype, "shape": list(t.shape),
-                        "data_offsets": [offset, offset + len(data)]}
-        payload.append(data)
-        offset += len(data)
-    h = json.dumps(header, separators=(",", ":")).encode("utf-8")
-    h += b" " * (-len(h) % 8)
-    with open(path, "wb") as f:
-        f.write(struct.pack("<Q", len(h)))
-        f.write(h)
-        for data in payload:
-            f.write(data)
+    write_safetensors(path, tensors, s.dtype)
 
 
 def config_json(s: Spec) -> dict:

@@ -119,7 +119,7 @@ FIXTURES = [
 ]
 
 TORCH_DTYPE = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
-ITEMSIZE = {"F32": 4, "F16": 2, "BF16": 2}
+ITEMSIZE = {"F32": 4, "F16": 2, "BF16": 2, "I64": 8}
 
 
 class CheckFailed(Exception):
@@ -143,6 +143,8 @@ def bf16_bits_numpy(a: np.ndarray) -> np.ndarray:
 
 
 def tensor_bytes(t: torch.Tensor, dtype: str) -> bytes:
+    if dtype == "I64":  # integer buffers (position_ids) some checkpoints carry
+        return t.detach().to(torch.int64).contiguous().cpu().numpy().astype("<i8").tobytes()
     t = t.detach().to(torch.float32).contiguous().cpu()
     if dtype == "F32":
         return t.numpy().astype("<f4").tobytes()
@@ -156,12 +158,14 @@ def tensor_bytes(t: torch.Tensor, dtype: str) -> bytes:
     raise ValueError(dtype)
 
 
-def write_safetensors(path: str, tensors: Dict[str, torch.Tensor], dtype: str) -> int:
-    """Writes tensors in the given order; returns the size of the data section."""
+def write_safetensors(path: str, tensors: Dict[str, torch.Tensor], default_dtype: str) -> int:
+    """Writes tensors in the given order; returns the size of the data section.
+    A value may be a (tensor, dtype) pair to give that tensor its own dtype."""
     header = {"__metadata__": {"format": "pt"}}
     payload = []
     offset = 0
-    for name, t in tensors.items():
+    for name, value in tensors.items():
+        t, dtype = value if isinstance(value, tuple) else (value, default_dtype)
         data = tensor_bytes(t, dtype)
         check(len(data) == t.numel() * ITEMSIZE[dtype], f"{name}: byte count")
         header[name] = {"dtype": dtype, "shape": list(t.shape),
