@@ -157,6 +157,12 @@ void ConfigCorpus(const fs::path& out, const fs::path& source) {
     Write(out, std::string("golden_") + name,
           ReadFile(source / "tests/golden" / name / "model/config.json"));
   }
+  // Every family of the architecture registry, with its own keys.
+  for (const char* name :
+       {"roberta", "xlm_roberta", "camembert", "distilbert", "mpnet", "electra"}) {
+    Write(out, std::string("family_") + name,
+          ReadFile(source / "tests/golden/families" / name / "model/config.json"));
+  }
   engine::ModelConfig demo;
   demo.vocab_size = 303;
   demo.hidden_size = 384;
@@ -182,7 +188,7 @@ void ConfigCorpus(const fs::path& out, const fs::path& source) {
   Write(out, "bad_eps",
         R"({"model_type":"bert","vocab_size":10,"hidden_size":8,"num_hidden_layers":1,)"
         R"("num_attention_heads":2,"intermediate_size":16,"layer_norm_eps":1e39})");
-  Write(out, "not_bert", R"({"model_type":"roberta"})");
+  Write(out, "not_bert", R"({"model_type":"gpt2"})");
   Write(out, "not_object", "[1, 2, 3]");
 }
 
