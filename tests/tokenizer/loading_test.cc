@@ -150,10 +150,15 @@ TEST(LoadingTest, ErrorsNameTheFile) {
   ExpectError(DirWithJson(no_unk.dump()), absl::StatusCode::kInvalidArgument, "tokenizer.json",
               "<unk>");
 
-  json seq = BertJson();
-  seq["normalizer"] = {{"type", "Sequence"}, {"normalizers", json::array()}};
-  ExpectError(DirWithJson(seq.dump()), absl::StatusCode::kUnimplemented, "tokenizer.json",
-              "Sequence");
+  // A part type that is not implemented is an error naming it, wherever it is.
+  json unknown = BertJson();
+  unknown["normalizer"] = {{"type", "Sequence"}, {"normalizers", {{{"type", "NoSuchNormalizer"}}}}};
+  ExpectError(DirWithJson(unknown.dump()), absl::StatusCode::kUnimplemented, "tokenizer.json",
+              "normalizer.normalizers[0]: type \"NoSuchNormalizer\" is not implemented");
+  unknown = BertJson();
+  unknown["decoder"] = {{"type", "NoSuchDecoder"}};
+  ExpectError(DirWithJson(unknown.dump()), absl::StatusCode::kUnimplemented, "tokenizer.json",
+              "NoSuchDecoder");
 
   json bad_id = BertJson();
   bad_id["model"]["vocab"]["hello"] = -5;

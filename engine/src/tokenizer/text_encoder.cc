@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <utility>
 
-#include "pre_tokenizer.h"
 #include "unicode.h"
 #include "utf8.h"
 
@@ -53,13 +52,14 @@ std::vector<std::string> RawPatterns(const std::vector<AddedToken>& tokens) {
 
 // Normalized added tokens are matched after normalization, so their patterns
 // are normalized too (as Hugging Face's AddedVocabulary does).
-std::vector<std::u32string> NormalizedPatterns(const Normalizer& normalizer,
+std::vector<std::u32string> NormalizedPatterns(const Normalizer* normalizer,
                                                const std::vector<AddedToken>& tokens) {
   std::vector<std::u32string> patterns;
   std::vector<NormChar> chars;
   for (const AddedToken& t : tokens) {
     chars.clear();
-    normalizer.Normalize(t.content, 0, &chars);
+    AppendChars(t.content, 0, &chars);
+    if (normalizer != nullptr) normalizer->Normalize(&chars);
     std::u32string p;
     for (const NormChar& c : chars) p.push_back(c.cp);
     patterns.push_back(std::move(p));
@@ -80,13 +80,16 @@ std::vector<AddedToken> Select(const std::vector<AddedToken>& tokens, bool norma
 void EncodeScratch::Trim() {
   constexpr size_t kKeep = 1 << 16;
   if (chars.capacity() > kKeep) std::vector<NormChar>().swap(chars);
+  if (word_chars.capacity() > kKeep) std::vector<NormChar>().swap(word_chars);
+  if (words.capacity() > kKeep) std::vector<Span>().swap(words);
   if (codepoints.capacity() > kKeep) std::u32string().swap(codepoints);
 }
 
-TextEncoder::TextEncoder(Normalizer normalizer, WordPiece wordpiece,
-                         const std::vector<AddedToken>& added_tokens)
-    : normalizer_(std::move(normalizer)),
-      wordpiece_(std::move(wordpiece)),
+TextEncoder::TextEncoder(const Normalizer* normalizer, const PreTokenizer* pre_tokenizer,
+                         const Model* model, const std::vector<AddedToken>& added_tokens)
+    : normalizer_(normalizer),
+      pre_tokenizer_(pre_tokenizer),
+      model_(model),
       raw_tokens_(Select(added_tokens, /*normalized=*/false)),
       normalized_tokens_(Select(added_tokens, /*normalized=*/true)),
       raw_matcher_(RawPatterns(raw_tokens_)),
@@ -115,7 +118,8 @@ void TextEncoder::EncodeSegment(std::string_view segment, int32_t base, EncodeSc
   if (segment.empty()) return;
   std::vector<NormChar>& chars = s->chars;
   chars.clear();
-  normalizer_.Normalize(segment, base, &chars);
+  AppendChars(segment, base, &chars);
+  if (normalizer_ != nullptr) normalizer_->Normalize(&chars);
   if (normalized_matcher_.empty()) {
     EncodeWords(0, chars.size(), s, out);
     return;
@@ -140,22 +144,21 @@ void TextEncoder::EncodeSegment(std::string_view segment, int32_t base, EncodeSc
 
 void TextEncoder::EncodeWords(size_t from, size_t to, EncodeScratch* s,
                               std::vector<Piece>* out) const {
-  const std::vector<NormChar>& chars = s->chars;
-  SplitWords(chars, from, to, [&](size_t begin, size_t end) {
-    s->word.clear();
-    s->char_starts.clear();
-    for (size_t i = begin; i < end; ++i) {
-      s->char_starts.push_back(static_cast<int32_t>(s->word.size()));
-      AppendUtf8(chars[i].cp, &s->word);
-    }
-    s->char_starts.push_back(static_cast<int32_t>(s->word.size()));
+  if (from >= to) return;
+  std::vector<NormChar>& chars = s->word_chars;
+  chars.assign(s->chars.begin() + from, s->chars.begin() + to);
+  s->words.assign(1, Span{0, static_cast<uint32_t>(chars.size())});
+  if (pre_tokenizer_ != nullptr) pre_tokenizer_->PreTokenize(&chars, &s->words);
+  for (const Span w : s->words) {
+    if (w.begin >= w.end) continue;
+    CharsToUtf8(chars, w.begin, w.end, &s->word, &s->char_starts);
     s->subwords.clear();
-    wordpiece_.Tokenize(s->word, s->char_starts.data(), static_cast<int>(end - begin),
-                        &s->subwords);
-    for (const SubWord& w : s->subwords) {
-      out->push_back(SpanOf(w.id, chars, begin + w.begin, begin + w.end));
+    model_->Tokenize(s->word, s->char_starts.data(), static_cast<int>(w.end - w.begin),
+                     &s->subwords);
+    for (const SubWord& sw : s->subwords) {
+      out->push_back(SpanOf(sw.id, chars, w.begin + sw.begin, w.begin + sw.end));
     }
-  });
+  }
 }
 
 }  // namespace engine::tokenizer

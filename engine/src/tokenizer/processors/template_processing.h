@@ -1,5 +1,6 @@
-// Special tokens around the sequences ([CLS] A [SEP] / [CLS] A [SEP] B [SEP],
-// Hugging Face's TemplateProcessing) and LongestFirst truncation.
+// The post-processor: special tokens around the sequences as a template
+// (Hugging Face's TemplateProcessing; BertProcessing and RobertaProcessing are
+// fixed templates), and LongestFirst truncation.
 #pragma once
 
 #include <cstdint>
@@ -17,6 +18,11 @@ struct Template {
   std::vector<TemplatePiece> pieces;
   int NumSpecialTokens() const;
 };
+
+// BertProcessing: [CLS] A [SEP] (and B [SEP] with type 1 for pairs).
+Template BertTemplate(int32_t cls_id, int32_t sep_id, bool pair);
+// RobertaProcessing: <s> A </s> (and </s> B </s> for pairs), all of type 0.
+Template RobertaTemplate(int32_t cls_id, int32_t sep_id, bool pair);
 
 // How many tokens of each sequence to keep so that, with `num_special`
 // special tokens, at most `max_length` ids remain; the Rust crate's

@@ -1,11 +1,12 @@
-// Hugging Face's BertNormalizer, keeping for every output character the bytes
-// of the input character it came from (for token offsets).
+// Hugging Face's BertNormalizer: clean text, isolate CJK ideographs, lower-case,
+// strip accents.
 #pragma once
 
 #include <array>
 #include <cstdint>
-#include <string_view>
 #include <vector>
+
+#include "normalizers/normalizer.h"
 
 namespace engine::tokenizer {
 
@@ -16,20 +17,14 @@ struct NormalizerOptions {
   bool lowercase = true;
 };
 
-struct NormChar {
-  char32_t cp;
-  int32_t begin;  // [begin, end): bytes of the source character in the input
-  int32_t end;
-  uint8_t ccc;  // canonical combining class, for NFD's reordering
-};
-
-class Normalizer {
+class BertNormalizer : public Normalizer {
  public:
-  explicit Normalizer(const NormalizerOptions& options);
+  explicit BertNormalizer(const NormalizerOptions& options);
 
-  // Appends the normalized characters of `text` (valid UTF-8) to *out; byte
-  // offsets are shifted by `base`.
-  void Normalize(std::string_view text, int32_t base, std::vector<NormChar>* out) const;
+  void Normalize(std::vector<NormChar>* chars) const override;
+
+  // Appends the normalized characters of `in` to *out.
+  void NormalizeInto(const std::vector<NormChar>& in, std::vector<NormChar>* out) const;
 
   const NormalizerOptions& options() const { return options_; }
 

@@ -1,4 +1,4 @@
-#include "normalizer.h"
+#include "normalizers/bert_normalizer.h"
 
 #include "unicode.h"
 #include "utf8.h"
@@ -13,7 +13,7 @@ bool IsControl(char32_t cp) {
 
 }  // namespace
 
-Normalizer::Normalizer(const NormalizerOptions& options) : options_(options) {
+BertNormalizer::BertNormalizer(const NormalizerOptions& options) : options_(options) {
   for (char32_t c = 0; c < 128; ++c) {
     char32_t out = c;
     if (options_.clean_text && (c == 0 || IsControl(c))) {
@@ -29,20 +29,22 @@ Normalizer::Normalizer(const NormalizerOptions& options) : options_(options) {
   }
 }
 
-void Normalizer::Normalize(std::string_view text, int32_t base, std::vector<NormChar>* out) const {
+void BertNormalizer::Normalize(std::vector<NormChar>* chars) const {
+  thread_local std::vector<NormChar> out;
+  out.clear();
+  NormalizeInto(*chars, &out);
+  chars->swap(out);
+}
+
+void BertNormalizer::NormalizeInto(const std::vector<NormChar>& in,
+                                   std::vector<NormChar>* out) const {
   // NFD reorders runs of combining marks (ccc != 0) between two starters; the
   // run being built starts at out[run_start].
   size_t run_start = out->size();
-  for (size_t i = 0; i < text.size();) {
-    char32_t cp = 0;
-    int n = DecodeUtf8(text, i, &cp);
-    if (n == 0) {  // callers validate; skip a stray byte rather than loop
-      cp = 0xFFFD;
-      n = 1;
-    }
-    const auto begin = static_cast<int32_t>(base + i);
-    const auto end = static_cast<int32_t>(begin + n);
-    i += n;
+  for (const NormChar& source : in) {
+    const char32_t cp = source.cp;
+    const int32_t begin = source.begin;
+    const int32_t end = source.end;
     if (cp < 0x80) {
       const char32_t c = ascii_[cp];
       if (c != kDrop) {
@@ -74,8 +76,8 @@ void Normalizer::Normalize(std::string_view text, int32_t base, std::vector<Norm
   }
 }
 
-void Normalizer::Emit(char32_t cp, int32_t begin, int32_t end, std::vector<NormChar>* out,
-                      size_t* run_start) const {
+void BertNormalizer::Emit(char32_t cp, int32_t begin, int32_t end, std::vector<NormChar>* out,
+                          size_t* run_start) const {
   if (!options_.strip_accents) {
     out->push_back({cp, begin, end, 0});
     return;

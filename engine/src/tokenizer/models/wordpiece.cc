@@ -1,4 +1,4 @@
-#include "wordpiece.h"
+#include "models/wordpiece.h"
 
 #include <algorithm>
 
@@ -8,7 +8,7 @@ namespace engine::tokenizer {
 
 WordPiece::WordPiece(const std::vector<std::pair<std::string, int32_t>>& vocab,
                      const WordPieceOptions& options)
-    : max_chars_(options.max_input_chars_per_word) {
+    : vocab_(vocab), max_chars_(options.max_input_chars_per_word) {
   const std::string& prefix = options.continuing_subword_prefix;
   words_.reserve(vocab.size());
   for (const auto& [token, id] : vocab) {
@@ -28,7 +28,7 @@ int32_t WordPiece::Lookup(const Map& map, std::string_view key) {
   return it == map.end() ? -1 : it->second;
 }
 
-int32_t WordPiece::Find(std::string_view token) const { return Lookup(words_, token); }
+int32_t WordPiece::TokenToId(std::string_view token) const { return Lookup(words_, token); }
 
 void WordPiece::Tokenize(std::string_view word, const int32_t* char_starts, int num_chars,
                          std::vector<SubWord>* out) const {

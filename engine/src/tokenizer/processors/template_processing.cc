@@ -1,4 +1,4 @@
-#include "post_processor.h"
+#include "processors/template_processing.h"
 
 #include <algorithm>
 
@@ -10,6 +10,31 @@ int Template::NumSpecialTokens() const {
     if (p.sequence < 0) n += static_cast<int>(p.ids.size());
   }
   return n;
+}
+
+Template BertTemplate(int32_t cls_id, int32_t sep_id, bool pair) {
+  Template t;
+  t.pieces.push_back({-1, 0, {cls_id}});
+  t.pieces.push_back({0, 0, {}});
+  t.pieces.push_back({-1, 0, {sep_id}});
+  if (pair) {
+    t.pieces.push_back({1, 1, {}});
+    t.pieces.push_back({-1, 1, {sep_id}});
+  }
+  return t;
+}
+
+Template RobertaTemplate(int32_t cls_id, int32_t sep_id, bool pair) {
+  Template t;
+  t.pieces.push_back({-1, 0, {cls_id}});
+  t.pieces.push_back({0, 0, {}});
+  t.pieces.push_back({-1, 0, {sep_id}});
+  if (pair) {
+    t.pieces.push_back({-1, 0, {sep_id}});
+    t.pieces.push_back({1, 0, {}});
+    t.pieces.push_back({-1, 0, {sep_id}});
+  }
+  return t;
 }
 
 void TruncateLongestFirst(int max_length, int num_special, int* len_a, int* len_b) {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "models/model.h"
 
 namespace engine::tokenizer {
 
@@ -16,14 +17,7 @@ struct WordPieceOptions {
   int max_input_chars_per_word = 100;
 };
 
-// One piece of a word: its id and the word's characters [begin, end) it covers.
-struct SubWord {
-  int32_t id;
-  int32_t begin;
-  int32_t end;
-};
-
-class WordPiece {
+class WordPiece : public Model {
  public:
   // `vocab` holds every token with its id (later duplicates win); unk_id() is
   // -1 if the unknown token is not among them, which the caller must check.
@@ -34,16 +28,18 @@ class WordPiece {
   // byte offset of character k and char_starts[num_chars] == word.size().
   // Appends the pieces of the word, or a single unknown token for all of it.
   void Tokenize(std::string_view word, const int32_t* char_starts, int num_chars,
-                std::vector<SubWord>* out) const;
+                std::vector<SubWord>* out) const override;
 
   // The id of `token` in the vocabulary, or -1.
-  int32_t Find(std::string_view token) const;
-  int32_t unk_id() const { return unk_id_; }
+  int32_t TokenToId(std::string_view token) const override;
+  std::vector<std::pair<std::string, int32_t>> Vocab() const override { return vocab_; }
+  int32_t unk_id() const override { return unk_id_; }
 
  private:
   using Map = absl::flat_hash_map<std::string, int32_t>;
   static int32_t Lookup(const Map& map, std::string_view key);
 
+  std::vector<std::pair<std::string, int32_t>> vocab_;
   Map words_;          // every token, looked up for a word's first piece
   Map continuations_;  // tokens that start with the prefix, keyed without it
   size_t max_word_bytes_ = 0;

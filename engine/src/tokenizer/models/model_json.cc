@@ -1,0 +1,87 @@
+// model objects of tokenizer.json.
+#include "models/unigram.h"
+#include "models/wordpiece.h"
+#include "parts_from_json.h"
+
+namespace engine::tokenizer {
+namespace {
+
+absl::StatusOr<std::unique_ptr<Model>> FromWordPiece(const json& j, const std::string& where) {
+  const auto vocab = j.find("vocab");
+  if (vocab == j.end() || !vocab->is_object()) return JsonError(where, "missing vocab");
+  std::vector<std::pair<std::string, int32_t>> tokens;
+  tokens.reserve(vocab->size());
+  for (const auto& [token, id] : vocab->items()) {
+    auto checked = TokenId(id, absl::StrCat(where, ".vocab[\"", token, "\"]"));
+    if (!checked.ok()) return checked.status();
+    tokens.emplace_back(token, *checked);
+  }
+  WordPieceOptions o;
+  for (auto s :
+       {OptionalField(j, "unk_token", where, &o.unk_token),
+        OptionalField(j, "continuing_subword_prefix", where, &o.continuing_subword_prefix),
+        OptionalField(j, "max_input_chars_per_word", where, &o.max_input_chars_per_word)}) {
+    if (!s.ok()) return s;
+  }
+  if (o.max_input_chars_per_word <= 0) {
+    return JsonError(where, "max_input_chars_per_word must be positive");
+  }
+  auto model = std::make_unique<WordPiece>(tokens, o);
+  if (model->unk_id() < 0) {
+    return JsonError(
+        where, absl::StrCat("the unknown token \"", o.unk_token, "\" is not in the vocabulary"));
+  }
+  return std::unique_ptr<Model>(std::move(model));
+}
+
+absl::StatusOr<std::unique_ptr<Model>> FromUnigram(const json& j, const std::string& where) {
+  const auto vocab = j.find("vocab");
+  if (vocab == j.end() || !vocab->is_array()) return JsonError(where, "missing vocab list");
+  std::vector<std::pair<std::string, double>> pieces;
+  pieces.reserve(vocab->size());
+  for (size_t i = 0; i < vocab->size(); ++i) {
+    const json& entry = (*vocab)[i];
+    if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_number()) {
+      return JsonError(where, absl::StrCat("vocab[", i, "] is not [piece, score]"));
+    }
+    pieces.emplace_back(entry[0].get<std::string>(), entry[1].get<double>());
+  }
+  int64_t unk_id = -1;
+  bool byte_fallback = false;
+  for (auto s : {OptionalField(j, "unk_id", where, &unk_id),
+                 OptionalField(j, "byte_fallback", where, &byte_fallback)}) {
+    if (!s.ok()) return s;
+  }
+  if (unk_id < 0) return JsonError(where, "a Unigram model without unk_id is not supported");
+  if (unk_id >= static_cast<int64_t>(pieces.size())) {
+    return JsonError(where, absl::StrCat("unk_id ", unk_id, " is outside the vocabulary"));
+  }
+  auto model = Unigram::Create(std::move(pieces), static_cast<int32_t>(unk_id), byte_fallback);
+  if (!model.ok()) return JsonError(where, std::string(model.status().message()));
+  return std::unique_ptr<Model>(*std::move(model));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Model>> ModelFromJson(const json& j, const std::string& where) {
+  if (!j.is_object()) return JsonError(where, "is not an object");
+  // Files may leave the type out (the Rust crate then infers it from the fields).
+  std::string type;
+  if (auto s = OptionalField(j, "type", where, &type); !s.ok()) return s;
+  if (type.empty()) {
+    if (j.contains("merges")) {
+      type = "BPE";
+    } else if (j.contains("vocab") && j["vocab"].is_array()) {
+      type = "Unigram";
+    } else if (j.contains("max_input_chars_per_word") || j.contains("continuing_subword_prefix")) {
+      type = "WordPiece";
+    } else {
+      type = "WordLevel";
+    }
+  }
+  if (type == "WordPiece") return FromWordPiece(j, where);
+  if (type == "Unigram") return FromUnigram(j, where);
+  return NotImplemented(where, type);
+}
+
+}  // namespace engine::tokenizer

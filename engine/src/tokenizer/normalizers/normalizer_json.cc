@@ -1,0 +1,84 @@
+// normalizer objects of tokenizer.json.
+#include "absl/strings/escaping.h"
+#include "normalizers/bert_normalizer.h"
+#include "normalizers/precompiled.h"
+#include "normalizers/replace.h"
+#include "normalizers/sequence.h"
+#include "parts_from_json.h"
+
+namespace engine::tokenizer {
+namespace {
+
+absl::StatusOr<std::unique_ptr<Normalizer>> Bert(const json& j, const std::string& where) {
+  NormalizerOptions o;
+  bool lowercase = true;
+  for (auto s : {OptionalField(j, "clean_text", where, &o.clean_text),
+                 OptionalField(j, "handle_chinese_chars", where, &o.handle_chinese_chars),
+                 OptionalField(j, "lowercase", where, &lowercase)}) {
+    if (!s.ok()) return s;
+  }
+  o.lowercase = lowercase;
+  o.strip_accents = lowercase;  // null follows lowercase
+  if (auto s = OptionalField(j, "strip_accents", where, &o.strip_accents); !s.ok()) return s;
+  return std::make_unique<BertNormalizer>(o);
+}
+
+absl::StatusOr<std::unique_ptr<Normalizer>> FromPrecompiled(const json& j,
+                                                            const std::string& where) {
+  std::string base64;
+  if (auto s = RequiredField(j, "precompiled_charsmap", where, &base64); !s.ok()) return s;
+  std::string blob;
+  if (!absl::Base64Unescape(base64, &blob)) {
+    return JsonError(where, "precompiled_charsmap is not base64");
+  }
+  auto p = Precompiled::Create(blob);
+  if (!p.ok()) return JsonError(where, std::string(p.status().message()));
+  return std::unique_ptr<Normalizer>(*std::move(p));
+}
+
+absl::StatusOr<std::unique_ptr<Normalizer>> FromReplace(const json& j, const std::string& where) {
+  std::string content;
+  if (auto s = RequiredField(j, "content", where, &content); !s.ok()) return s;
+  const auto pattern = j.find("pattern");
+  if (pattern == j.end() || !pattern->is_object()) return JsonError(where, "missing pattern");
+  absl::StatusOr<std::unique_ptr<Replace>> r;
+  std::string text;
+  if (pattern->contains("String")) {
+    if (auto s = RequiredField(*pattern, "String", where, &text); !s.ok()) return s;
+    r = Replace::Literal(text, content);
+  } else if (pattern->contains("Regex")) {
+    if (auto s = RequiredField(*pattern, "Regex", where, &text); !s.ok()) return s;
+    r = Replace::Regex(text, content);
+  } else {
+    return JsonError(where, "pattern is neither String nor Regex");
+  }
+  if (!r.ok()) return JsonError(where, std::string(r.status().message()));
+  return std::unique_ptr<Normalizer>(*std::move(r));
+}
+
+absl::StatusOr<std::unique_ptr<Normalizer>> FromSequence(const json& j, const std::string& where) {
+  const auto list = j.find("normalizers");
+  if (list == j.end() || !list->is_array()) return JsonError(where, "missing normalizers list");
+  std::vector<std::unique_ptr<Normalizer>> steps;
+  for (size_t i = 0; i < list->size(); ++i) {
+    auto step = NormalizerFromJson((*list)[i], absl::StrCat(where, ".normalizers[", i, "]"));
+    if (!step.ok()) return step.status();
+    steps.push_back(*std::move(step));
+  }
+  return std::make_unique<NormalizerSequence>(std::move(steps));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Normalizer>> NormalizerFromJson(const json& j,
+                                                               const std::string& where) {
+  auto type = PartType(j, where);
+  if (!type.ok()) return type.status();
+  if (*type == "BertNormalizer") return Bert(j, where);
+  if (*type == "Precompiled") return FromPrecompiled(j, where);
+  if (*type == "Replace") return FromReplace(j, where);
+  if (*type == "Sequence") return FromSequence(j, where);
+  return NotImplemented(where, *type);
+}
+
+}  // namespace engine::tokenizer

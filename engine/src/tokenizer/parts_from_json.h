@@ -1,0 +1,31 @@
+// Each part of a tokenizer.json pipeline built from its own JSON object; a
+// type that is not implemented is an Unimplemented error naming it.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "decoders/decoder.h"
+#include "json_fields.h"
+#include "models/model.h"
+#include "normalizers/normalizer.h"
+#include "pre_tokenizers/pre_tokenizer.h"
+#include "processors/template_processing.h"
+
+namespace engine::tokenizer {
+
+absl::StatusOr<std::unique_ptr<Normalizer>> NormalizerFromJson(const json& j,
+                                                               const std::string& where);
+absl::StatusOr<std::unique_ptr<PreTokenizer>> PreTokenizerFromJson(const json& j,
+                                                                   const std::string& where);
+absl::StatusOr<std::unique_ptr<Model>> ModelFromJson(const json& j, const std::string& where);
+absl::StatusOr<std::unique_ptr<Decoder>> DecoderFromJson(const json& j, const std::string& where);
+
+struct Templates {
+  Template single;
+  Template pair;
+};
+absl::StatusOr<Templates> PostProcessorFromJson(const json& j, const std::string& where);
+
+}  // namespace engine::tokenizer

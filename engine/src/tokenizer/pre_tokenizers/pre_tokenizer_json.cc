@@ -1,0 +1,67 @@
+// pre_tokenizer objects of tokenizer.json.
+#include "parts_from_json.h"
+#include "pre_tokenizers/bert_pre_tokenizer.h"
+#include "pre_tokenizers/metaspace.h"
+#include "pre_tokenizers/sequence.h"
+#include "pre_tokenizers/whitespace_split.h"
+#include "utf8.h"
+
+namespace engine::tokenizer {
+namespace {
+
+absl::StatusOr<std::unique_ptr<PreTokenizer>> FromMetaspace(const json& j,
+                                                            const std::string& where) {
+  std::string replacement = "\xE2\x96\x81";  // U+2581
+  if (auto s = OptionalField(j, "replacement", where, &replacement); !s.ok()) return s;
+  char32_t cp = 0;
+  if (replacement.empty() ||
+      DecodeUtf8(replacement, 0, &cp) != static_cast<int>(replacement.size())) {
+    return JsonError(where, "replacement must be one character");
+  }
+  // Older files have add_prefix_space; newer prepend_scheme (which wins).
+  bool add_prefix_space = true;
+  if (auto s = OptionalField(j, "add_prefix_space", where, &add_prefix_space); !s.ok()) return s;
+  PrependScheme scheme = add_prefix_space ? PrependScheme::kAlways : PrependScheme::kNever;
+  std::string name;
+  if (auto s = OptionalField(j, "prepend_scheme", where, &name); !s.ok()) return s;
+  if (name == "always") {
+    scheme = PrependScheme::kAlways;
+  } else if (name == "first") {
+    scheme = PrependScheme::kFirst;
+  } else if (name == "never") {
+    scheme = PrependScheme::kNever;
+  } else if (!name.empty()) {
+    return JsonError(where, absl::StrCat("unknown prepend_scheme \"", name, "\""));
+  }
+  bool split = true;
+  if (auto s = OptionalField(j, "split", where, &split); !s.ok()) return s;
+  return std::make_unique<Metaspace>(cp, scheme, split);
+}
+
+absl::StatusOr<std::unique_ptr<PreTokenizer>> FromSequence(const json& j,
+                                                           const std::string& where) {
+  const auto list = j.find("pretokenizers");
+  if (list == j.end() || !list->is_array()) return JsonError(where, "missing pretokenizers list");
+  std::vector<std::unique_ptr<PreTokenizer>> steps;
+  for (size_t i = 0; i < list->size(); ++i) {
+    auto step = PreTokenizerFromJson((*list)[i], absl::StrCat(where, ".pretokenizers[", i, "]"));
+    if (!step.ok()) return step.status();
+    steps.push_back(*std::move(step));
+  }
+  return std::make_unique<PreTokenizerSequence>(std::move(steps));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PreTokenizer>> PreTokenizerFromJson(const json& j,
+                                                                   const std::string& where) {
+  auto type = PartType(j, where);
+  if (!type.ok()) return type.status();
+  if (*type == "BertPreTokenizer") return std::make_unique<BertPreTokenizer>();
+  if (*type == "WhitespaceSplit") return std::make_unique<WhitespaceSplit>();
+  if (*type == "Metaspace") return FromMetaspace(j, where);
+  if (*type == "Sequence") return FromSequence(j, where);
+  return NotImplemented(where, *type);
+}
+
+}  // namespace engine::tokenizer
