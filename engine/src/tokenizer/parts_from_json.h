@@ -4,6 +4,8 @@
 
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "decoders/decoder.h"
@@ -19,7 +21,11 @@ absl::StatusOr<std::unique_ptr<Normalizer>> NormalizerFromJson(const json& j,
                                                                const std::string& where);
 absl::StatusOr<std::unique_ptr<PreTokenizer>> PreTokenizerFromJson(const json& j,
                                                                    const std::string& where);
-absl::StatusOr<std::unique_ptr<Model>> ModelFromJson(const json& j, const std::string& where);
+// `pieces`, if not null, is a Unigram vocabulary streamed out of `j` (which
+// then holds an empty vocab list); it is consumed.
+absl::StatusOr<std::unique_ptr<Model>> ModelFromJson(
+    const json& j, const std::string& where,
+    std::vector<std::pair<std::string, double>>* pieces = nullptr);
 absl::StatusOr<std::unique_ptr<Decoder>> DecoderFromJson(const json& j, const std::string& where);
 
 struct Templates {

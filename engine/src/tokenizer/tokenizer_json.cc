@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "json_document.h"
 #include "json_fields.h"
 #include "parts_from_json.h"
 #include "tokenizer_spec.h"
@@ -46,11 +47,13 @@ absl::Status ReadAddedTokens(const json& root, Pipeline* p) {
   return absl::OkStatus();
 }
 
-absl::Status ReadParts(const json& root, Pipeline* p) {
+absl::Status ReadParts(JsonDocument& doc, Pipeline* p) {
+  const json& root = doc.root;
   const auto model = root.find("model");
-  if (model == root.end() || !model->is_object())
+  if (model == root.end() || !model->is_object()) {
     return absl::InvalidArgumentError("missing \"model\"");
-  auto m = ModelFromJson(*model, "model");
+  }
+  auto m = ModelFromJson(*model, "model", doc.has_piece_list ? &doc.pieces : nullptr);
   if (!m.ok()) return m.status();
   p->model = *std::move(m);
 
@@ -98,12 +101,13 @@ absl::Status ReadParts(const json& root, Pipeline* p) {
 absl::StatusOr<Pipeline> ReadTokenizerJson(const std::string& path) {
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
-  const json root = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded()) return absl::InvalidArgumentError(path + ": not valid JSON");
-  if (!root.is_object()) return absl::InvalidArgumentError(path + ": not a JSON object");
+  absl::StatusOr<JsonDocument> doc = ParseTokenizerJson(*text);
+  if (!doc.ok())
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", doc.status().message()));
+  if (!doc->root.is_object()) return absl::InvalidArgumentError(path + ": not a JSON object");
   Pipeline p;
   p.source = path;
-  if (absl::Status s = ReadParts(root, &p); !s.ok()) {
+  if (absl::Status s = ReadParts(*doc, &p); !s.ok()) {
     return absl::Status(s.code(), absl::StrCat(path, ": ", s.message()));
   }
   return p;

@@ -34,11 +34,14 @@ absl::StatusOr<std::unique_ptr<Model>> FromWordPiece(const json& j, const std::s
   return std::unique_ptr<Model>(std::move(model));
 }
 
-absl::StatusOr<std::unique_ptr<Model>> FromUnigram(const json& j, const std::string& where) {
+absl::StatusOr<std::unique_ptr<Model>> FromUnigram(
+    const json& j, const std::string& where,
+    std::vector<std::pair<std::string, double>>* streamed) {
   const auto vocab = j.find("vocab");
   if (vocab == j.end() || !vocab->is_array()) return JsonError(where, "missing vocab list");
   std::vector<std::pair<std::string, double>> pieces;
-  pieces.reserve(vocab->size());
+  if (streamed != nullptr) pieces = std::move(*streamed);
+  pieces.reserve(pieces.size() + vocab->size());
   for (size_t i = 0; i < vocab->size(); ++i) {
     const json& entry = (*vocab)[i];
     if (!entry.is_array() || entry.size() != 2 || !entry[0].is_string() || !entry[1].is_number()) {
@@ -63,7 +66,8 @@ absl::StatusOr<std::unique_ptr<Model>> FromUnigram(const json& j, const std::str
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<Model>> ModelFromJson(const json& j, const std::string& where) {
+absl::StatusOr<std::unique_ptr<Model>> ModelFromJson(
+    const json& j, const std::string& where, std::vector<std::pair<std::string, double>>* pieces) {
   if (!j.is_object()) return JsonError(where, "is not an object");
   // Files may leave the type out (the Rust crate then infers it from the fields).
   std::string type;
@@ -71,7 +75,7 @@ absl::StatusOr<std::unique_ptr<Model>> ModelFromJson(const json& j, const std::s
   if (type.empty()) {
     if (j.contains("merges")) {
       type = "BPE";
-    } else if (j.contains("vocab") && j["vocab"].is_array()) {
+    } else if (pieces != nullptr || (j.contains("vocab") && j["vocab"].is_array())) {
       type = "Unigram";
     } else if (j.contains("max_input_chars_per_word") || j.contains("continuing_subword_prefix")) {
       type = "WordPiece";
@@ -80,7 +84,7 @@ absl::StatusOr<std::unique_ptr<Model>> ModelFromJson(const json& j, const std::s
     }
   }
   if (type == "WordPiece") return FromWordPiece(j, where);
-  if (type == "Unigram") return FromUnigram(j, where);
+  if (type == "Unigram") return FromUnigram(j, where, pieces);
   return NotImplemented(where, type);
 }
 

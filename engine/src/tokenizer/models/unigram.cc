@@ -13,6 +13,8 @@ namespace {
 
 // SentencePiece's penalty for an unknown character below the lowest score.
 constexpr double kUnkPenalty = 10.0;
+// Real vocabularies stay far below this (XLM-R's longest piece is 48 bytes).
+constexpr size_t kMaxPieceBytes = 4096;
 
 absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
@@ -25,33 +27,32 @@ absl::StatusOr<std::unique_ptr<Unigram>> Unigram::Create(
     return absl::InvalidArgumentError(
         absl::StrCat("Unigram: unk_id ", unk_id, " is outside the vocabulary"));
   }
+  for (size_t id = 0; id < pieces.size(); ++id) {
+    // The trie is built recursively, one level per byte: bound the depth.
+    if (pieces[id].first.size() > kMaxPieceBytes) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("Unigram: piece ", id, " is longer than ", kMaxPieceBytes, " bytes"));
+    }
+  }
   std::unique_ptr<Unigram> u(new Unigram());
   u->unk_id_ = unk_id;
   u->byte_fallback_ = byte_fallback;
   u->pieces_.reserve(pieces.size());
   u->scores_.reserve(pieces.size());
   u->ids_.reserve(pieces.size());
-  u->children_.reserve(pieces.size() * 4);
-  u->node_piece_.reserve(pieces.size() * 3);
-  u->node_piece_.push_back(-1);  // the root
   double min_score = std::numeric_limits<double>::max();
-  for (size_t id = 0; id < pieces.size(); ++id) {
-    auto& [piece, score] = pieces[id];
+  for (auto& [piece, score] : pieces) {
     min_score = std::min(min_score, score);
-    int32_t node = 0;
-    for (const char c : piece) {
-      const uint64_t key = static_cast<uint64_t>(node) << 8 | static_cast<uint8_t>(c);
-      const auto [it, inserted] =
-          u->children_.try_emplace(key, static_cast<int32_t>(u->node_piece_.size()));
-      if (inserted) u->node_piece_.push_back(-1);
-      node = it->second;
-    }
-    // Later duplicates win, as in the Rust crate's token -> id map.
-    if (node != 0) u->node_piece_[node] = static_cast<int32_t>(id);
-    u->ids_[piece] = static_cast<int32_t>(id);
     u->scores_.push_back(score);
     u->pieces_.push_back(std::move(piece));
   }
+  for (size_t id = 0; id < u->pieces_.size(); ++id) {
+    // Later duplicates win, as in the Rust crate's token -> id map.
+    u->ids_[Absl(u->pieces_[id])] = static_cast<int32_t>(id);
+  }
+  std::vector<int32_t> ids(u->pieces_.size());
+  for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
+  u->BuildTrie(ids.data(), ids.size(), 0, u->NewNode());
   u->unk_score_ = min_score - kUnkPenalty;
   if (byte_fallback) {
     u->byte_ids_.assign(256, -1);
@@ -64,9 +65,71 @@ absl::StatusOr<std::unique_ptr<Unigram>> Unigram::Create(
   return u;
 }
 
+int32_t Unigram::NewNode() {
+  node_piece_.push_back(-1);
+  first_edge_.push_back(0);
+  num_edges_.push_back(0);
+  return static_cast<int32_t>(node_piece_.size() - 1);
+}
+
+void Unigram::BuildTrie(int32_t* ids, size_t n, size_t depth, int32_t node) {
+  const auto& p = pieces_;
+  // 0 for a piece that ends here, else 1 + its byte at `depth`.
+  const auto key = [&p, depth](int32_t id) -> unsigned {
+    return p[id].size() == depth ? 0u : 1u + static_cast<uint8_t>(p[id][depth]);
+  };
+  // Order ids by key: insertion sort for the many small groups, counting sort
+  // for the few big ones.
+  if (n <= 32) {
+    for (size_t i = 1; i < n; ++i) {
+      const int32_t v = ids[i];
+      const unsigned k = key(v);
+      size_t j = i;
+      for (; j > 0 && key(ids[j - 1]) > k; --j) ids[j] = ids[j - 1];
+      ids[j] = v;
+    }
+  } else {
+    size_t count[258] = {};
+    for (size_t i = 0; i < n; ++i) ++count[key(ids[i]) + 1];
+    for (size_t k = 1; k < 258; ++k) count[k] += count[k - 1];
+    std::vector<int32_t> sorted(n);
+    for (size_t i = 0; i < n; ++i) sorted[count[key(ids[i])]++] = ids[i];
+    std::copy(sorted.begin(), sorted.end(), ids);
+  }
+  size_t lo = 0;
+  // Pieces that end here: among duplicates the last id wins.
+  for (; lo < n && key(ids[lo]) == 0; ++lo)
+    node_piece_[node] = std::max(node_piece_[node], ids[lo]);
+  // One edge per distinct next byte, laid out together before recursing.
+  const auto first = static_cast<uint32_t>(edges_.size());
+  thread_local std::vector<std::pair<size_t, size_t>> groups;
+  const size_t groups_begin = groups.size();
+  for (size_t i = lo; i < n;) {
+    const unsigned k = key(ids[i]);
+    size_t j = i + 1;
+    while (j < n && key(ids[j]) == k) ++j;
+    edges_.push_back({static_cast<uint8_t>(k - 1), -1});
+    groups.emplace_back(i, j);
+    i = j;
+  }
+  const size_t num_groups = groups.size() - groups_begin;
+  first_edge_[node] = first;
+  num_edges_[node] = static_cast<uint16_t>(num_groups);
+  for (size_t g = 0; g < num_groups; ++g) {
+    const int32_t child = NewNode();
+    edges_[first + g].child = child;
+    const auto [glo, ghi] = groups[groups_begin + g];
+    BuildTrie(ids + glo, ghi - glo, depth + 1, child);
+  }
+  groups.resize(groups_begin);
+}
+
 int32_t Unigram::Child(int32_t node, uint8_t byte) const {
-  const auto it = children_.find(static_cast<uint64_t>(node) << 8 | byte);
-  return it == children_.end() ? -1 : it->second;
+  const Edge* b = edges_.data() + first_edge_[node];
+  const Edge* e = b + num_edges_[node];
+  const Edge* it =
+      std::lower_bound(b, e, byte, [](const Edge& edge, uint8_t x) { return edge.byte < x; });
+  return it != e && it->byte == byte ? it->child : -1;
 }
 
 int32_t Unigram::TokenToId(std::string_view token) const {

@@ -32,15 +32,28 @@ class Unigram : public Model {
   Unigram() = default;
   // Trie over the pieces' bytes: child of `node` on `byte`, or -1.
   int32_t Child(int32_t node, uint8_t byte) const;
+  int32_t NewNode();
+  // Builds the trie below `node` for the pieces ids[0, n), which share their
+  // first `depth` bytes (an MSD radix sort: no string comparisons).
+  void BuildTrie(int32_t* ids, size_t n, size_t depth, int32_t node);
   // Appends the id(s) of the text `piece` covering characters [begin, end).
   void Emit(std::string_view piece, int32_t begin, int32_t end, std::vector<SubWord>* out) const;
 
   std::vector<std::string> pieces_;
   std::vector<double> scores_;
-  absl::flat_hash_map<std::string, int32_t> ids_;
-  absl::flat_hash_map<uint64_t, int32_t> children_;  // (node << 8 | byte) -> node
-  std::vector<int32_t> node_piece_;                  // the piece a node ends, or -1
-  std::vector<int32_t> byte_ids_;                    // <0xXX> ids with byte_fallback
+  absl::flat_hash_map<absl::string_view, int32_t> ids_;  // keys point into pieces_
+  // A node's children are edges_[first_edge_[n], first_edge_[n] + num_edges_[n]),
+  // sorted by byte; built once from the sorted pieces, so a lookup scans
+  // contiguous memory.
+  struct Edge {
+    uint8_t byte;
+    int32_t child;
+  };
+  std::vector<uint32_t> first_edge_;
+  std::vector<uint16_t> num_edges_;
+  std::vector<Edge> edges_;
+  std::vector<int32_t> node_piece_;  // the piece a node ends, or -1
+  std::vector<int32_t> byte_ids_;    // <0xXX> ids with byte_fallback
   double unk_score_ = 0;
   int32_t unk_id_ = -1;
   bool byte_fallback_ = false;
