@@ -142,8 +142,9 @@ TEST(LoadingTest, ErrorsNameTheFile) {
               "missing \"model\"");
 
   json bpe = BertJson();
-  bpe["model"]["type"] = "BPE";
-  ExpectError(DirWithJson(bpe.dump()), absl::StatusCode::kUnimplemented, "tokenizer.json", "BPE");
+  bpe["model"]["type"] = "WordLevel";
+  ExpectError(DirWithJson(bpe.dump()), absl::StatusCode::kUnimplemented, "tokenizer.json",
+              "model: type \"WordLevel\" is not implemented");
 
   json no_unk = BertJson();
   no_unk["model"]["unk_token"] = "<unk>";

@@ -23,6 +23,7 @@ const char* const kTokenizers[] = {
     "BAAI--bge-m3",
     "sentence-transformers--paraphrase-multilingual-mpnet-base-v2",
     "sentence-transformers--all-mpnet-base-v2",
+    "FacebookAI--roberta-base",
 };
 
 // Loaded once per process; the load time is printed (not asserted: timing

@@ -16,6 +16,8 @@
 //               "▁"; transformers.js never splits.
 //   ws_split    WhitespaceSplit splits on Unicode White_Space (Rust
 //               char::is_whitespace), not JavaScript's \s (U+0085, U+180E, U+FEFF).
+//   bl_space    ByteLevel's GPT-2 pattern with \s as Unicode White_Space
+//               (Oniguruma's \s in the Rust crate), not JavaScript's \s.
 //   roberta_types  RobertaProcessing gives every token type 0, the second
 //               text's too (transformers.js gives it 1).
 //   cjk_astral, per_char_lc, drop_cn: BertNormalizer, as in make_reference.mjs.
@@ -40,7 +42,8 @@ const NAMES = [
   'sentence-transformers--all-mpnet-base-v2',
   'FacebookAI--roberta-base',
 ];
-const PATCHES = ['charsmap', 'meta_split', 'ws_split', 'roberta_types', ...BERT_PATCHES];
+const PATCHES = ['charsmap', 'meta_split', 'ws_split', 'bl_space', 'roberta_types',
+                 ...BERT_PATCHES];
 
 const corpus = readFileSync(join(here, 'corpus.jsonl'), 'utf8')
   .split('\n')
@@ -159,6 +162,11 @@ function load(name, patches) {
         }
         return out;
       };
+    }
+    if (patches.has('bl_space') && p.constructor.name.startsWith('ByteLevel')) {
+      p.pattern = new RegExp(
+        "'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\p{White_Space}\\p{L}\\p{N}]+" +
+          '|\\p{White_Space}+(?!\\P{White_Space})|\\p{White_Space}+', 'gu');
     }
     if (patches.has('ws_split') && p.constructor.name.startsWith('WhitespaceSplit')) {
       p.pre_tokenize_text = (text) => text.split(/\p{White_Space}+/u).filter((w) => w.length > 0);

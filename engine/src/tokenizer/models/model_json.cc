@@ -1,4 +1,5 @@
 // model objects of tokenizer.json.
+#include "models/bpe.h"
 #include "models/unigram.h"
 #include "models/wordpiece.h"
 #include "parts_from_json.h"
@@ -64,6 +65,55 @@ absl::StatusOr<std::unique_ptr<Model>> FromUnigram(
   return std::unique_ptr<Model>(*std::move(model));
 }
 
+absl::StatusOr<std::unique_ptr<Model>> FromBpe(const json& j, const std::string& where) {
+  const auto vocab = j.find("vocab");
+  if (vocab == j.end() || !vocab->is_object()) return JsonError(where, "missing vocab");
+  std::vector<std::pair<std::string, int32_t>> tokens;
+  tokens.reserve(vocab->size());
+  for (const auto& [token, id] : vocab->items()) {
+    auto checked = TokenId(id, absl::StrCat(where, ".vocab[\"", token, "\"]"));
+    if (!checked.ok()) return checked.status();
+    tokens.emplace_back(token, *checked);
+  }
+  const auto list = j.find("merges");
+  if (list == j.end() || !list->is_array()) return JsonError(where, "missing merges");
+  std::vector<std::pair<std::string, std::string>> merges;
+  merges.reserve(list->size());
+  for (size_t i = 0; i < list->size(); ++i) {
+    const json& m = (*list)[i];
+    if (m.is_string()) {  // "a b" (older files)
+      const std::string& text = m.get_ref<const std::string&>();
+      const size_t space = text.find(' ');
+      if (space == std::string::npos || text.find(' ', space + 1) != std::string::npos) {
+        return JsonError(where, absl::StrCat("merges[", i, "] is not \"left right\""));
+      }
+      merges.emplace_back(text.substr(0, space), text.substr(space + 1));
+    } else if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+      merges.emplace_back(m[0].get<std::string>(), m[1].get<std::string>());
+    } else {
+      return JsonError(where, absl::StrCat("merges[", i, "] is not a pair of tokens"));
+    }
+  }
+  BpeOptions o;
+  double dropout = 0;
+  for (auto s : {OptionalField(j, "unk_token", where, &o.unk_token),
+                 OptionalField(j, "continuing_subword_prefix", where, &o.continuing_subword_prefix),
+                 OptionalField(j, "end_of_word_suffix", where, &o.end_of_word_suffix),
+                 OptionalField(j, "fuse_unk", where, &o.fuse_unk),
+                 OptionalField(j, "byte_fallback", where, &o.byte_fallback),
+                 OptionalField(j, "ignore_merges", where, &o.ignore_merges),
+                 OptionalField(j, "dropout", where, &dropout)}) {
+    if (!s.ok()) return s;
+  }
+  // Dropout is random by design: no served model should tokenize that way.
+  if (dropout != 0) {
+    return absl::UnimplementedError(absl::StrCat(where, ": BPE dropout is not implemented"));
+  }
+  auto model = Bpe::Create(std::move(tokens), merges, std::move(o));
+  if (!model.ok()) return JsonError(where, std::string(model.status().message()));
+  return std::unique_ptr<Model>(*std::move(model));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Model>> ModelFromJson(
@@ -85,6 +135,7 @@ absl::StatusOr<std::unique_ptr<Model>> ModelFromJson(
   }
   if (type == "WordPiece") return FromWordPiece(j, where);
   if (type == "Unigram") return FromUnigram(j, where, pieces);
+  if (type == "BPE") return FromBpe(j, where);
   return NotImplemented(where, type);
 }
 

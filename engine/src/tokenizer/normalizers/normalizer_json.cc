@@ -4,7 +4,10 @@
 #include "normalizers/precompiled.h"
 #include "normalizers/replace.h"
 #include "normalizers/sequence.h"
+#include "normalizers/simple_normalizers.h"
+#include "normalizers/unicode_form.h"
 #include "parts_from_json.h"
+#include "utf8.h"
 
 namespace engine::tokenizer {
 namespace {
@@ -78,6 +81,39 @@ absl::StatusOr<std::unique_ptr<Normalizer>> NormalizerFromJson(const json& j,
   if (*type == "Precompiled") return FromPrecompiled(j, where);
   if (*type == "Replace") return FromReplace(j, where);
   if (*type == "Sequence") return FromSequence(j, where);
+  const auto form = [](UnicodeForm f) -> absl::StatusOr<std::unique_ptr<Normalizer>> {
+    auto n = UnicodeNormalizer::Create(f);
+    if (!n.ok()) return n.status();
+    return std::unique_ptr<Normalizer>(*std::move(n));
+  };
+  if (*type == "NFC") return form(UnicodeForm::kNfc);
+  if (*type == "NFD") return form(UnicodeForm::kNfd);
+  if (*type == "NFKC") return form(UnicodeForm::kNfkc);
+  if (*type == "NFKD") return form(UnicodeForm::kNfkd);
+  if (*type == "Lowercase") return std::make_unique<Lowercase>();
+  if (*type == "StripAccents") return std::make_unique<StripAccents>();
+  if (*type == "Strip") {
+    bool left = true;
+    bool right = true;
+    for (auto s : {OptionalField(j, "strip_left", where, &left),
+                   OptionalField(j, "strip_right", where, &right)}) {
+      if (!s.ok()) return s;
+    }
+    return std::make_unique<Strip>(left, right);
+  }
+  if (*type == "Prepend") {
+    std::string prepend;
+    if (auto s = RequiredField(j, "prepend", where, &prepend); !s.ok()) return s;
+    if (FindInvalidUtf8(prepend) != std::string::npos)
+      return JsonError(where, "prepend is not UTF-8");
+    std::u32string cps;
+    for (size_t i = 0; i < prepend.size();) {
+      char32_t cp = 0;
+      i += DecodeUtf8(prepend, i, &cp);
+      cps.push_back(cp);
+    }
+    return std::make_unique<Prepend>(std::move(cps));
+  }
   return NotImplemented(where, *type);
 }
 

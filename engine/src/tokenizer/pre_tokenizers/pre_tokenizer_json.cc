@@ -1,6 +1,7 @@
 // pre_tokenizer objects of tokenizer.json.
 #include "parts_from_json.h"
 #include "pre_tokenizers/bert_pre_tokenizer.h"
+#include "pre_tokenizers/byte_level.h"
 #include "pre_tokenizers/metaspace.h"
 #include "pre_tokenizers/sequence.h"
 #include "pre_tokenizers/whitespace_split.h"
@@ -61,6 +62,15 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> PreTokenizerFromJson(const json& j
   if (*type == "WhitespaceSplit") return std::make_unique<WhitespaceSplit>();
   if (*type == "Metaspace") return FromMetaspace(j, where);
   if (*type == "Sequence") return FromSequence(j, where);
+  if (*type == "ByteLevel") {
+    bool add_prefix_space = true;
+    bool use_regex = true;
+    for (auto s : {OptionalField(j, "add_prefix_space", where, &add_prefix_space),
+                   OptionalField(j, "use_regex", where, &use_regex)}) {
+      if (!s.ok()) return s;
+    }
+    return std::make_unique<ByteLevel>(add_prefix_space, use_regex);
+  }
   return NotImplemented(where, *type);
 }
 

@@ -77,6 +77,33 @@ absl::StatusOr<Templates> PostProcessorFromJson(const json& j, const std::string
     if (!pair.ok()) return pair.status();
     return Templates{*std::move(single), *std::move(pair)};
   }
+  if (*type == "ByteLevel") {
+    // Only trims offsets; no special tokens (the second text is of type 1).
+    Templates t;
+    t.single.pieces = {{0, 0, {}}};
+    t.pair.pieces = {{0, 0, {}}, {1, 1, {}}};
+    return t;
+  }
+  if (*type == "Sequence") {
+    // Only one step may add special tokens; the others (ByteLevel) only trim offsets.
+    const auto list = j.find("processors");
+    if (list == j.end() || !list->is_array()) return JsonError(where, "missing processors list");
+    Templates result;
+    result.single.pieces = {{0, 0, {}}};
+    result.pair.pieces = {{0, 0, {}}, {1, 1, {}}};
+    int adding = 0;
+    for (size_t i = 0; i < list->size(); ++i) {
+      auto step = PostProcessorFromJson((*list)[i], absl::StrCat(where, ".processors[", i, "]"));
+      if (!step.ok()) return step.status();
+      if (step->single.NumSpecialTokens() + step->pair.NumSpecialTokens() == 0) continue;
+      if (++adding > 1) {
+        return absl::UnimplementedError(
+            absl::StrCat(where, ": more than one processor adding special tokens"));
+      }
+      result = *std::move(step);
+    }
+    return result;
+  }
   return NotImplemented(where, *type);
 }
 
