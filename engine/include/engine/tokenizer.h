@@ -58,6 +58,9 @@ class Tokenizer {
   // tokenizer.json's "truncation" and "padding" sections are not applied (as
   // with transformers' AutoTokenizer): callers pass max_length and pad batches.
   static absl::StatusOr<std::unique_ptr<Tokenizer>> Load(const std::string& model_dir);
+  // A tokenizer.json given as text; `source` names it in errors.
+  static absl::StatusOr<std::unique_ptr<Tokenizer>> FromTokenizerJson(
+      std::string_view json, const std::string& source = "tokenizer.json");
   static absl::StatusOr<std::unique_ptr<Tokenizer>> FromVocab(std::vector<std::string> vocab,
                                                               const TokenizerOptions& options);
   ~Tokenizer();

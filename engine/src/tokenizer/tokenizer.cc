@@ -136,6 +136,13 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& mo
   return absl::NotFoundError(absl::StrCat(model_dir, ": has neither tokenizer.json nor vocab.txt"));
 }
 
+absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromTokenizerJson(std::string_view json,
+                                                                        const std::string& source) {
+  absl::StatusOr<Pipeline> p = tokenizer::ParseTokenizerJsonText(json, source);
+  if (!p.ok()) return p.status();
+  return FromPipeline(*std::move(p));
+}
+
 absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(std::vector<std::string> vocab,
                                                                 const TokenizerOptions& options) {
   absl::StatusOr<Pipeline> p =

@@ -101,7 +101,11 @@ absl::Status ReadParts(JsonDocument& doc, Pipeline* p) {
 absl::StatusOr<Pipeline> ReadTokenizerJson(const std::string& path) {
   absl::StatusOr<std::string> text = ReadFile(path);
   if (!text.ok()) return text.status();
-  absl::StatusOr<JsonDocument> doc = ParseTokenizerJson(*text);
+  return ParseTokenizerJsonText(*text, path);
+}
+
+absl::StatusOr<Pipeline> ParseTokenizerJsonText(std::string_view text, const std::string& path) {
+  absl::StatusOr<JsonDocument> doc = ParseTokenizerJson(text);
   if (!doc.ok())
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", doc.status().message()));
   if (!doc->root.is_object()) return absl::InvalidArgumentError(path + ": not a JSON object");

@@ -33,6 +33,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& path);
 
 // tokenizer.json (Hugging Face `tokenizers` serialization).
 absl::StatusOr<Pipeline> ReadTokenizerJson(const std::string& path);
+// The same from the file's text; `source` names it in errors.
+absl::StatusOr<Pipeline> ParseTokenizerJsonText(std::string_view text, const std::string& source);
 
 // The BERT pipeline of a spec: BertNormalizer, BertPreTokenizer, WordPiece,
 // [CLS]/[SEP] template, WordPiece decoder.

@@ -2,6 +2,7 @@
 #include "parts_from_json.h"
 #include "pre_tokenizers/bert_pre_tokenizer.h"
 #include "pre_tokenizers/byte_level.h"
+#include "pre_tokenizers/char_class_splits.h"
 #include "pre_tokenizers/metaspace.h"
 #include "pre_tokenizers/sequence.h"
 #include "pre_tokenizers/whitespace_split.h"
@@ -62,6 +63,19 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> PreTokenizerFromJson(const json& j
   if (*type == "WhitespaceSplit") return std::make_unique<WhitespaceSplit>();
   if (*type == "Metaspace") return FromMetaspace(j, where);
   if (*type == "Sequence") return FromSequence(j, where);
+  if (*type == "Whitespace") return std::make_unique<WhitespacePreTokenizer>();
+  if (*type == "Punctuation") {
+    std::string name = "Isolated";
+    if (auto s = OptionalField(j, "behavior", where, &name); !s.ok()) return s;
+    auto behavior = ParseSplitBehavior(name);
+    if (!behavior.ok()) return JsonError(where, std::string(behavior.status().message()));
+    return std::make_unique<Punctuation>(*behavior);
+  }
+  if (*type == "Digits") {
+    bool individual = false;
+    if (auto s = OptionalField(j, "individual_digits", where, &individual); !s.ok()) return s;
+    return std::make_unique<Digits>(individual);
+  }
   if (*type == "ByteLevel") {
     bool add_prefix_space = true;
     bool use_regex = true;

@@ -1,0 +1,130 @@
+// The pipeline parts no shared tokenizer file uses, each in a small
+// tokenizer.json written here, with expected tokens worked out by hand from
+// the Rust crate's rules (named in each test). Exact string equality.
+#include <string>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "nlohmann/json.hpp"
+#include "test_data.h"
+
+namespace engine::tokenizer_test {
+namespace {
+
+using nlohmann::json;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+// A WordPiece tokenizer over `tokens` with the given parts (null: none).
+std::unique_ptr<Tokenizer> Make(const std::vector<std::string>& tokens, json normalizer,
+                                json pre_tokenizer, json decoder = nullptr) {
+  json vocab = json::object();
+  vocab["[UNK]"] = 0;
+  for (size_t i = 0; i < tokens.size(); ++i) vocab[tokens[i]] = static_cast<int>(i + 1);
+  json j = {{"model", {{"type", "WordPiece"}, {"unk_token", "[UNK]"}, {"vocab", vocab}}},
+            {"normalizer", normalizer},
+            {"pre_tokenizer", pre_tokenizer},
+            {"decoder", decoder},
+            {"post_processor", nullptr}};
+  auto tok = Tokenizer::FromTokenizerJson(j.dump());
+  if (!tok.ok()) throw std::runtime_error(tok.status().ToString());
+  return *std::move(tok);
+}
+
+std::vector<std::string> Tokens(const Tokenizer& tok, const std::string& text) {
+  auto enc = tok.Encode(text);
+  if (!enc.ok()) return {enc.status().ToString()};
+  return enc->tokens;
+}
+
+json Seq(const char* key, std::vector<json> parts) { return {{"type", "Sequence"}, {key, parts}}; }
+json Type(const char* type) { return {{"type", type}}; }
+
+TEST(PartsTest, UnicodeFormsAndLowercase) {
+  // NFKC folds full-width letters and the ﬁ ligature; Lowercase is per code point.
+  auto tok = Make({"abc", "fi"}, Seq("normalizers", {Type("NFKC"), Type("Lowercase")}),
+                  Type("WhitespaceSplit"));
+  EXPECT_THAT(Tokens(*tok, "\xEF\xBC\xA1\xEF\xBC\xA2\xEF\xBC\xA3 \xEF\xAC\x81"),
+              ElementsAre("abc", "fi"));
+  // NFD then StripAccents (marks, category M) drops the accents.
+  tok = Make({"cafe"}, Seq("normalizers", {Type("NFD"), Type("StripAccents")}),
+             Type("WhitespaceSplit"));
+  EXPECT_THAT(Tokens(*tok, "caf\xC3\xA9"), ElementsAre("cafe"));
+  // NFC composes e + U+0301 into é (not in this vocabulary: unknown).
+  tok = Make({"e"}, Type("NFC"), Type("WhitespaceSplit"));
+  EXPECT_THAT(Tokens(*tok, "e\xCC\x81"), ElementsAre("[UNK]"));
+  tok = Make({"e"}, Type("NFKD"), Type("WhitespaceSplit"));
+  EXPECT_THAT(Tokens(*tok, "\xC3\xA9").size(), 1u);  // e + U+0301: one word, unknown
+}
+
+TEST(PartsTest, StripPrependReplace) {
+  auto tok =
+      Make({"_hi"},
+           Seq("normalizers", {{{"type", "Strip"}, {"strip_left", true}, {"strip_right", true}},
+                               {{"type", "Prepend"}, {"prepend", "_"}}}),
+           nullptr);
+  EXPECT_THAT(Tokens(*tok, "  hi \t"), ElementsAre("_hi"));
+  EXPECT_THAT(Tokens(*tok, "   "), ElementsAre());  // nothing left: nothing prepended
+  tok = Make({"a-b"}, {{"type", "Replace"}, {"pattern", {{"String", "--"}}}, {"content", "-"}},
+             nullptr);
+  EXPECT_THAT(Tokens(*tok, "a----b"), ElementsAre("[UNK]"));  // "a--b": two replacements
+  EXPECT_THAT(Tokens(*tok, "a--b"), ElementsAre("a-b"));
+}
+
+TEST(PartsTest, WhitespacePunctuationDigits) {
+  const std::vector<std::string> vocab = {"hello", ",",  "world", "!!", "!", "a",   "b",
+                                          "a,",    ",b", "1",     "2",  "3", "123", ",,"};
+  // \w+|[^\w\s]+
+  auto tok = Make(vocab, nullptr, Type("Whitespace"));
+  EXPECT_THAT(Tokens(*tok, "hello, world!!"), ElementsAre("hello", ",", "world", "!!"));
+  const auto punct = [&](const char* behavior) {
+    return Make(vocab, nullptr, {{"type", "Punctuation"}, {"behavior", behavior}});
+  };
+  EXPECT_THAT(Tokens(*punct("Isolated"), "a,,b"), ElementsAre("a", ",", ",", "b"));
+  EXPECT_THAT(Tokens(*punct("Removed"), "a,,b"), ElementsAre("a", "b"));
+  EXPECT_THAT(Tokens(*punct("Contiguous"), "a,,b"), ElementsAre("a", ",,", "b"));
+  // A delimiter joins the previous piece only after a non-delimiter.
+  EXPECT_THAT(Tokens(*punct("MergedWithPrevious"), "a,,b"), ElementsAre("a,", ",", "b"));
+  EXPECT_THAT(Tokens(*punct("MergedWithNext"), "a,,b"), ElementsAre("a", ",", ",b"));
+  auto digits = Make(vocab, nullptr, {{"type", "Digits"}, {"individual_digits", true}});
+  EXPECT_THAT(Tokens(*digits, "a123"), ElementsAre("a", "1", "2", "3"));
+  digits = Make(vocab, nullptr, {{"type", "Digits"}, {"individual_digits", false}});
+  EXPECT_THAT(Tokens(*digits, "a123"), ElementsAre("a", "123"));
+}
+
+TEST(PartsTest, Decoders) {
+  // The Llama-style chain: ▁ -> space, <0xXX> bytes to UTF-8, fused, one
+  // leading space stripped.
+  const std::vector<std::string> vocab = {"\xE2\x96\x81Hello", "<0xC3>", "<0xA9>", "<0xFF>",
+                                          "\xE2\x96\x81world"};
+  json decoder =
+      Seq("decoders",
+          {{{"type", "Replace"}, {"pattern", {{"String", "\xE2\x96\x81"}}}, {"content", " "}},
+           Type("ByteFallback"),
+           Type("Fuse"),
+           {{"type", "Strip"}, {"content", " "}, {"start", 1}, {"stop", 0}}});
+  auto tok = Make(vocab, nullptr, nullptr, decoder);
+  // Ids: [UNK]=0, ▁Hello=1, <0xC3>=2, <0xA9>=3, <0xFF>=4, ▁world=5.
+  EXPECT_EQ(*tok->Decode({1, 2, 3, 5}, true), "Hello\xC3\xA9 world");
+  // A byte run that is not UTF-8 gives one U+FFFD per byte token.
+  EXPECT_EQ(*tok->Decode({1, 4, 2}, true), "Hello\xEF\xBF\xBD\xEF\xBF\xBD");
+  auto bad = tok->Decode({1, 99}, true);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("index 1"));
+}
+
+TEST(PartsTest, BertDecodeJoinsContinuations) {
+  // WordPiece decoder: "##" pieces join; cleanup runs on each token with its
+  // leading space (the Rust crate's decode_chain), so " ." and " !" lose the
+  // space but the split contraction stays "don ' t" (transformers' separate
+  // clean_up_tokenization_spaces over the whole string is not part of the
+  // tokenizer).
+  auto enc = Bert().Encode("Hello, unaffable world! Don't.");
+  ASSERT_TRUE(enc.ok());
+  EXPECT_EQ(*Bert().Decode(enc->ids, true), "hello, unaffable world! don ' t.");
+  EXPECT_EQ(*Bert().Decode(enc->ids, false), "[CLS] hello, unaffable world! don ' t. [SEP]");
+}
+
+}  // namespace
+}  // namespace engine::tokenizer_test
