@@ -114,6 +114,57 @@ TEST(PartsTest, Decoders) {
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("index 1"));
 }
 
+// A tiny Unigram with Metaspace; scores chosen so that the best segmentation
+// is plain to see: "▁he" + "llo" (-7) beats any other; without the "▁",
+// "h" + "e" + "llo" (-14.5) beats single letters (-29).
+std::unique_ptr<Tokenizer> TinyUnigram(const char* scheme) {
+  json vocab = json::array(
+      {json::array({"<unk>", 0.0}), json::array({"<s>", 0.0}), json::array({"\xE2\x96\x81", -2.0}),
+       json::array({"\xE2\x96\x81he", -3.0}), json::array({"llo", -4.0}), json::array({"h", -5.0}),
+       json::array({"e", -5.5}), json::array({"l", -6.0}), json::array({"o", -6.5}),
+       json::array({"<0x41>", -10.0}), json::array({"<0xC3>", -10.0}),
+       json::array({"<0xA9>", -10.0})});
+  json j = {
+      {"added_tokens", {{{"id", 1}, {"content", "<s>"}, {"special", true}, {"normalized", false}}}},
+      {"normalizer", nullptr},
+      {"pre_tokenizer",
+       {{"type", "Metaspace"},
+        {"replacement", "\xE2\x96\x81"},
+        {"prepend_scheme", scheme},
+        {"split", true}}},
+      {"post_processor", nullptr},
+      {"decoder", nullptr},
+      {"model", {{"type", "Unigram"}, {"unk_id", 0}, {"byte_fallback", true}, {"vocab", vocab}}}};
+  auto tok = Tokenizer::FromTokenizerJson(j.dump());
+  if (!tok.ok()) throw std::runtime_error(tok.status().ToString());
+  return *std::move(tok);
+}
+
+TEST(PartsTest, MetaspaceSchemesAndUnigramByteFallback) {
+  const std::string m = "\xE2\x96\x81";
+  // "always": every segment between added tokens gets "▁".
+  EXPECT_THAT(Tokens(*TinyUnigram("always"), "hello<s>hello"),
+              ElementsAre(m + "he", "llo", "<s>", m + "he", "llo"));
+  // "first": only the segment that starts the text.
+  auto first = TinyUnigram("first");
+  EXPECT_THAT(Tokens(*first, "hello<s>hello"),
+              ElementsAre(m + "he", "llo", "<s>", "h", "e", "llo"));
+  // Offsets: the prepended "▁" stands for the first character.
+  auto enc = first->Encode("hello<s>hello");
+  ASSERT_TRUE(enc.ok());
+  EXPECT_THAT(enc->offsets, ElementsAre(std::pair(0, 2), std::pair(2, 5), std::pair(5, 8),
+                                        std::pair(8, 9), std::pair(9, 10), std::pair(10, 13)));
+  EXPECT_THAT(Tokens(*TinyUnigram("never"), "hello"), ElementsAre("h", "e", "llo"));
+  // Pieces missing from the vocabulary fall back to their bytes, or to <unk>
+  // when a byte token is missing too.
+  auto always = TinyUnigram("always");
+  EXPECT_THAT(Tokens(*always, "A"), ElementsAre(m, "<0x41>"));
+  EXPECT_THAT(Tokens(*always, "\xC3\xA9"), ElementsAre(m, "<0xC3>", "<0xA9>"));
+  EXPECT_THAT(Tokens(*always, "Z"), ElementsAre(m, "<unk>"));
+  // Split: each "▁" starts a word.
+  EXPECT_THAT(Tokens(*always, "he he"), ElementsAre(m + "he", m + "he"));
+}
+
 TEST(PartsTest, BertDecodeJoinsContinuations) {
   // WordPiece decoder: "##" pieces join; cleanup runs on each token with its
   // leading space (the Rust crate's decode_chain), so " ." and " !" lose the
