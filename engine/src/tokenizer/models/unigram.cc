@@ -53,6 +53,17 @@ absl::StatusOr<std::unique_ptr<Unigram>> Unigram::Create(
   std::vector<int32_t> ids(u->pieces_.size());
   for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int32_t>(i);
   u->BuildTrie(ids.data(), ids.size(), 0, u->NewNode());
+  constexpr uint16_t kDenseFrom = 16;
+  u->dense_at_.assign(u->node_piece_.size(), -1);
+  for (size_t node = 0; node < u->node_piece_.size(); ++node) {
+    if (u->num_edges_[node] < kDenseFrom) continue;
+    u->dense_at_[node] = static_cast<int32_t>(u->dense_.size());
+    u->dense_.resize(u->dense_.size() + 256, -1);
+    for (uint32_t k = 0; k < u->num_edges_[node]; ++k) {
+      const Edge& e = u->edges_[u->first_edge_[node] + k];
+      u->dense_[u->dense_at_[node] + e.byte] = e.child;
+    }
+  }
   u->unk_score_ = min_score - kUnkPenalty;
   if (byte_fallback) {
     u->byte_ids_.assign(256, -1);
@@ -125,6 +136,7 @@ void Unigram::BuildTrie(int32_t* ids, size_t n, size_t depth, int32_t node) {
 }
 
 int32_t Unigram::Child(int32_t node, uint8_t byte) const {
+  if (const int32_t d = dense_at_[node]; d >= 0) return dense_[d + byte];
   const Edge* b = edges_.data() + first_edge_[node];
   const Edge* e = b + num_edges_[node];
   const Edge* it =

@@ -51,6 +51,10 @@ class Unigram : public Model {
   };
   std::vector<uint32_t> first_edge_;
   std::vector<uint16_t> num_edges_;
+  // Nodes with many children (the root, "▁") also get a 256-entry table in
+  // dense_ at dense_at_[node] (-1: none), to skip the binary search.
+  std::vector<int32_t> dense_at_;
+  std::vector<int32_t> dense_;
   std::vector<Edge> edges_;
   std::vector<int32_t> node_piece_;  // the piece a node ends, or -1
   std::vector<int32_t> byte_ids_;    // <0xXX> ids with byte_fallback
