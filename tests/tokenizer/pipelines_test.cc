@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "nlohmann/json.hpp"
 #include "test_data.h"
@@ -118,6 +119,25 @@ TEST_P(PipelineTest, OffsetsLieInsideTheText) {
     EXPECT_EQ(enc->offsets.front(), std::make_pair(0, 0));
     EXPECT_EQ(enc->offsets.back(), std::make_pair(0, 0));
   }
+}
+
+// RobertaProcessing's trim_offsets: "Ġworld" covers "world", not the space
+// before it (Hugging Face's offsets for roberta-base, worked out from
+// processors/byte_level.rs: leading "Ġ" moves the start).
+TEST(RobertaOffsetsTest, TrimOffsetsDropsTheLeadingSpace) {
+  const Tokenizer& tok = Get("FacebookAI--roberta-base");
+  auto enc = tok.Encode("Hello world  again");
+  ASSERT_TRUE(enc.ok());
+  ASSERT_THAT(enc->tokens, ::testing::ElementsAre("<s>", "Hello",
+                                                  "\xC4\xA0"
+                                                  "world",
+                                                  "\xC4\xA0",
+                                                  "\xC4\xA0"
+                                                  "again",
+                                                  "</s>"));
+  EXPECT_THAT(enc->offsets,
+              ::testing::ElementsAre(std::pair(0, 0), std::pair(0, 5), std::pair(6, 11),
+                                     std::pair(12, 12), std::pair(13, 18), std::pair(0, 0)));
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedTokenizers, PipelineTest, ::testing::ValuesIn(kTokenizers),

@@ -31,6 +31,7 @@ absl::StatusOr<std::unique_ptr<Decoder>> DecoderFromJson(const json& j, const st
 struct Templates {
   Template single;
   Template pair;
+  OffsetTrimming trim;  // RobertaProcessing / ByteLevel trim_offsets
 };
 absl::StatusOr<Templates> PostProcessorFromJson(const json& j, const std::string& where);
 

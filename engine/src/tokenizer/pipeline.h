@@ -22,6 +22,7 @@ struct Pipeline {
   std::unique_ptr<Model> model;
   Template single;  // the post-processor's templates
   Template pair;
+  OffsetTrimming trim;
   std::unique_ptr<Decoder> decoder;  // null: tokens joined with spaces
   std::vector<AddedToken> added_tokens;
   int32_t pad_id = -1;  // -1: the "[PAD]" or "<pad>" token, else 0

@@ -96,7 +96,10 @@ struct Tokenizer::Impl {
       const size_t keep = p.sequence == 0 ? keep_first : keep_second;
       if (seq == nullptr) continue;
       for (size_t i = 0; i < keep; ++i) {
-        add((*seq)[i].id, p.type_id, (*seq)[i].begin, (*seq)[i].end);
+        int32_t begin = (*seq)[i].begin;
+        int32_t end = (*seq)[i].end;
+        tokenizer::TrimOffsets(parts.trim, id_to_token[(*seq)[i].id], i == 0, &begin, &end);
+        add((*seq)[i].id, p.type_id, begin, end);
       }
     }
     return enc;

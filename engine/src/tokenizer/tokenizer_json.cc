@@ -76,6 +76,7 @@ absl::Status ReadParts(JsonDocument& doc, Pipeline* p) {
     if (!t.ok()) return t.status();
     p->single = std::move(t->single);
     p->pair = std::move(t->pair);
+    p->trim = t->trim;
   } else {
     // No post-processor: the texts alone, the second of type 1.
     p->single.pieces = {{0, 0, {}}};

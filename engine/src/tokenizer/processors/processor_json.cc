@@ -50,6 +50,17 @@ absl::StatusOr<int32_t> TokenPairId(const json& j, const char* key, const std::s
   return TokenId((*it)[1], absl::StrCat(where, ".", key));
 }
 
+// trim_offsets (default true) and add_prefix_space (default true), as the Rust crate.
+absl::Status Trimming(const json& j, const std::string& where, OffsetTrimming* out) {
+  out->enabled = true;
+  out->add_prefix_space = true;
+  for (auto s : {OptionalField(j, "trim_offsets", where, &out->enabled),
+                 OptionalField(j, "add_prefix_space", where, &out->add_prefix_space)}) {
+    if (!s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<Templates> PostProcessorFromJson(const json& j, const std::string& where) {
@@ -61,7 +72,11 @@ absl::StatusOr<Templates> PostProcessorFromJson(const json& j, const std::string
     if (!cls.ok()) return cls.status();
     if (!sep.ok()) return sep.status();
     const auto make = *type == "BertProcessing" ? BertTemplate : RobertaTemplate;
-    return Templates{make(*cls, *sep, false), make(*cls, *sep, true)};
+    Templates t{make(*cls, *sep, false), make(*cls, *sep, true), {}};
+    if (*type == "RobertaProcessing") {
+      if (auto s = Trimming(j, where, &t.trim); !s.ok()) return s;
+    }
+    return t;
   }
   if (*type == "TemplateProcessing") {
     const json no_specials = json::object();
@@ -75,13 +90,14 @@ absl::StatusOr<Templates> PostProcessorFromJson(const json& j, const std::string
     if (!single.ok()) return single.status();
     auto pair = TemplateFrom(j["pair"], special_tokens, where + ".pair");
     if (!pair.ok()) return pair.status();
-    return Templates{*std::move(single), *std::move(pair)};
+    return Templates{*std::move(single), *std::move(pair), {}};
   }
   if (*type == "ByteLevel") {
     // Only trims offsets; no special tokens (the second text is of type 1).
     Templates t;
     t.single.pieces = {{0, 0, {}}};
     t.pair.pieces = {{0, 0, {}}, {1, 1, {}}};
+    if (auto s = Trimming(j, where, &t.trim); !s.ok()) return s;
     return t;
   }
   if (*type == "Sequence") {
@@ -92,9 +108,11 @@ absl::StatusOr<Templates> PostProcessorFromJson(const json& j, const std::string
     result.single.pieces = {{0, 0, {}}};
     result.pair.pieces = {{0, 0, {}}, {1, 1, {}}};
     int adding = 0;
+    OffsetTrimming trim;
     for (size_t i = 0; i < list->size(); ++i) {
       auto step = PostProcessorFromJson((*list)[i], absl::StrCat(where, ".processors[", i, "]"));
       if (!step.ok()) return step.status();
+      if (step->trim.enabled) trim = step->trim;
       if (step->single.NumSpecialTokens() + step->pair.NumSpecialTokens() == 0) continue;
       if (++adding > 1) {
         return absl::UnimplementedError(
@@ -102,6 +120,7 @@ absl::StatusOr<Templates> PostProcessorFromJson(const json& j, const std::string
       }
       result = *std::move(step);
     }
+    if (trim.enabled) result.trim = trim;
     return result;
   }
   return NotImplemented(where, *type);

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace engine::tokenizer {
@@ -18,6 +19,18 @@ struct Template {
   std::vector<TemplatePiece> pieces;
   int NumSpecialTokens() const;
 };
+
+// Byte-level processors' trim_offsets (the Rust crate's
+// processors::byte_level::process_offsets): a token's offsets lose its
+// leading and trailing spaces ("Ġ" or whitespace), except the one space
+// add_prefix_space put before the first token.
+struct OffsetTrimming {
+  bool enabled = false;
+  bool add_prefix_space = false;
+};
+// Applies `trim` to one token's offsets; `first` is the first token of its text.
+void TrimOffsets(const OffsetTrimming& trim, std::string_view token, bool first, int32_t* begin,
+                 int32_t* end);
 
 // BertProcessing: [CLS] A [SEP] (and B [SEP] with type 1 for pairs).
 Template BertTemplate(int32_t cls_id, int32_t sep_id, bool pair);
