@@ -93,6 +93,29 @@ TEST(PartsTest, WhitespacePunctuationDigits) {
   EXPECT_THAT(Tokens(*digits, "a123"), ElementsAre("a", "123"));
 }
 
+TEST(PartsTest, SplitByPattern) {
+  const std::vector<std::string> vocab = {"ab", "12", "cd", "hi", "there", ",", " "};
+  const auto split = [&](json pattern, const char* behavior, bool invert) {
+    return Make(
+        vocab, nullptr,
+        {{"type", "Split"}, {"pattern", pattern}, {"behavior", behavior}, {"invert", invert}});
+  };
+  EXPECT_THAT(Tokens(*split({{"Regex", "\\d+"}}, "Isolated", false), "ab12cd"),
+              ElementsAre("ab", "12", "cd"));
+  EXPECT_THAT(Tokens(*split({{"String", " "}}, "Removed", false), "hi there"),
+              ElementsAre("hi", "there"));
+  // Inverted: the matches are the words, what lies between them is removed.
+  EXPECT_THAT(Tokens(*split({{"Regex", "\\w+"}}, "Removed", true), "hi, there"),
+              ElementsAre("hi", "there"));
+  auto bad = Tokenizer::FromTokenizerJson(
+      json({{"model", {{"type", "WordPiece"}, {"vocab", {{"[UNK]", 0}}}}},
+            {"pre_tokenizer",
+             {{"type", "Split"}, {"pattern", {{"Regex", "(("}}}, {"behavior", "Isolated"}}}})
+          .dump());
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(std::string(bad.status().message()), HasSubstr("does not compile"));
+}
+
 TEST(PartsTest, Decoders) {
   // The Llama-style chain: ▁ -> space, <0xXX> bytes to UTF-8, fused, one
   // leading space stripped.

@@ -12,10 +12,14 @@
 #include "json_fields.h"
 #include "models/model.h"
 #include "normalizers/normalizer.h"
+#include "pattern.h"
 #include "pre_tokenizers/pre_tokenizer.h"
 #include "processors/template_processing.h"
 
 namespace engine::tokenizer {
+
+// {"String": ...} or {"Regex": ...}.
+absl::StatusOr<Pattern> PatternFromJson(const json& j, const std::string& where);
 
 absl::StatusOr<std::unique_ptr<Normalizer>> NormalizerFromJson(const json& j,
                                                                const std::string& where);

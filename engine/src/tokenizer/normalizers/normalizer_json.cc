@@ -44,17 +44,9 @@ absl::StatusOr<std::unique_ptr<Normalizer>> FromReplace(const json& j, const std
   if (auto s = RequiredField(j, "content", where, &content); !s.ok()) return s;
   const auto pattern = j.find("pattern");
   if (pattern == j.end() || !pattern->is_object()) return JsonError(where, "missing pattern");
-  absl::StatusOr<std::unique_ptr<Replace>> r;
-  std::string text;
-  if (pattern->contains("String")) {
-    if (auto s = RequiredField(*pattern, "String", where, &text); !s.ok()) return s;
-    r = Replace::Literal(text, content);
-  } else if (pattern->contains("Regex")) {
-    if (auto s = RequiredField(*pattern, "Regex", where, &text); !s.ok()) return s;
-    r = Replace::Regex(text, content);
-  } else {
-    return JsonError(where, "pattern is neither String nor Regex");
-  }
+  auto p = PatternFromJson(*pattern, where);
+  if (!p.ok()) return p.status();
+  auto r = Replace::Create(*std::move(p), content);
   if (!r.ok()) return JsonError(where, std::string(r.status().message()));
   return std::unique_ptr<Normalizer>(*std::move(r));
 }

@@ -1,41 +1,27 @@
 // Hugging Face's Replace normalizer: every match of a literal string or a
-// regular expression (ICU's engine; the Rust crate uses Oniguruma, whose
-// syntax agrees for the patterns tokenizer files use) becomes `content`.
+// regular expression (pattern.h) becomes `content`.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include <unicode/uversion.h>
-
 #include "absl/status/statusor.h"
 #include "normalizers/normalizer.h"
-
-U_NAMESPACE_BEGIN
-class RegexPattern;
-U_NAMESPACE_END
+#include "pattern.h"
 
 namespace engine::tokenizer {
 
 class Replace : public Normalizer {
  public:
-  static absl::StatusOr<std::unique_ptr<Replace>> Literal(const std::string& pattern,
-                                                          const std::string& content);
-  static absl::StatusOr<std::unique_ptr<Replace>> Regex(const std::string& pattern,
-                                                        const std::string& content);
-  ~Replace() override;
-
+  static absl::StatusOr<std::unique_ptr<Replace>> Create(Pattern pattern,
+                                                         const std::string& content);
   void Normalize(std::vector<NormChar>* chars) const override;
 
  private:
-  Replace() = default;
-  // Non-overlapping matches as character ranges, left to right.
-  void FindMatches(const std::vector<NormChar>& chars,
-                   std::vector<std::pair<size_t, size_t>>* matches) const;
-
-  std::u32string literal_;
-  std::unique_ptr<icu::RegexPattern> regex_;
+  Replace(Pattern pattern, std::u32string content)
+      : pattern_(std::move(pattern)), content_(std::move(content)) {}
+  Pattern pattern_;
   std::u32string content_;
 };
 

@@ -5,6 +5,7 @@
 #include "pre_tokenizers/char_class_splits.h"
 #include "pre_tokenizers/metaspace.h"
 #include "pre_tokenizers/sequence.h"
+#include "pre_tokenizers/split.h"
 #include "pre_tokenizers/whitespace_split.h"
 #include "utf8.h"
 
@@ -55,6 +56,21 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> FromSequence(const json& j,
 
 }  // namespace
 
+absl::StatusOr<Pattern> PatternFromJson(const json& j, const std::string& where) {
+  if (!j.is_object()) return JsonError(where, "pattern is not an object");
+  std::string text;
+  absl::StatusOr<Pattern> p = JsonError(where, "pattern is neither String nor Regex");
+  if (j.contains("String")) {
+    if (auto s = RequiredField(j, "String", where, &text); !s.ok()) return s;
+    p = Pattern::Literal(text);
+  } else if (j.contains("Regex")) {
+    if (auto s = RequiredField(j, "Regex", where, &text); !s.ok()) return s;
+    p = Pattern::Regex(text);
+  }
+  if (!p.ok()) return JsonError(where, std::string(p.status().message()));
+  return p;
+}
+
 absl::StatusOr<std::unique_ptr<PreTokenizer>> PreTokenizerFromJson(const json& j,
                                                                    const std::string& where) {
   auto type = PartType(j, where);
@@ -64,6 +80,21 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> PreTokenizerFromJson(const json& j
   if (*type == "Metaspace") return FromMetaspace(j, where);
   if (*type == "Sequence") return FromSequence(j, where);
   if (*type == "Whitespace") return std::make_unique<WhitespacePreTokenizer>();
+  if (*type == "Split") {
+    const auto pattern = j.find("pattern");
+    if (pattern == j.end()) return JsonError(where, "missing pattern");
+    auto p = PatternFromJson(*pattern, where);
+    if (!p.ok()) return p.status();
+    std::string name;
+    bool invert = false;
+    for (auto s :
+         {RequiredField(j, "behavior", where, &name), OptionalField(j, "invert", where, &invert)}) {
+      if (!s.ok()) return s;
+    }
+    auto behavior = ParseSplitBehavior(name);
+    if (!behavior.ok()) return JsonError(where, std::string(behavior.status().message()));
+    return std::make_unique<Split>(*std::move(p), *behavior, invert);
+  }
   if (*type == "Punctuation") {
     std::string name = "Isolated";
     if (auto s = OptionalField(j, "behavior", where, &name); !s.ok()) return s;
