@@ -171,11 +171,6 @@ TEST(LoadingTest, ErrorsNameTheFile) {
   ExpectError(DirWithJson(wrong_type.dump()), absl::StatusCode::kInvalidArgument, "tokenizer.json",
               "normalizer.lowercase");
 
-  json single_word = BertJson();
-  single_word["added_tokens"][0]["single_word"] = true;
-  ExpectError(DirWithJson(single_word.dump()), absl::StatusCode::kUnimplemented, "tokenizer.json",
-              "single_word");
-
   const std::string bad_vocab = TempDir();
   WriteFile(bad_vocab + "/vocab.txt", "[UNK]\n[CLS]\n[SEP]\nbad\xFFtoken\n");
   ExpectError(bad_vocab, absl::StatusCode::kInvalidArgument, "vocab.txt", "UTF-8");

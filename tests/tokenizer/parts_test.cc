@@ -116,6 +116,32 @@ TEST(PartsTest, SplitByPattern) {
   EXPECT_THAT(std::string(bad.status().message()), HasSubstr("does not compile"));
 }
 
+// single_word: an added token matches only where no word character (\w)
+// touches it (the Rust crate's AddedVocabulary); otherwise the text is
+// tokenized as if the token were not there.
+TEST(PartsTest, SingleWordAddedTokens) {
+  const auto make = [](bool single_word) {
+    json j = {
+        {"model",
+         {{"type", "WordPiece"}, {"vocab", {{"[UNK]", 0}, {"ab", 1}, {"<x>", 2}, {"a<x>b", 3}}}}},
+        {"pre_tokenizer", {{"type", "WhitespaceSplit"}}},
+        {"added_tokens",
+         {{{"id", 2},
+           {"content", "<x>"},
+           {"single_word", single_word},
+           {"normalized", false},
+           {"special", false}}}}};
+    auto tok = Tokenizer::FromTokenizerJson(j.dump());
+    if (!tok.ok()) throw std::runtime_error(tok.status().ToString());
+    return *std::move(tok);
+  };
+  auto single = make(true);
+  EXPECT_THAT(Tokens(*single, "ab <x> ab"), ElementsAre("ab", "<x>", "ab"));
+  EXPECT_THAT(Tokens(*single, "a<x>b"), ElementsAre("a<x>b"));
+  EXPECT_THAT(Tokens(*single, "<x>"), ElementsAre("<x>"));
+  EXPECT_THAT(Tokens(*make(false), "a<x>b"), ElementsAre("[UNK]", "<x>", "[UNK]"));
+}
+
 TEST(PartsTest, Decoders) {
   // The Llama-style chain: ▁ -> space, <0xXX> bytes to UTF-8, fused, one
   // leading space stripped.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <utility>
 
+#include <unicode/uchar.h>
+
 #include "unicode.h"
 #include "utf8.h"
 
@@ -35,6 +37,28 @@ size_t LeadingWhitespace(std::string_view s) {
 
 // Input bytes behind normalized characters [b, e); canonical reordering can
 // permute sources, hence min/max rather than first/last.
+// The regex crate's Unicode \w (the Rust crate's single_word test): Alphabetic,
+// marks, decimal digits, connector punctuation, joiners.
+bool IsWordChar(char32_t c) {
+  const auto u = static_cast<UChar32>(c);
+  return u_hasBinaryProperty(u, UCHAR_ALPHABETIC) ||
+         (U_GET_GC_MASK(u) & (U_GC_M_MASK | U_GC_ND_MASK | U_GC_PC_MASK)) != 0 ||
+         u_hasBinaryProperty(u, UCHAR_JOIN_CONTROL);
+}
+
+// Whether the code point ending at / starting at byte i of `text` is a word character.
+bool WordBefore(std::string_view text, size_t i) {
+  if (i == 0) return false;
+  size_t k = i - 1;
+  while (k > 0 && (static_cast<uint8_t>(text[k]) & 0xC0) == 0x80) --k;
+  char32_t cp = 0;
+  return DecodeUtf8(text, k, &cp) > 0 && IsWordChar(cp);
+}
+bool WordAfter(std::string_view text, size_t i) {
+  char32_t cp = 0;
+  return i < text.size() && DecodeUtf8(text, i, &cp) > 0 && IsWordChar(cp);
+}
+
 Piece SpanOf(int32_t id, const std::vector<NormChar>& chars, size_t b, size_t e) {
   Piece p{id, chars[b].begin, chars[b].end};
   for (size_t i = b + 1; i < e; ++i) {
@@ -98,9 +122,12 @@ TextEncoder::TextEncoder(const Normalizer* normalizer, const PreTokenizer* pre_t
 void TextEncoder::Encode(std::string_view text, EncodeScratch* s, std::vector<Piece>* out) const {
   out->clear();
   size_t pos = 0;
+  size_t search = 0;  // a match refused for single_word is skipped, not re-searched
   TokenMatcher<char>::Match m;
-  while (!raw_matcher_.empty() && raw_matcher_.FindNext(text, pos, &m)) {
+  while (!raw_matcher_.empty() && raw_matcher_.FindNext(text, search, &m)) {
     const AddedToken& token = raw_tokens_[m.index];
+    search = m.end;
+    if (token.single_word && (WordBefore(text, m.begin) || WordAfter(text, m.end))) continue;
     size_t begin = m.begin;
     size_t end = m.end;
     if (token.lstrip) begin -= TrailingWhitespace(text.substr(pos, begin - pos));
@@ -108,6 +135,7 @@ void TextEncoder::Encode(std::string_view text, EncodeScratch* s, std::vector<Pi
     EncodeSegment(text.substr(pos, begin - pos), static_cast<int32_t>(pos), s, out);
     out->push_back({token.id, static_cast<int32_t>(begin), static_cast<int32_t>(end)});
     pos = end;
+    search = end;
   }
   EncodeSegment(text.substr(pos), static_cast<int32_t>(pos), s, out);
 }
@@ -129,8 +157,14 @@ void TextEncoder::EncodeSegment(std::string_view segment, int32_t base, EncodeSc
   const std::u32string_view cps = s->codepoints;
   size_t pos = 0;
   TokenMatcher<char32_t>::Match m;
-  while (normalized_matcher_.FindNext(cps, pos, &m)) {
+  size_t search = 0;
+  while (normalized_matcher_.FindNext(cps, search, &m)) {
     const AddedToken& token = normalized_tokens_[m.index];
+    search = m.end;
+    if (token.single_word && ((m.begin > 0 && IsWordChar(cps[m.begin - 1])) ||
+                              (m.end < cps.size() && IsWordChar(cps[m.end])))) {
+      continue;
+    }
     size_t begin = m.begin;
     size_t end = m.end;
     while (token.lstrip && begin > pos && IsWhitespace(cps[begin - 1])) --begin;
@@ -138,6 +172,7 @@ void TextEncoder::EncodeSegment(std::string_view segment, int32_t base, EncodeSc
     EncodeWords(pos, begin, s, out);
     out->push_back(SpanOf(token.id, chars, begin, end));
     pos = end;
+    search = end;
   }
   EncodeWords(pos, chars.size(), s, out);
 }

@@ -27,21 +27,16 @@ absl::Status ReadAddedTokens(const json& root, Pipeline* p) {
     auto checked = TokenId(*id, where + ".id");
     if (!checked.ok()) return checked.status();
     added.id = *checked;
-    bool single_word = false;
     for (auto s : {OptionalField(t, "content", where, &added.content),
                    OptionalField(t, "special", where, &added.special),
                    OptionalField(t, "lstrip", where, &added.lstrip),
                    OptionalField(t, "rstrip", where, &added.rstrip),
-                   OptionalField(t, "single_word", where, &single_word)}) {
+                   OptionalField(t, "single_word", where, &added.single_word)}) {
       if (!s.ok()) return s;
     }
     added.normalized = !added.special;  // Hugging Face's default
     if (auto s = OptionalField(t, "normalized", where, &added.normalized); !s.ok()) return s;
     if (added.content.empty()) return JsonError(where, "an added token has no content");
-    if (single_word) {
-      return absl::UnimplementedError(
-          absl::StrCat("added token \"", added.content, "\": single_word is not implemented"));
-    }
     p->added_tokens.push_back(std::move(added));
   }
   return absl::OkStatus();
