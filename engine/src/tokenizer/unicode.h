@@ -1,4 +1,4 @@
-// Character properties the BERT tokenizer needs, all answered by ICU (Debian's
+// Character properties the tokenizer parts need, all answered by ICU (Debian's
 // ICU 72, Unicode 15.0): no hand-made tables.
 #pragma once
 
