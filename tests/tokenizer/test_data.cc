@@ -8,6 +8,7 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "nlohmann/json.hpp"
 
 namespace engine::tokenizer_test {
@@ -48,22 +49,76 @@ const std::vector<std::string>& Corpus() {
   return corpus;
 }
 
-const std::vector<Reference>& References() {
-  static const std::vector<Reference> refs = [] {
-    std::vector<Reference> out;
-    for (const std::string& line : ReadLines(GoldenDir() + "/reference.jsonl")) {
-      const auto j = nlohmann::json::parse(line);
-      Reference r;
-      r.line = j.at("line").get<int>();
-      r.pair_line = j.value("pair_line", 0);
-      r.max_length = j.value("max_length", 0);
-      r.ids = j.at("ids").get<std::vector<int>>();
-      if (j.contains("type_ids")) r.type_ids = j.at("type_ids").get<std::vector<int>>();
-      out.push_back(std::move(r));
+std::string SharedTokenizersDir() { return SHARED_TOKENIZERS_DIR; }
+
+std::vector<Reference> ReadReferences(const std::string& path) {
+  std::vector<Reference> out;
+  for (const std::string& line : ReadLines(path)) {
+    const auto j = nlohmann::json::parse(line);
+    Reference r;
+    r.line = j.at("line").get<int>();
+    r.pair_line = j.value("pair_line", 0);
+    r.max_length = j.value("max_length", 0);
+    r.ids = j.at("ids").get<std::vector<int>>();
+    if (j.contains("type_ids")) r.type_ids = j.at("type_ids").get<std::vector<int>>();
+    if (j.contains("decoded")) {
+      r.has_decoded = true;
+      r.decoded = j.at("decoded").get<std::string>();
     }
-    return out;
-  }();
+    out.push_back(std::move(r));
+  }
+  return out;
+}
+
+const std::vector<Reference>& References() {
+  static const std::vector<Reference> refs = ReadReferences(GoldenDir() + "/reference.jsonl");
   return refs;
+}
+
+absl::StatusOr<Encoding> EncodeReference(const Tokenizer& tok, const Reference& r) {
+  const std::string& text = Corpus().at(r.line - 1);
+  if (r.pair_line == 0) return tok.Encode(text, r.max_length);
+  return tok.EncodePair(text, Corpus().at(r.pair_line - 1), r.max_length);
+}
+
+std::string DescribeReference(const Reference& r) {
+  std::string s = absl::StrCat("corpus.jsonl:", r.line);
+  if (r.pair_line) absl::StrAppend(&s, " + corpus.jsonl:", r.pair_line);
+  if (r.max_length) absl::StrAppend(&s, " max_length=", r.max_length);
+  absl::StrAppend(&s, " \"", Escape(Corpus().at(r.line - 1)).substr(0, 200), "\"");
+  return s;
+}
+
+// Compares every reference record; returns how many matched and describes
+// the first few mismatches.
+int CompareAll(const Tokenizer& tok, const std::vector<Reference>& refs, std::string* report) {
+  int identical = 0;
+  int reported = 0;
+  for (const Reference& r : refs) {
+    absl::StatusOr<Encoding> enc = EncodeReference(tok, r);
+    std::vector<int> ids;
+    std::vector<int> types;
+    if (enc.ok()) {
+      ids.assign(enc->ids.begin(), enc->ids.end());
+      types.assign(enc->token_type_ids.begin(), enc->token_type_ids.end());
+    }
+    const std::vector<int> want_types =
+        r.type_ids.empty() ? std::vector<int>(r.ids.size(), 0) : r.type_ids;
+    if (enc.ok() && ids == r.ids && types == want_types) {
+      ++identical;
+      continue;
+    }
+    if (++reported <= 10) {
+      absl::StrAppend(report, "\n", DescribeReference(r), "\n  want ids ",
+                      absl::StrJoin(r.ids, " "), "\n  got  ids ", absl::StrJoin(ids, " "));
+      if (enc.ok()) {
+        absl::StrAppend(report, "\n  got tokens ", absl::StrJoin(enc->tokens, " "));
+      } else {
+        absl::StrAppend(report, "\n  error ", enc.status().ToString());
+      }
+    }
+  }
+  return identical;
 }
 
 const Tokenizer& Bert() {

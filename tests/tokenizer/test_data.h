@@ -20,10 +20,24 @@ struct Reference {
   int pair_line = 0;   // 0: a single text
   int max_length = 0;  // 0: no truncation
   std::vector<int> ids;
-  std::vector<int> type_ids;  // empty for singles without truncation
+  std::vector<int> type_ids;  // empty: all 0
+  bool has_decoded = false;   // `decoded` is Decode(ids, skip_special_tokens=true)
+  std::string decoded;
 };
+// A reference file (reference.jsonl, pipelines/*.jsonl).
+std::vector<Reference> ReadReferences(const std::string& path);
 // reference.jsonl, made by make_reference.mjs.
 const std::vector<Reference>& References();
+
+// ../shared/tokenizers: the real tokenizer files, read in place (not in the repository).
+std::string SharedTokenizersDir();
+
+// The record's texts through `tok` (Encode or EncodePair, with its max_length).
+absl::StatusOr<Encoding> EncodeReference(const Tokenizer& tok, const Reference& r);
+std::string DescribeReference(const Reference& r);
+// Compares every record's ids and token types; returns how many matched and
+// describes the first few mismatches in *report.
+int CompareAll(const Tokenizer& tok, const std::vector<Reference>& refs, std::string* report);
 
 // The bert-base-uncased tokenizer loaded from tokenizer.json (shared, loaded once).
 const Tokenizer& Bert();

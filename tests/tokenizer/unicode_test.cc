@@ -11,7 +11,7 @@
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "normalizer.h"
+#include "normalizers/bert_normalizer.h"
 #include "utf8.h"
 
 namespace engine::tokenizer {
@@ -115,7 +115,8 @@ TEST(Utf8Test, DecodesAndFindsTheFirstBadByte) {
 
 std::u32string Normalized(const NormalizerOptions& options, std::string_view text) {
   std::vector<NormChar> chars;
-  Normalizer(options).Normalize(text, 0, &chars);
+  AppendChars(text, 0, &chars);
+  BertNormalizer(options).Normalize(&chars);
   std::u32string out;
   for (const NormChar& c : chars) out.push_back(c.cp);
   return out;
@@ -139,7 +140,8 @@ TEST(NormalizerTest, CanonicalReorderingSurvivesStripping) {
   // U+1D16D (ccc 226) before U+1D165 (ccc 216): NFD swaps them, neither is Mn.
   const std::string text = "a\xF0\x9D\x85\xAD\xF0\x9D\x85\xA5";
   std::vector<NormChar> chars;
-  Normalizer(NormalizerOptions{}).Normalize(text, 0, &chars);
+  AppendChars(text, 0, &chars);
+  BertNormalizer(NormalizerOptions{}).Normalize(&chars);
   ASSERT_EQ(chars.size(), 3u);
   EXPECT_EQ(chars[1].cp, 0x1D165u);
   EXPECT_EQ(chars[2].cp, 0x1D16Du);
@@ -148,7 +150,8 @@ TEST(NormalizerTest, CanonicalReorderingSurvivesStripping) {
   // A dropped starter (U+0941, Mn with ccc 0) still separates the runs.
   const std::string blocked = "a\xF0\x9D\x85\xAD\xE0\xA5\x81\xF0\x9D\x85\xA5";
   chars.clear();
-  Normalizer(NormalizerOptions{}).Normalize(blocked, 0, &chars);
+  AppendChars(blocked, 0, &chars);
+  BertNormalizer(NormalizerOptions{}).Normalize(&chars);
   ASSERT_EQ(chars.size(), 3u);
   EXPECT_EQ(chars[1].cp, 0x1D16Du);
   EXPECT_EQ(chars[2].cp, 0x1D165u);

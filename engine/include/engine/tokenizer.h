@@ -1,4 +1,5 @@
-// BERT WordPiece tokenizer, identical in ids to Hugging Face's BertTokenizer(Fast).
+// Hugging Face tokenizers (tokenizer.json pipelines: WordPiece, Unigram, ...;
+// or a BERT vocab.txt), identical in ids to the Rust `tokenizers` crate.
 #pragma once
 
 #include <cstdint>
@@ -43,7 +44,7 @@ struct TokenizerOptions {
 };
 
 namespace tokenizer {
-struct TokenizerSpec;
+struct Pipeline;
 }
 
 // The byte offset of the first ill-formed UTF-8 sequence in `text` (RFC 3629:
@@ -53,22 +54,36 @@ size_t FindInvalidUtf8(std::string_view text);
 class Tokenizer {
  public:
   // Loads tokenizer.json if the directory has one, else vocab.txt (+ tokenizer_config.json).
+  // A part tokenizer.json names that is not implemented is Unimplemented, naming it.
   // tokenizer.json's "truncation" and "padding" sections are not applied (as
   // with transformers' AutoTokenizer): callers pass max_length and pad batches.
   static absl::StatusOr<std::unique_ptr<Tokenizer>> Load(const std::string& model_dir);
+  // A tokenizer.json given as text; `source` names it in errors.
+  static absl::StatusOr<std::unique_ptr<Tokenizer>> FromTokenizerJson(
+      std::string_view json, const std::string& source = "tokenizer.json");
   static absl::StatusOr<std::unique_ptr<Tokenizer>> FromVocab(std::vector<std::string> vocab,
                                                               const TokenizerOptions& options);
   ~Tokenizer();
 
   // Thread-safe. Invalid UTF-8 is an error (InvalidArgument), never a crash.
   // `max_length` > 0 truncates to that many ids in total (special tokens
-  // included), keeping the closing [SEP]; 0 means no truncation. Pairs lose
+  // included, as many as the post-processor adds), keeping the closing special
+  // tokens; 0 means no truncation. Pairs lose
   // tokens from the longer text first (Hugging Face's longest_first). A
   // max_length below the number of special tokens is InvalidArgument.
   // Literal special tokens in the text ("[MASK]", "[SEP]") map to their ids.
   absl::StatusOr<Encoding> Encode(std::string_view text, int max_length = 0) const;
   absl::StatusOr<Encoding> EncodePair(std::string_view text, std::string_view text_pair,
                                       int max_length = 0) const;
+
+  // Ids back to text through the tokenizer's decoder (Hugging Face's
+  // `decode`); special added tokens are left out if `skip_special_tokens`.
+  // An id outside the vocabulary is InvalidArgument naming its index.
+  absl::StatusOr<std::string> Decode(const std::vector<int32_t>& ids,
+                                     bool skip_special_tokens = true) const;
+
+  // Special tokens the post-processor adds to one text / to a pair.
+  int num_special_tokens(bool pair) const;
 
   int vocab_size() const;
   int cls_id() const;
@@ -79,7 +94,7 @@ class Tokenizer {
  private:
   struct Impl;
   explicit Tokenizer(std::unique_ptr<Impl> impl);
-  static absl::StatusOr<std::unique_ptr<Tokenizer>> FromSpec(tokenizer::TokenizerSpec spec);
+  static absl::StatusOr<std::unique_ptr<Tokenizer>> FromPipeline(tokenizer::Pipeline pipeline);
   std::unique_ptr<Impl> impl_;
 };
 

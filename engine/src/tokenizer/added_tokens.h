@@ -14,9 +14,10 @@ struct AddedToken {
   std::string content;
   int32_t id = -1;
   bool special = false;
-  bool normalized = false;  // matched in the normalized text instead of the input
-  bool lstrip = false;      // the match swallows whitespace on its left
-  bool rstrip = false;      // ... and on its right
+  bool normalized = false;   // matched in the normalized text instead of the input
+  bool lstrip = false;       // the match swallows whitespace on its left
+  bool rstrip = false;       // ... and on its right
+  bool single_word = false;  // only where no word character touches it
 };
 
 // Leftmost-longest search for a set of strings over code units of CharT

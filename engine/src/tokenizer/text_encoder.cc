@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <utility>
 
-#include "pre_tokenizer.h"
+#include <unicode/uchar.h>
+
 #include "unicode.h"
 #include "utf8.h"
 
@@ -36,6 +37,28 @@ size_t LeadingWhitespace(std::string_view s) {
 
 // Input bytes behind normalized characters [b, e); canonical reordering can
 // permute sources, hence min/max rather than first/last.
+// The regex crate's Unicode \w (the Rust crate's single_word test): Alphabetic,
+// marks, decimal digits, connector punctuation, joiners.
+bool IsWordChar(char32_t c) {
+  const auto u = static_cast<UChar32>(c);
+  return u_hasBinaryProperty(u, UCHAR_ALPHABETIC) ||
+         (U_GET_GC_MASK(u) & (U_GC_M_MASK | U_GC_ND_MASK | U_GC_PC_MASK)) != 0 ||
+         u_hasBinaryProperty(u, UCHAR_JOIN_CONTROL);
+}
+
+// Whether the code point ending at / starting at byte i of `text` is a word character.
+bool WordBefore(std::string_view text, size_t i) {
+  if (i == 0) return false;
+  size_t k = i - 1;
+  while (k > 0 && (static_cast<uint8_t>(text[k]) & 0xC0) == 0x80) --k;
+  char32_t cp = 0;
+  return DecodeUtf8(text, k, &cp) > 0 && IsWordChar(cp);
+}
+bool WordAfter(std::string_view text, size_t i) {
+  char32_t cp = 0;
+  return i < text.size() && DecodeUtf8(text, i, &cp) > 0 && IsWordChar(cp);
+}
+
 Piece SpanOf(int32_t id, const std::vector<NormChar>& chars, size_t b, size_t e) {
   Piece p{id, chars[b].begin, chars[b].end};
   for (size_t i = b + 1; i < e; ++i) {
@@ -53,13 +76,14 @@ std::vector<std::string> RawPatterns(const std::vector<AddedToken>& tokens) {
 
 // Normalized added tokens are matched after normalization, so their patterns
 // are normalized too (as Hugging Face's AddedVocabulary does).
-std::vector<std::u32string> NormalizedPatterns(const Normalizer& normalizer,
+std::vector<std::u32string> NormalizedPatterns(const Normalizer* normalizer,
                                                const std::vector<AddedToken>& tokens) {
   std::vector<std::u32string> patterns;
   std::vector<NormChar> chars;
   for (const AddedToken& t : tokens) {
     chars.clear();
-    normalizer.Normalize(t.content, 0, &chars);
+    AppendChars(t.content, 0, &chars);
+    if (normalizer != nullptr) normalizer->Normalize(&chars);
     std::u32string p;
     for (const NormChar& c : chars) p.push_back(c.cp);
     patterns.push_back(std::move(p));
@@ -80,13 +104,16 @@ std::vector<AddedToken> Select(const std::vector<AddedToken>& tokens, bool norma
 void EncodeScratch::Trim() {
   constexpr size_t kKeep = 1 << 16;
   if (chars.capacity() > kKeep) std::vector<NormChar>().swap(chars);
+  if (word_chars.capacity() > kKeep) std::vector<NormChar>().swap(word_chars);
+  if (words.capacity() > kKeep) std::vector<Span>().swap(words);
   if (codepoints.capacity() > kKeep) std::u32string().swap(codepoints);
 }
 
-TextEncoder::TextEncoder(Normalizer normalizer, WordPiece wordpiece,
-                         const std::vector<AddedToken>& added_tokens)
-    : normalizer_(std::move(normalizer)),
-      wordpiece_(std::move(wordpiece)),
+TextEncoder::TextEncoder(const Normalizer* normalizer, const PreTokenizer* pre_tokenizer,
+                         const Model* model, const std::vector<AddedToken>& added_tokens)
+    : normalizer_(normalizer),
+      pre_tokenizer_(pre_tokenizer),
+      model_(model),
       raw_tokens_(Select(added_tokens, /*normalized=*/false)),
       normalized_tokens_(Select(added_tokens, /*normalized=*/true)),
       raw_matcher_(RawPatterns(raw_tokens_)),
@@ -95,9 +122,12 @@ TextEncoder::TextEncoder(Normalizer normalizer, WordPiece wordpiece,
 void TextEncoder::Encode(std::string_view text, EncodeScratch* s, std::vector<Piece>* out) const {
   out->clear();
   size_t pos = 0;
+  size_t search = 0;  // a match refused for single_word is skipped, not re-searched
   TokenMatcher<char>::Match m;
-  while (!raw_matcher_.empty() && raw_matcher_.FindNext(text, pos, &m)) {
+  while (!raw_matcher_.empty() && raw_matcher_.FindNext(text, search, &m)) {
     const AddedToken& token = raw_tokens_[m.index];
+    search = m.end;
+    if (token.single_word && (WordBefore(text, m.begin) || WordAfter(text, m.end))) continue;
     size_t begin = m.begin;
     size_t end = m.end;
     if (token.lstrip) begin -= TrailingWhitespace(text.substr(pos, begin - pos));
@@ -105,6 +135,7 @@ void TextEncoder::Encode(std::string_view text, EncodeScratch* s, std::vector<Pi
     EncodeSegment(text.substr(pos, begin - pos), static_cast<int32_t>(pos), s, out);
     out->push_back({token.id, static_cast<int32_t>(begin), static_cast<int32_t>(end)});
     pos = end;
+    search = end;
   }
   EncodeSegment(text.substr(pos), static_cast<int32_t>(pos), s, out);
 }
@@ -115,7 +146,8 @@ void TextEncoder::EncodeSegment(std::string_view segment, int32_t base, EncodeSc
   if (segment.empty()) return;
   std::vector<NormChar>& chars = s->chars;
   chars.clear();
-  normalizer_.Normalize(segment, base, &chars);
+  AppendChars(segment, base, &chars);
+  if (normalizer_ != nullptr) normalizer_->Normalize(&chars);
   if (normalized_matcher_.empty()) {
     EncodeWords(0, chars.size(), s, out);
     return;
@@ -125,8 +157,14 @@ void TextEncoder::EncodeSegment(std::string_view segment, int32_t base, EncodeSc
   const std::u32string_view cps = s->codepoints;
   size_t pos = 0;
   TokenMatcher<char32_t>::Match m;
-  while (normalized_matcher_.FindNext(cps, pos, &m)) {
+  size_t search = 0;
+  while (normalized_matcher_.FindNext(cps, search, &m)) {
     const AddedToken& token = normalized_tokens_[m.index];
+    search = m.end;
+    if (token.single_word && ((m.begin > 0 && IsWordChar(cps[m.begin - 1])) ||
+                              (m.end < cps.size() && IsWordChar(cps[m.end])))) {
+      continue;
+    }
     size_t begin = m.begin;
     size_t end = m.end;
     while (token.lstrip && begin > pos && IsWhitespace(cps[begin - 1])) --begin;
@@ -134,28 +172,28 @@ void TextEncoder::EncodeSegment(std::string_view segment, int32_t base, EncodeSc
     EncodeWords(pos, begin, s, out);
     out->push_back(SpanOf(token.id, chars, begin, end));
     pos = end;
+    search = end;
   }
   EncodeWords(pos, chars.size(), s, out);
 }
 
 void TextEncoder::EncodeWords(size_t from, size_t to, EncodeScratch* s,
                               std::vector<Piece>* out) const {
-  const std::vector<NormChar>& chars = s->chars;
-  SplitWords(chars, from, to, [&](size_t begin, size_t end) {
-    s->word.clear();
-    s->char_starts.clear();
-    for (size_t i = begin; i < end; ++i) {
-      s->char_starts.push_back(static_cast<int32_t>(s->word.size()));
-      AppendUtf8(chars[i].cp, &s->word);
-    }
-    s->char_starts.push_back(static_cast<int32_t>(s->word.size()));
+  if (from >= to) return;
+  std::vector<NormChar>& chars = s->word_chars;
+  chars.assign(s->chars.begin() + from, s->chars.begin() + to);
+  s->words.assign(1, Span{0, static_cast<uint32_t>(chars.size())});
+  if (pre_tokenizer_ != nullptr) pre_tokenizer_->PreTokenize(&chars, &s->words);
+  for (const Span w : s->words) {
+    if (w.begin >= w.end) continue;
+    CharsToUtf8(chars, w.begin, w.end, &s->word, &s->char_starts);
     s->subwords.clear();
-    wordpiece_.Tokenize(s->word, s->char_starts.data(), static_cast<int>(end - begin),
-                        &s->subwords);
-    for (const SubWord& w : s->subwords) {
-      out->push_back(SpanOf(w.id, chars, begin + w.begin, begin + w.end));
+    model_->Tokenize(s->word, s->char_starts.data(), static_cast<int>(w.end - w.begin),
+                     &s->subwords);
+    for (const SubWord& sw : s->subwords) {
+      out->push_back(SpanOf(sw.id, chars, w.begin + sw.begin, w.begin + sw.end));
     }
-  });
+  }
 }
 
 }  // namespace engine::tokenizer

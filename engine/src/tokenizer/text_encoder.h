@@ -1,5 +1,6 @@
 // One text to token ids with byte offsets: added tokens cut out of the input,
-// the rest normalized, split into words and WordPiece'd. No special tokens.
+// the rest normalized, pre-tokenized into words and given to the model. No
+// special tokens (the post-processor adds them).
 #pragma once
 
 #include <cstdint>
@@ -8,8 +9,9 @@
 #include <vector>
 
 #include "added_tokens.h"
-#include "normalizer.h"
-#include "wordpiece.h"
+#include "models/model.h"
+#include "normalizers/normalizer.h"
+#include "pre_tokenizers/pre_tokenizer.h"
 
 namespace engine::tokenizer {
 
@@ -20,9 +22,11 @@ struct Piece {
 };
 
 // Buffers reused across calls (one set per thread) so that encoding a text
-// allocates nothing once they have grown.
+// allocates little once they have grown.
 struct EncodeScratch {
   std::vector<NormChar> chars;
+  std::vector<NormChar> word_chars;
+  std::vector<Span> words;
   std::u32string codepoints;
   std::string word;
   std::vector<int32_t> char_starts;
@@ -34,21 +38,23 @@ struct EncodeScratch {
 
 class TextEncoder {
  public:
-  TextEncoder(Normalizer normalizer, WordPiece wordpiece,
+  // The parts are borrowed and must outlive the encoder; normalizer and
+  // pre_tokenizer may be null.
+  TextEncoder(const Normalizer* normalizer, const PreTokenizer* pre_tokenizer, const Model* model,
               const std::vector<AddedToken>& added_tokens);
 
   // `text` must be valid UTF-8 shorter than 2 GiB. Replaces *out.
   void Encode(std::string_view text, EncodeScratch* scratch, std::vector<Piece>* out) const;
 
-  const WordPiece& wordpiece() const { return wordpiece_; }
-
  private:
   void EncodeSegment(std::string_view segment, int32_t base, EncodeScratch* s,
                      std::vector<Piece>* out) const;
+  // Pre-tokenizes normalized characters [from, to) of s->chars and runs the model.
   void EncodeWords(size_t from, size_t to, EncodeScratch* s, std::vector<Piece>* out) const;
 
-  Normalizer normalizer_;
-  WordPiece wordpiece_;
+  const Normalizer* normalizer_;
+  const PreTokenizer* pre_tokenizer_;
+  const Model* model_;
   std::vector<AddedToken> raw_tokens_;         // matched in the input
   std::vector<AddedToken> normalized_tokens_;  // matched in the normalized text
   TokenMatcher<char> raw_matcher_;

@@ -1,4 +1,4 @@
-// engine::Tokenizer: loading, special tokens around the texts, truncation.
+// engine::Tokenizer: loading, special tokens around the texts, truncation, decoding.
 #include "engine/tokenizer.h"
 
 #include <algorithm>
@@ -9,7 +9,9 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "post_processor.h"
+#include "absl/strings/str_join.h"
+#include "pipeline.h"
+#include "processors/template_processing.h"
 #include "text_encoder.h"
 #include "tokenizer_spec.h"
 #include "unicode.h"
@@ -19,6 +21,7 @@ namespace engine {
 
 using tokenizer::EncodeScratch;
 using tokenizer::Piece;
+using tokenizer::Pipeline;
 using tokenizer::Template;
 using tokenizer::TokenizerSpec;
 
@@ -64,8 +67,10 @@ absl::Status CheckMaxLength(int max_length, int num_special) {
 }  // namespace
 
 struct Tokenizer::Impl {
-  Impl(tokenizer::TextEncoder e, Template s, Template p)
-      : encoder(std::move(e)), single(std::move(s)), pair(std::move(p)) {}
+  explicit Impl(Pipeline p)
+      : parts(std::move(p)),
+        encoder(parts.normalizer.get(), parts.pre_tokenizer.get(), parts.model.get(),
+                parts.added_tokens) {}
 
   // Fills the template with the first `keep_*` pieces of each text.
   Encoding Assemble(const Template& t, const std::vector<Piece>& first, size_t keep_first,
@@ -91,16 +96,19 @@ struct Tokenizer::Impl {
       const size_t keep = p.sequence == 0 ? keep_first : keep_second;
       if (seq == nullptr) continue;
       for (size_t i = 0; i < keep; ++i) {
-        add((*seq)[i].id, p.type_id, (*seq)[i].begin, (*seq)[i].end);
+        int32_t begin = (*seq)[i].begin;
+        int32_t end = (*seq)[i].end;
+        tokenizer::TrimOffsets(parts.trim, id_to_token[(*seq)[i].id], i == 0, &begin, &end);
+        add((*seq)[i].id, p.type_id, begin, end);
       }
     }
     return enc;
   }
 
+  Pipeline parts;
   tokenizer::TextEncoder encoder;
-  Template single;
-  Template pair;
   std::vector<std::string> id_to_token;
+  std::vector<bool> is_special;  // special added tokens, skipped when decoding
   int32_t cls = -1;
   int32_t sep = -1;
   int32_t pad = 0;
@@ -115,80 +123,87 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& mo
   std::error_code ec;
   const std::string json_path = (dir / "tokenizer.json").string();
   if (fs::exists(json_path, ec)) {
-    absl::StatusOr<TokenizerSpec> spec = tokenizer::ReadTokenizerJson(json_path);
-    if (!spec.ok()) return spec.status();
-    return FromSpec(*std::move(spec));
+    absl::StatusOr<Pipeline> p = tokenizer::ReadTokenizerJson(json_path);
+    if (!p.ok()) return p.status();
+    return FromPipeline(*std::move(p));
   }
   const std::string vocab_path = (dir / "vocab.txt").string();
   if (fs::exists(vocab_path, ec)) {
     absl::StatusOr<TokenizerSpec> spec =
         tokenizer::ReadVocabTxt(vocab_path, (dir / "tokenizer_config.json").string());
     if (!spec.ok()) return spec.status();
-    return FromSpec(*std::move(spec));
+    absl::StatusOr<Pipeline> p = tokenizer::BertPipeline(*std::move(spec));
+    if (!p.ok()) return p.status();
+    return FromPipeline(*std::move(p));
   }
   return absl::NotFoundError(absl::StrCat(model_dir, ": has neither tokenizer.json nor vocab.txt"));
 }
 
-absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(std::vector<std::string> vocab,
-                                                                const TokenizerOptions& options) {
-  return FromSpec(tokenizer::SpecFromOptions(std::move(vocab), options, "vocabulary"));
+absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromTokenizerJson(std::string_view json,
+                                                                        const std::string& source) {
+  absl::StatusOr<Pipeline> p = tokenizer::ParseTokenizerJsonText(json, source);
+  if (!p.ok()) return p.status();
+  return FromPipeline(*std::move(p));
 }
 
-absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromSpec(TokenizerSpec spec) {
-  const auto error = [&spec](const std::string& what) {
-    return absl::InvalidArgumentError(absl::StrCat(spec.source, ": ", what));
+absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(std::vector<std::string> vocab,
+                                                                const TokenizerOptions& options) {
+  absl::StatusOr<Pipeline> p =
+      tokenizer::BertPipeline(tokenizer::SpecFromOptions(std::move(vocab), options, "vocabulary"));
+  if (!p.ok()) return p.status();
+  return FromPipeline(*std::move(p));
+}
+
+absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromPipeline(Pipeline p) {
+  const auto error = [&p](const std::string& what) {
+    return absl::InvalidArgumentError(absl::StrCat(p.source, ": ", what));
   };
-  if (spec.vocab.empty()) return error("the vocabulary is empty");
-  if (spec.wordpiece.max_input_chars_per_word <= 0) {
-    return error("max_input_chars_per_word must be positive");
-  }
   if (!tokenizer::UnicodeDataAvailable()) {
     return absl::InternalError("ICU's normalization data is not available");
   }
-
   // Ids index one table of token strings: the model's vocabulary, then added tokens.
+  const std::vector<std::pair<std::string, int32_t>> vocab = p.model->Vocab();
+  if (vocab.empty()) return error("the vocabulary is empty");
   int32_t size = 0;
-  for (const auto& [token, id] : spec.vocab) size = std::max(size, id + 1);
-  for (const tokenizer::AddedToken& t : spec.added_tokens) size = std::max(size, t.id + 1);
+  for (const auto& [token, id] : vocab) size = std::max(size, id + 1);
+  for (const tokenizer::AddedToken& t : p.added_tokens) size = std::max(size, t.id + 1);
   std::vector<std::string> id_to_token(size);
-  for (const auto& [token, id] : spec.vocab) id_to_token[id] = token;
-  for (const tokenizer::AddedToken& t : spec.added_tokens) id_to_token[t.id] = t.content;
-
-  tokenizer::WordPiece wordpiece(spec.vocab, spec.wordpiece);
-  if (wordpiece.unk_id() < 0) {
-    return error(absl::StrCat("the unknown token \"", spec.wordpiece.unk_token,
-                              "\" is not in the vocabulary"));
+  std::vector<bool> is_special(size, false);
+  for (const auto& [token, id] : vocab) id_to_token[id] = token;
+  for (const tokenizer::AddedToken& t : p.added_tokens) {
+    id_to_token[t.id] = t.content;
+    is_special[t.id] = t.special;
   }
-  for (const Template* t : {&spec.single, &spec.pair}) {
+  for (const Template* t : {&p.single, &p.pair}) {
     int sequences = 0;
-    for (const tokenizer::TemplatePiece& p : t->pieces) {
-      for (int32_t id : p.ids) {
+    for (const tokenizer::TemplatePiece& piece : t->pieces) {
+      for (int32_t id : piece.ids) {
         if (id < 0 || id >= size) {
           return error(
               "a special token of the post-processor ([CLS]/[SEP]) is not in the vocabulary");
         }
       }
-      if (p.sequence >= 0) ++sequences;
+      if (piece.sequence >= 0) ++sequences;
     }
-    if (sequences != (t == &spec.single ? 1 : 2)) {
+    if (sequences != (t == &p.single ? 1 : 2)) {
       return error("the post-processor template must hold each text exactly once");
     }
   }
-
-  tokenizer::TextEncoder encoder(tokenizer::Normalizer(spec.normalizer), std::move(wordpiece),
-                                 spec.added_tokens);
-  auto impl =
-      std::make_unique<Impl>(std::move(encoder), std::move(spec.single), std::move(spec.pair));
+  const int32_t pad_id = p.pad_id;
+  auto impl = std::make_unique<Impl>(std::move(p));
   impl->id_to_token = std::move(id_to_token);
-  // [CLS] opens and [SEP] closes the single-text template.
-  for (const tokenizer::TemplatePiece& p : impl->single.pieces) {
-    if (p.sequence >= 0 || p.ids.empty()) continue;
-    if (impl->cls < 0) impl->cls = p.ids.front();
-    impl->sep = p.ids.back();
+  impl->is_special = std::move(is_special);
+  // The first special token opens and the last closes the single-text template.
+  for (const tokenizer::TemplatePiece& piece : impl->parts.single.pieces) {
+    if (piece.sequence >= 0 || piece.ids.empty()) continue;
+    if (impl->cls < 0) impl->cls = piece.ids.front();
+    impl->sep = piece.ids.back();
   }
-  if (spec.pad_id >= 0 && spec.pad_id < size) {
-    impl->pad = spec.pad_id;
-  } else if (const int32_t id = impl->encoder.wordpiece().Find("[PAD]"); id >= 0) {
+  if (pad_id >= 0 && pad_id < size) {
+    impl->pad = pad_id;
+  } else if (const int32_t id = impl->parts.model->TokenToId("[PAD]"); id >= 0) {
+    impl->pad = id;
+  } else if (const int32_t id = impl->parts.model->TokenToId("<pad>"); id >= 0) {
     impl->pad = id;
   }
   return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(impl)));
@@ -196,14 +211,14 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromSpec(TokenizerSpec spe
 
 absl::StatusOr<Encoding> Tokenizer::Encode(std::string_view text, int max_length) const {
   if (auto s = CheckText(text, "text"); !s.ok()) return s;
-  const int num_special = impl_->single.NumSpecialTokens();
+  const int num_special = impl_->parts.single.NumSpecialTokens();
   if (auto s = CheckMaxLength(max_length, num_special); !s.ok()) return s;
   Scratch& s = ThreadScratch();
   impl_->encoder.Encode(text, &s.encode, &s.first);
   int keep = static_cast<int>(s.first.size());
   int no_second = -1;
   if (max_length > 0) tokenizer::TruncateLongestFirst(max_length, num_special, &keep, &no_second);
-  Encoding enc = impl_->Assemble(impl_->single, s.first, keep, nullptr, 0);
+  Encoding enc = impl_->Assemble(impl_->parts.single, s.first, keep, nullptr, 0);
   s.Trim();
   return enc;
 }
@@ -212,7 +227,7 @@ absl::StatusOr<Encoding> Tokenizer::EncodePair(std::string_view text, std::strin
                                                int max_length) const {
   if (auto s = CheckText(text, "text"); !s.ok()) return s;
   if (auto s = CheckText(text_pair, "text_pair"); !s.ok()) return s;
-  const int num_special = impl_->pair.NumSpecialTokens();
+  const int num_special = impl_->parts.pair.NumSpecialTokens();
   if (auto s = CheckMaxLength(max_length, num_special); !s.ok()) return s;
   Scratch& s = ThreadScratch();
   impl_->encoder.Encode(text, &s.encode, &s.first);
@@ -222,15 +237,38 @@ absl::StatusOr<Encoding> Tokenizer::EncodePair(std::string_view text, std::strin
   if (max_length > 0) {
     tokenizer::TruncateLongestFirst(max_length, num_special, &keep_first, &keep_second);
   }
-  Encoding enc = impl_->Assemble(impl_->pair, s.first, keep_first, &s.second, keep_second);
+  Encoding enc = impl_->Assemble(impl_->parts.pair, s.first, keep_first, &s.second, keep_second);
   s.Trim();
   return enc;
+}
+
+absl::StatusOr<std::string> Tokenizer::Decode(const std::vector<int32_t>& ids,
+                                              bool skip_special_tokens) const {
+  std::vector<std::string> tokens;
+  tokens.reserve(ids.size());
+  const auto size = static_cast<int32_t>(impl_->id_to_token.size());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const int32_t id = ids[i];
+    if (id < 0 || id >= size) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("id ", id, " at index ", i, " is outside the vocabulary (size ", size, ")"));
+    }
+    if (skip_special_tokens && impl_->is_special[id]) continue;
+    tokens.push_back(impl_->id_to_token[id]);
+  }
+  if (impl_->parts.decoder == nullptr) return absl::StrJoin(tokens, " ");
+  impl_->parts.decoder->DecodeChain(&tokens);
+  return absl::StrJoin(tokens, "");
+}
+
+int Tokenizer::num_special_tokens(bool pair) const {
+  return (pair ? impl_->parts.pair : impl_->parts.single).NumSpecialTokens();
 }
 
 int Tokenizer::vocab_size() const { return static_cast<int>(impl_->id_to_token.size()); }
 int Tokenizer::cls_id() const { return impl_->cls; }
 int Tokenizer::sep_id() const { return impl_->sep; }
 int Tokenizer::pad_id() const { return impl_->pad; }
-int Tokenizer::unk_id() const { return impl_->encoder.wordpiece().unk_id(); }
+int Tokenizer::unk_id() const { return impl_->parts.model->unk_id(); }
 
 }  // namespace engine

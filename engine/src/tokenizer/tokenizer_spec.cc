@@ -7,6 +7,8 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "decoders/wordpiece_decoder.h"
+#include "pre_tokenizers/bert_pre_tokenizer.h"
 
 namespace engine::tokenizer {
 
@@ -17,18 +19,6 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
   content << in.rdbuf();
   if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
   return content.str();
-}
-
-Template BertTemplate(int32_t cls_id, int32_t sep_id, bool pair) {
-  Template t;
-  t.pieces.push_back({-1, 0, {cls_id}});
-  t.pieces.push_back({0, 0, {}});
-  t.pieces.push_back({-1, 0, {sep_id}});
-  if (pair) {
-    t.pieces.push_back({1, 1, {}});
-    t.pieces.push_back({-1, 1, {sep_id}});
-  }
-  return t;
 }
 
 TokenizerSpec SpecFromOptions(std::vector<std::string> vocab, const TokenizerOptions& options,
@@ -75,6 +65,33 @@ TokenizerSpec SpecFromOptions(std::vector<std::string> vocab, const TokenizerOpt
   spec.pair = BertTemplate(cls, sep, /*pair=*/true);
   spec.pad_id = find(options.pad_token);
   return spec;
+}
+
+absl::StatusOr<Pipeline> BertPipeline(TokenizerSpec spec) {
+  if (spec.vocab.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(spec.source, ": the vocabulary is empty"));
+  }
+  if (spec.wordpiece.max_input_chars_per_word <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(spec.source, ": max_input_chars_per_word must be positive"));
+  }
+  Pipeline p;
+  p.source = spec.source;
+  p.normalizer = std::make_unique<BertNormalizer>(spec.normalizer);
+  p.pre_tokenizer = std::make_unique<BertPreTokenizer>();
+  auto model = std::make_unique<WordPiece>(spec.vocab, spec.wordpiece);
+  if (model->unk_id() < 0) {
+    return absl::InvalidArgumentError(absl::StrCat(spec.source, ": the unknown token \"",
+                                                   spec.wordpiece.unk_token,
+                                                   "\" is not in the vocabulary"));
+  }
+  p.model = std::move(model);
+  p.single = std::move(spec.single);
+  p.pair = std::move(spec.pair);
+  p.decoder = std::make_unique<WordPieceDecoder>(spec.wordpiece.continuing_subword_prefix, true);
+  p.added_tokens = std::move(spec.added_tokens);
+  p.pad_id = spec.pad_id;
+  return p;
 }
 
 }  // namespace engine::tokenizer

@@ -1,4 +1,5 @@
-// Everything a Tokenizer is built from, whichever files it was read from.
+// A BERT WordPiece tokenizer described by vocab.txt / options, and the
+// readers of tokenizer files into a Pipeline.
 #pragma once
 
 #include <cstdint>
@@ -9,9 +10,10 @@
 #include "absl/status/statusor.h"
 #include "added_tokens.h"
 #include "engine/tokenizer.h"
-#include "normalizer.h"
-#include "post_processor.h"
-#include "wordpiece.h"
+#include "models/wordpiece.h"
+#include "normalizers/bert_normalizer.h"
+#include "pipeline.h"
+#include "processors/template_processing.h"
 
 namespace engine::tokenizer {
 
@@ -26,14 +28,17 @@ struct TokenizerSpec {
   int32_t pad_id = -1;  // -1: the "[PAD]" token, else 0
 };
 
-// [CLS] A [SEP] (and B [SEP] with type 1 for pairs).
-Template BertTemplate(int32_t cls_id, int32_t sep_id, bool pair);
-
 // The whole file, or an error naming it.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
 // tokenizer.json (Hugging Face `tokenizers` serialization).
-absl::StatusOr<TokenizerSpec> ReadTokenizerJson(const std::string& path);
+absl::StatusOr<Pipeline> ReadTokenizerJson(const std::string& path);
+// The same from the file's text; `source` names it in errors.
+absl::StatusOr<Pipeline> ParseTokenizerJsonText(std::string_view text, const std::string& source);
+
+// The BERT pipeline of a spec: BertNormalizer, BertPreTokenizer, WordPiece,
+// [CLS]/[SEP] template, WordPiece decoder.
+absl::StatusOr<Pipeline> BertPipeline(TokenizerSpec spec);
 
 // vocab.txt plus, if `config_path` names an existing file, tokenizer_config.json.
 absl::StatusOr<TokenizerSpec> ReadVocabTxt(const std::string& vocab_path,

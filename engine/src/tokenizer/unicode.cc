@@ -45,6 +45,10 @@ bool IsNonSpacingMark(char32_t cp) {
   return u_charType(static_cast<UChar32>(cp)) == U_NON_SPACING_MARK;
 }
 
+bool IsLetter(char32_t cp) { return (U_GET_GC_MASK(static_cast<UChar32>(cp)) & U_GC_L_MASK) != 0; }
+
+bool IsNumber(char32_t cp) { return (U_GET_GC_MASK(static_cast<UChar32>(cp)) & U_GC_N_MASK) != 0; }
+
 uint8_t CombiningClass(char32_t cp) { return u_getCombiningClass(static_cast<UChar32>(cp)); }
 
 int ToLower(char32_t cp, char32_t out[2]) {

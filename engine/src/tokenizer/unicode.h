@@ -1,4 +1,4 @@
-// Character properties the BERT tokenizer needs, all answered by ICU (Debian's
+// Character properties the tokenizer parts need, all answered by ICU (Debian's
 // ICU 72, Unicode 15.0): no hand-made tables.
 #pragma once
 
@@ -27,6 +27,8 @@ inline bool IsChineseChar(char32_t cp) {
 }
 
 bool IsNonSpacingMark(char32_t cp);  // general category Mn
+bool IsLetter(char32_t cp);          // general category L* (regex \p{L})
+bool IsNumber(char32_t cp);          // general category N* (regex \p{N})
 uint8_t CombiningClass(char32_t cp);
 
 // Full lower-case mapping of one code point without context (Rust's

@@ -1,0 +1,100 @@
+// Arbitrary bytes as text through each real tokenizer of ../shared/tokenizers
+// (the XLM-R Unigram of bge-m3 and of paraphrase-multilingual-mpnet-base-v2,
+// all-mpnet-base-v2's WordPiece, roberta-base's byte-level BPE). Framing:
+//
+//   byte 0       flags: bits 0-1 the tokenizer (in the order above), bit 2 a
+//                pair, bit 3 truncation
+//   byte 1       max_length when truncating (below the special-token count it
+//                must be refused)
+//   the rest     the text; a pair splits at the first 0xFF byte
+//
+// Checks: an error exactly for invalid UTF-8 or a too-small max_length; one
+// type/token/offset per id; ids inside the vocabulary; offsets inside the
+// text; truncation at most max_length, the post-processor's tokens kept at
+// both ends; Decode accepts the ids.
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "engine/tokenizer.h"
+#include "fuzz_util.h"
+
+namespace {
+
+constexpr const char* kNames[4] = {
+    "BAAI--bge-m3", "sentence-transformers--paraphrase-multilingual-mpnet-base-v2",
+    "sentence-transformers--all-mpnet-base-v2", "FacebookAI--roberta-base"};
+
+const engine::Tokenizer& Get(int index) {
+  static std::unique_ptr<engine::Tokenizer>* const all = [] {
+    auto* t = new std::unique_ptr<engine::Tokenizer>[4];
+    for (int i = 0; i < 4; ++i) {
+      auto loaded = engine::Tokenizer::Load(
+          fuzz::SourcePath(std::string("../shared/tokenizers/") + kNames[i]));
+      if (!loaded.ok()) fuzz::Fail(std::string(loaded.status().message()).c_str());
+      t[i] = *std::move(loaded);
+    }
+    return t;
+  }();
+  return *all[index];
+}
+
+void CheckEncoding(const engine::Tokenizer& tokenizer, const engine::Encoding& e,
+                   size_t max_text_bytes, bool pair) {
+  const size_t n = e.ids.size();
+  fuzz::Check(e.token_type_ids.size() == n && e.tokens.size() == n && e.offsets.size() == n,
+              "one type, token and offset per id");
+  fuzz::Check(n >= static_cast<size_t>(tokenizer.num_special_tokens(pair)),
+              "the post-processor's tokens are there");
+  fuzz::Check(e.ids.front() == tokenizer.cls_id() && e.ids.back() == tokenizer.sep_id(),
+              "opening and closing special tokens");
+  for (size_t i = 0; i < n; ++i) {
+    fuzz::Check(e.ids[i] >= 0 && e.ids[i] < tokenizer.vocab_size(), "id inside the vocabulary");
+    const auto [begin, end] = e.offsets[i];
+    fuzz::Check(begin >= 0 && begin <= end && static_cast<size_t>(end) <= max_text_bytes,
+                "offsets inside the text");
+  }
+  fuzz::Check(tokenizer.Decode(e.ids, true).ok(), "Decode accepts the ids");
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size < 2) return 0;
+  const uint8_t flags = data[0];
+  const engine::Tokenizer& tokenizer = Get(flags & 3);
+  const bool pair = flags & 4;
+  const int max_length = (flags & 8) ? data[1] : 0;
+  std::string_view text(reinterpret_cast<const char*>(data) + 2, size - 2);
+  std::string_view text_pair;
+  if (pair) {
+    const size_t split = text.find('\xff');
+    if (split != std::string_view::npos) {
+      text_pair = text.substr(split + 1);
+      text = text.substr(0, split);
+    }
+  }
+  const bool valid_utf8 = engine::FindInvalidUtf8(text) == std::string_view::npos &&
+                          engine::FindInvalidUtf8(text_pair) == std::string_view::npos;
+  const int num_special = tokenizer.num_special_tokens(pair);
+  auto full = pair ? tokenizer.EncodePair(text, text_pair) : tokenizer.Encode(text);
+  fuzz::Check(full.ok() == valid_utf8, "an error exactly for invalid UTF-8");
+  if (!full.ok()) return 0;
+  const size_t max_text = std::max(text.size(), text_pair.size());
+  CheckEncoding(tokenizer, *full, max_text, pair);
+  if (max_length == 0) return 0;
+  auto cut =
+      pair ? tokenizer.EncodePair(text, text_pair, max_length) : tokenizer.Encode(text, max_length);
+  fuzz::Check(cut.ok() == (max_length >= num_special),
+              "an error exactly for a max_length below the special tokens");
+  if (!cut.ok()) return 0;
+  CheckEncoding(tokenizer, *cut, max_text, pair);
+  fuzz::Check(cut->ids.size() <= static_cast<size_t>(max_length), "truncated to max_length");
+  if (full->ids.size() <= static_cast<size_t>(max_length)) {
+    fuzz::Check(cut->ids == full->ids, "short enough: truncation changes nothing");
+  }
+  return 0;
+}
