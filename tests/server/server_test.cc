@@ -22,8 +22,8 @@
 
 #include "encoder/v1/encoder.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
-#include "server/encode_stream.h"
-#include "server/encoder_server.h"
+#include "server/app/encoder_server.h"
+#include "server/grpc/encode_stream.h"
 #include "test_model.h"
 
 namespace server {
