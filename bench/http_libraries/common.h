@@ -1,4 +1,4 @@
-// The canned answer of every candidate server: 384 floats as JSON, about the
+// The canned answer of every candidate server: 384 floats as JSON (4 KB), the
 // size of a MiniLM embedding response (the body read is discarded).
 #pragma once
 

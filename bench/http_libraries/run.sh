@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds the three candidate servers (CivetWeb, cpp-httplib, Boost.Beast) and
 # loads each with wrk (2 threads, 32 connections, 10 s, POST of a 32-token
-# text, a 1.6 KB JSON answer). Needs: libcivetweb-dev libcpp-httplib-dev
+# text, a 4 KB JSON answer of 384 floats). Needs: libcivetweb-dev libcpp-httplib-dev
 # libboost1.74-dev wrk (not project dependencies: only this measurement).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -9,7 +9,7 @@ out=$(mktemp -d)
 trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$out"' EXIT
 flags=(-O2 -std=c++17 -pthread -I"$here")
 g++ "${flags[@]}" "$here/civetweb_server.cc" -lcivetweb -o "$out/civetweb"
-g++ "${flags[@]}" "$here/httplib_server.cc" -o "$out/httplib"
+g++ "${flags[@]}" "$here/httplib_server.cc" -lcpp-httplib -o "$out/httplib"
 g++ "${flags[@]}" "$here/beast_server.cc" -o "$out/beast"
 run() {
   local name=$1 port=$2
