@@ -335,6 +335,12 @@ int HttpServer::Handle(mg_connection* connection) {
           fail(call.status());
           break;
         }
+        // One vector per input: a model served without pooling has none.
+        if (model_.pooling == "none") {
+          fail(absl::InvalidArgumentError(
+              "this model's pooling is none (token states): no embedding per input over HTTP"));
+          break;
+        }
         std::chrono::milliseconds timeout = options_.default_timeout;
         if (const char* header = mg_get_header(connection, "X-Request-Timeout-Ms")) {
           int64_t ms = 0;
