@@ -8,7 +8,8 @@
 # served); a second server with API keys (two --api-key flags) refuses calls
 # without a key on both transports (401 / UNAUTHENTICATED), keeps /health and
 # /metrics open and counts the refusals; SIGTERM ends both with exit 0.
-# Installs the pinned npm packages (npm ci) when package-lock.json changed.
+# Installs Node.js (Debian) when missing and the pinned npm packages (npm ci
+# --ignore-scripts) when package-lock.json changed, as deploy/check does.
 #
 # Usage: e2e_http.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI
 set -euo pipefail
@@ -38,6 +39,14 @@ check() {
   "$@" || fail "$what"
 }
 
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "e2e_http: installing nodejs and npm"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    nodejs npm >/dev/null
+fi
 stamp="$clients/node_modules/.package-lock.sha256"
 want="$(sha256sum "$clients/package-lock.json" | cut -d' ' -f1)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
