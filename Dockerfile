@@ -21,7 +21,7 @@ RUN apt-get update \
       g++ cmake make pkg-config binutils \
       libdnnl-dev ocl-icd-opencl-dev libabsl-dev nlohmann-json3-dev libicu-dev \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      prometheus-cpp-dev libgtest-dev libgmock-dev libbenchmark-dev \
+      prometheus-cpp-dev libcivetweb-dev libgtest-dev libgmock-dev libbenchmark-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src
@@ -38,7 +38,7 @@ COPY bench bench
 RUN cmake -S /src -B /build -DCMAKE_BUILD_TYPE=Release >/dev/null \
  && cmake --build /build --target encoder-server encoder-client -j"$(nproc)" \
  && mkdir -p /out \
- && install -m 0755 -s /build/server/encoder-server /build/client/encoder-client /out/
+ && install -m 0755 -s /build/server/app/encoder-server /build/client/encoder-client /out/
 
 # ---- runtime: bookworm-slim with only the shared libraries the binaries use ---
 FROM docker.io/library/debian:bookworm-slim
@@ -48,7 +48,7 @@ FROM docker.io/library/debian:bookworm-slim
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       libdnnl2 libgomp1 libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libicu72 \
-      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 \
  && rm -rf /var/lib/apt/lists/* /var/log/apt /var/log/dpkg.log \
  && groupadd --system --gid 10001 encoder \
  && useradd --system --uid 10001 --gid encoder --home-dir /nonexistent --no-create-home \
@@ -63,18 +63,24 @@ COPY --from=build /out/encoder-server /out/encoder-client /usr/local/bin/
 # SIGTERM; give `docker stop` more than that (--stop-timeout 30).
 ENV ENCODER_MODEL=/models/model \
     ENCODER_HOST=0.0.0.0 \
+    ENCODER_HTTP_PORT=8080 \
     ENCODER_THREADS=0 \
     ENCODER_SHUTDOWN_GRACE=20s
 
-# gRPC (encoder.v1.Encoder, grpc.health.v1.Health, reflection) and Prometheus metrics.
-EXPOSE 50051/tcp 8081/tcp
+# gRPC (encoder.v1.Encoder, grpc.health.v1.Health, reflection), Prometheus
+# metrics, and the HTTP API (OpenAI /v1/embeddings, TEI routes; ENCODER_HTTP_PORT=0 turns it off).
+EXPOSE 50051/tcp 8081/tcp 8080/tcp
 
 USER 10001:10001
 
-# The port follows ENCODER_PORT when it is set; model load runs before the
-# server listens, hence the start period.
+# The ports follow ENCODER_PORT and ENCODER_HTTP_PORT; model load runs before
+# the server listens, hence the start period. gRPC health, then (unless the
+# HTTP API is off) GET /health on the HTTP port, with bash's /dev/tcp (the
+# image has no curl).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=120s --retries=3 \
-  CMD encoder-client health --target "127.0.0.1:${ENCODER_PORT:-50051}" --timeout 4s || exit 1
+  CMD encoder-client health --target "127.0.0.1:${ENCODER_PORT:-50051}" --timeout 4s \
+  && { [ "${ENCODER_HTTP_PORT:-0}" = 0 ] || bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$ENCODER_HTTP_PORT" \
+  && printf "GET /health HTTP/1.0\r\n\r\n" >&3 && head -n 1 <&3 | grep -q " 200 "'; } || exit 1
 
 STOPSIGNAL SIGTERM
 ENTRYPOINT ["/usr/local/bin/encoder-server"]

@@ -25,6 +25,7 @@
 #include "client/channel.h"
 #include "client/client_options.h"
 #include "client/commands.h"
+#include "common/flag_help.h"
 #include "common/flag_names.h"
 
 ABSL_FLAG(std::string, target, "localhost:50051", "server address (any gRPC target)");
@@ -87,6 +88,10 @@ constexpr char kUsage[] =
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   std::vector<std::string> args = common::NormalizeFlagNames(argc, argv);
+  if (common::AsksForFlagHelp(args)) {
+    common::PrintFlagHelp(std::cout, kUsage, "client/", [](const std::string&) { return ""; });
+    return 0;
+  }
   std::vector<char*> arg_pointers;
   for (std::string& arg : args) arg_pointers.push_back(arg.data());
   std::vector<char*> positional =

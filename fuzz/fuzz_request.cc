@@ -1,7 +1,8 @@
 // Arbitrary bytes as the body of an Encode call, handled as the service
-// handles one (server/encode_service.cc): wrapped in a grpc::ByteBuffer,
+// handles one (server/grpc/encode_service.cc): wrapped in a grpc::ByteBuffer,
 // parsed by server::ParseRequest into an encoder.v1.EncodeRequest, then
-// validated and tokenized by server::RequestBuilder::Build against a small
+// converted to the core's types (server::ToCore), validated and tokenized
+// by server::RequestBuilder::Build against a small
 // random model with the demo vocabulary and the server's default limits.
 // The same bytes also go through the Tokenize path (TokenizeRequest and
 // RequestBuilder::Tokenize). A built request must be one the batcher can run:
@@ -16,9 +17,10 @@
 #include "encoder/v1/encoder.pb.h"
 #include "engine/random_model.h"
 #include "fuzz_util.h"
-#include "server/model_loader.h"
-#include "server/request_builder.h"
-#include "server/wire_format.h"
+#include "server/core/model_loader.h"
+#include "server/core/request_builder.h"
+#include "server/grpc/proto_conversions.h"
+#include "server/grpc/wire_format.h"
 
 namespace {
 
@@ -59,8 +61,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const grpc::ByteBuffer bytes(&slice, 1);
 
   encoder::v1::EncodeRequest request;
-  if (server::ParseRequest(bytes, &request).ok()) {
-    auto built = service.builder->Build(request);
+  absl::StatusOr<server::core::EncodeRequest> core_request = absl::InternalError("unparsed");
+  if (server::ParseRequest(bytes, &request).ok()) core_request = server::ToCore(request);
+  if (core_request.ok()) {
+    auto built = service.builder->Build(*core_request);
     if (built.ok()) {
       const engine::ModelConfig& config = service.model.encoder->config();
       const server::BatchRequest& batch = **built;
@@ -84,7 +88,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   encoder::v1::TokenizeRequest tokenize;
   if (server::ParseRequest(bytes, &tokenize).ok()) {
-    auto encoding = service.builder->Tokenize(tokenize);
+    auto encoding = service.builder->Tokenize(server::ToCore(tokenize));
     if (encoding.ok()) {
       fuzz::Check(encoding->ids.size() == encoding->offsets.size(), "one offset per id");
     }

@@ -82,7 +82,8 @@ function checkGuaranteed(c, at, problems) {
 }
 
 function checkProbes(c, at, problems) {
-  const grpcPort = (c.ports ?? []).find((p) => p.name === "grpc")?.containerPort;
+  const ports = Object.fromEntries((c.ports ?? []).map((p) => [p.name, p.containerPort]));
+  const grpcPort = ports.grpc;
   if (grpcPort === undefined) problems.push(`${at}: no container port named grpc`);
   for (const kind of ["startupProbe", "readinessProbe", "livenessProbe"]) {
     const probe = c[kind];
@@ -90,8 +91,21 @@ function checkProbes(c, at, problems) {
       problems.push(`${at}: ${kind} is missing`);
       continue;
     }
+    // Readiness may also ask the HTTP API's GET /health (on the port named http).
+    if (kind === "readinessProbe" && probe.httpGet) {
+      const port = typeof probe.httpGet.port === "string" ? ports[probe.httpGet.port] : probe.httpGet.port;
+      if (ports.http === undefined || port !== ports.http) {
+        problems.push(`${at}: ${kind} asks port ${probe.httpGet.port}, not the http container port`);
+      }
+      if (probe.httpGet.path !== "/health") {
+        problems.push(`${at}: ${kind} asks ${probe.httpGet.path}, not /health`);
+      }
+      continue;
+    }
     if (!probe.grpc) {
-      problems.push(`${at}: ${kind} must be a native gRPC probe (grpc.health.v1)`);
+      problems.push(kind === "readinessProbe"
+        ? `${at}: ${kind} must be a native gRPC probe (grpc.health.v1) or GET /health on the http port`
+        : `${at}: ${kind} must be a native gRPC probe (grpc.health.v1)`);
       continue;
     }
     if (probe.grpc.port !== grpcPort) {
@@ -179,7 +193,11 @@ function checkModelVolume(objects, pod, c, at, problems) {
 function checkPorts(template, c, at, problems) {
   const ports = Object.fromEntries((c.ports ?? []).map((p) => [p.name, p.containerPort]));
   if (ports.metrics === undefined) problems.push(`${at}: no container port named metrics`);
-  for (const [variable, port] of [["ENCODER_PORT", "grpc"], ["ENCODER_METRICS_PORT", "metrics"]]) {
+  if (ports.http !== undefined && envValue(c, "ENCODER_HTTP_PORT") === undefined) {
+    problems.push(`${at}: an http container port without ENCODER_HTTP_PORT (the API would be off)`);
+  }
+  for (const [variable, port] of [["ENCODER_PORT", "grpc"], ["ENCODER_METRICS_PORT", "metrics"],
+                                  ["ENCODER_HTTP_PORT", "http"]]) {
     const value = envValue(c, variable)?.value;
     if (value !== undefined && Number(value) !== ports[port]) {
       problems.push(`${at}: ${variable}=${value} but the ${port} container port is ${ports[port]}`);

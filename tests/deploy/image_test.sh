@@ -108,8 +108,8 @@ ports="$(inspect '{{range $p, $v := .Config.ExposedPorts}}{{$p}} {{end}}')"
 health_kind="$(inspect '{{if .HealthCheck}}{{index .HealthCheck.Test 0}}{{end}}')"
 health_cmd="$(inspect '{{if .HealthCheck}}{{index .HealthCheck.Test 1}}{{end}}')"
 [[ "${entrypoint[*]}" == *encoder-server* ]] || fail "ENTRYPOINT is not encoder-server: ${entrypoint[*]}"
-[[ " $ports " == *" 50051/tcp "* && " $ports " == *" 8081/tcp "* ]] ||
-  fail "EXPOSE lacks 50051/tcp or 8081/tcp: $ports"
+[[ " $ports " == *" 50051/tcp "* && " $ports " == *" 8081/tcp "* && " $ports " == *" 8080/tcp "* ]] ||
+  fail "EXPOSE lacks 50051/tcp, 8081/tcp or 8080/tcp: $ports"
 [ "$health_kind" = CMD-SHELL ] && [[ "$health_cmd" == *"encoder-client health"* ]] ||
   fail "HEALTHCHECK is not 'encoder-client health' (got: $health_kind $health_cmd)"
 printf '%s\n' "${image_env[@]}" | grep -q '^ENCODER_MODEL=/models/' ||

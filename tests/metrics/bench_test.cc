@@ -18,7 +18,7 @@
 #include "client/bench_texts.h"
 #include "client/commands.h"
 #include "scrape.h"
-#include "server/encoder_server.h"
+#include "server/app/encoder_server.h"
 #include "test_model.h"
 
 namespace client {

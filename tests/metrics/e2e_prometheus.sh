@@ -140,10 +140,10 @@ for family in encoder_request_duration_seconds_bucket encoder_tokenize_duration_
   process_cpu_seconds_total process_start_time_seconds process_open_fds; do
   grep -qx "$family" <<<"$names" || fail "$family is not in Prometheus before the first request"
 done
-[ "$(scalar 'count(encoder_requests_total{job="encoder-server"})')" = 32 ] ||
-  fail "expected 4 rpcs x 8 codes of encoder_requests_total"
+[ "$(scalar 'count(encoder_requests_total{job="encoder-server"})')" = 72 ] ||
+  fail "expected 2 transports x 4 rpcs x 9 codes of encoder_requests_total"
 [ "$(scalar 'sum(encoder_requests_total{job="encoder-server"})')" = 0 ] || fail "requests before any call"
-log "before the first request: all 18 families, 32 rpc x code series at 0"
+log "before the first request: all 18 families, 72 transport x rpc x code series at 0"
 
 # ---- load ----------------------------------------------------------------------
 "$client_bin" bench --target "127.0.0.1:$grpc_port" --concurrency 32 --duration 8s \
@@ -185,7 +185,7 @@ log "encoder_inputs_total and encoder_tokens_total = the client's inputs and tok
 # bucket either side of the server's (about x1.47 each way with E6 buckets).
 server_p99=$(scalar 'histogram_quantile(0.99, sum by (le) (rate(encoder_request_duration_seconds_bucket{job="encoder-server"}[1m])))')
 client_p99=$(jq '.latency_seconds.p99' "$work/bench.json")
-bounds=$(query 'encoder_request_duration_seconds_bucket{job="encoder-server",rpc="Encode",code="OK"}' |
+bounds=$(query 'encoder_request_duration_seconds_bucket{job="encoder-server",transport="grpc",rpc="Encode",code="OK"}' |
   jq -c '[.data.result[].metric.le | select(. != "+Inf") | tonumber] | sort')
 window=$(jq -nc --argjson b "$bounds" --argjson q "$server_p99" '
   ([$b | to_entries[] | select(.value >= $q)][0].key) as $i

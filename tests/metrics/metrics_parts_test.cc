@@ -9,10 +9,10 @@
 #include <vector>
 
 #include "scrape.h"
-#include "server/metrics.h"
-#include "server/metrics_buckets.h"
-#include "server/metrics_process.h"
-#include "server/status_mapping.h"
+#include "server/core/metrics.h"
+#include "server/core/metrics_buckets.h"
+#include "server/core/metrics_process.h"
+#include "server/grpc/status_mapping.h"
 
 namespace server {
 namespace {
@@ -75,9 +75,11 @@ TEST(ServerMetricsTest, RecordsIntoTheChildrenMadeAtStart) {
 
   metrics.RequestStarted();
   metrics.RequestStarted();
-  metrics.RequestFinished(Rpc::kEncode, grpc::StatusCode::OK, milliseconds(12));
-  // Never made by ToGrpcCode; counted as INTERNAL rather than as a new series.
-  metrics.RequestFinished(Rpc::kTokenize, grpc::StatusCode::NOT_FOUND, milliseconds(1));
+  metrics.RequestFinished(core::Transport::kGrpc, Rpc::kEncode, absl::StatusCode::kOk,
+                          milliseconds(12));
+  // Never answered; counted as INTERNAL rather than as a new series.
+  metrics.RequestFinished(core::Transport::kHttp, Rpc::kTokenize, absl::StatusCode::kNotFound,
+                          milliseconds(1));
   metrics.Tokenized(std::chrono::microseconds(250));
   metrics.Encoded(3, 40);
   metrics.OnQueueChanged(2, 30);
@@ -86,10 +88,18 @@ TEST(ServerMetricsTest, RecordsIntoTheChildrenMadeAtStart) {
 
   const Scrape scrape = Serialize(metrics.registry()->Collect());
   EXPECT_EQ(scrape.samples.size(), series);
-  EXPECT_EQ(scrape.Value("encoder_requests_total", {{"rpc", "Encode"}, {"code", "OK"}}), 1);
-  EXPECT_EQ(scrape.Value("encoder_requests_total", {{"rpc", "Tokenize"}, {"code", "INTERNAL"}}), 1);
+  EXPECT_EQ(scrape.Value("encoder_requests_total",
+                         {{"transport", "grpc"}, {"rpc", "Encode"}, {"code", "OK"}}),
+            1);
+  EXPECT_EQ(scrape.Value("encoder_requests_total",
+                         {{"transport", "http"}, {"rpc", "Tokenize"}, {"code", "INTERNAL"}}),
+            1);
+  EXPECT_EQ(scrape.Value("encoder_requests_total",
+                         {{"transport", "grpc"}, {"rpc", "Tokenize"}, {"code", "INTERNAL"}}),
+            0);
   // 12 ms falls in (0.01, 0.015].
-  const std::map<std::string, std::string> ok = {{"rpc", "Encode"}, {"code", "OK"}};
+  const std::map<std::string, std::string> ok = {
+      {"transport", "grpc"}, {"rpc", "Encode"}, {"code", "OK"}};
   auto le = [&](const char* bound) {
     auto labels = ok;
     labels["le"] = bound;

@@ -19,9 +19,9 @@
 #include "encoder/v1/encoder.grpc.pb.h"
 #include "engine/isa.h"
 #include "scrape.h"
-#include "server/encoder_server.h"
-#include "server/metrics.h"
-#include "server/status_mapping.h"
+#include "server/app/encoder_server.h"
+#include "server/core/metrics.h"
+#include "server/grpc/status_mapping.h"
 #include "test_model.h"
 
 namespace server {
@@ -153,24 +153,26 @@ TEST_F(MetricsTest, EveryFamilyIsThereWithZerosBeforeTheFirstRequest) {
     EXPECT_EQ(it->second, type) << name;
   }
 
-  // Every rpc x code pair, at zero, each duration histogram with 31 bounds + Inf.
-  for (const char* rpc : kRpcs) {
-    for (grpc::StatusCode code : kAnsweredCodes) {
-      const Labels labels = {{"rpc", rpc}, {"code", StatusCodeName(code)}};
-      EXPECT_EQ(scrape.Value("encoder_requests_total", labels), 0) << rpc;
-      EXPECT_EQ(scrape.Value("encoder_request_duration_seconds_count", labels), 0) << rpc;
-      EXPECT_EQ(scrape.Value("encoder_request_duration_seconds_sum", labels), 0) << rpc;
-      Labels bucket = labels;
-      for (const char* le : {"0.0001", "0.0015", "0.1", "1", "10", "+Inf"}) {
-        bucket["le"] = le;
-        EXPECT_EQ(scrape.Value("encoder_request_duration_seconds_bucket", bucket), 0) << le;
+  // Every transport x rpc x code, at zero, each duration histogram with 31 bounds + Inf.
+  for (const char* transport : {"grpc", "http"})
+    for (const char* rpc : kRpcs) {
+      for (absl::StatusCode code : kAnsweredCodes) {
+        const Labels labels = {
+            {"transport", transport}, {"rpc", rpc}, {"code", absl::StatusCodeToString(code)}};
+        EXPECT_EQ(scrape.Value("encoder_requests_total", labels), 0) << rpc;
+        EXPECT_EQ(scrape.Value("encoder_request_duration_seconds_count", labels), 0) << rpc;
+        EXPECT_EQ(scrape.Value("encoder_request_duration_seconds_sum", labels), 0) << rpc;
+        Labels bucket = labels;
+        for (const char* le : {"0.0001", "0.0015", "0.1", "1", "10", "+Inf"}) {
+          bucket["le"] = le;
+          EXPECT_EQ(scrape.Value("encoder_request_duration_seconds_bucket", bucket), 0) << le;
+        }
       }
     }
-  }
   int buckets = 0;
   for (const auto& [key, value] : scrape.samples) {
     if (key.rfind("encoder_request_duration_seconds_bucket{code=\"OK\",le=", 0) == 0 &&
-        key.find("rpc=\"Encode\"") != std::string::npos) {
+        key.find("rpc=\"Encode\",transport=\"grpc\"") != std::string::npos) {
       ++buckets;
     }
   }
@@ -259,12 +261,12 @@ TEST_F(MetricsTest, CountsFollowWhatTheClientsSaw) {
 
   const Scrape scrape = ScrapeUntil(port, [](const Scrape& s) { return RequestsTotal(s) >= 13; });
   const auto expect_requests = [&](const char* rpc, const char* code, double expected) {
-    const Labels labels = {{"rpc", rpc}, {"code", code}};
+    const Labels labels = {{"transport", "grpc"}, {"rpc", rpc}, {"code", code}};
     EXPECT_EQ(scrape.Value("encoder_requests_total", labels), expected) << rpc << " " << code;
     EXPECT_EQ(scrape.Value("encoder_request_duration_seconds_count", labels), expected)
         << rpc << " " << code;
     EXPECT_EQ(scrape.Value("encoder_request_duration_seconds_bucket",
-                           {{"rpc", rpc}, {"code", code}, {"le", "+Inf"}}),
+                           {{"transport", "grpc"}, {"rpc", rpc}, {"code", code}, {"le", "+Inf"}}),
               expected);
   };
   expect_requests("Encode", "OK", 5);
@@ -275,8 +277,9 @@ TEST_F(MetricsTest, CountsFollowWhatTheClientsSaw) {
   expect_requests("EncodeStream", "OK", 2);
   expect_requests("EncodeStream", "INVALID_ARGUMENT", 1);
   EXPECT_EQ(RequestsTotal(scrape), 13);
-  EXPECT_GT(
-      scrape.Value("encoder_request_duration_seconds_sum", {{"rpc", "Encode"}, {"code", "OK"}}), 0);
+  EXPECT_GT(scrape.Value("encoder_request_duration_seconds_sum",
+                         {{"transport", "grpc"}, {"rpc", "Encode"}, {"code", "OK"}}),
+            0);
 
   // Inputs and tokens: exactly what the successful responses carried; every
   // one of them ran in some batch.
@@ -343,9 +346,12 @@ TEST(MetricsCodesTest, DeadlineAndCancellationCountAsTheClientSawThem) {
   EXPECT_EQ(cancelled_status.get_future().get().error_code(), grpc::StatusCode::CANCELLED);
   const Scrape done =
       ScrapeUntil(server->metrics_port(), [](const Scrape& s) { return RequestsTotal(s) >= 2; });
-  EXPECT_EQ(
-      done.Value("encoder_requests_total", {{"rpc", "Encode"}, {"code", "DEADLINE_EXCEEDED"}}), 1);
-  EXPECT_EQ(done.Value("encoder_requests_total", {{"rpc", "Encode"}, {"code", "CANCELLED"}}), 1);
+  EXPECT_EQ(done.Value("encoder_requests_total",
+                       {{"transport", "grpc"}, {"rpc", "Encode"}, {"code", "DEADLINE_EXCEEDED"}}),
+            1);
+  EXPECT_EQ(done.Value("encoder_requests_total",
+                       {{"transport", "grpc"}, {"rpc", "Encode"}, {"code", "CANCELLED"}}),
+            1);
   EXPECT_EQ(RequestsTotal(done), 2);
   EXPECT_EQ(done.Value("encoder_inflight_requests"), 0);
   EXPECT_EQ(done.Value("encoder_queue_requests"), 0);

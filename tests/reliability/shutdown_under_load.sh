@@ -47,7 +47,7 @@ extra_pids+=("$bench_pid")
 # Load running: OK answers counted by the server (bounded wait), then 3 s in.
 ok_before=0
 for _ in $(seq 1 100); do
-  ok_before=$(metric "$(scrape)" 'encoder_requests_total{code="OK",rpc="Encode"}')
+  ok_before=$(metric "$(scrape)" 'encoder_requests_total{code="OK",rpc="Encode",transport="grpc"}')
   [ "${ok_before:-0}" != 0 ] && break
   sleep 0.1
 done

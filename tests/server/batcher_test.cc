@@ -1,6 +1,6 @@
 // Batcher tests with a fake backend and a fake clock: the clock moves only
 // when a test says so, which makes every batch boundary deterministic.
-#include "server/batcher.h"
+#include "server/core/batcher.h"
 
 #include <gtest/gtest.h>
 
@@ -17,7 +17,7 @@
 
 #include "fake_backend.h"
 #include "fake_clock.h"
-#include "server/request_queue.h"
+#include "server/core/request_queue.h"
 
 namespace server {
 namespace {

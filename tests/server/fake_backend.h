@@ -12,7 +12,7 @@
 
 #include "absl/status/status.h"
 #include "fake_clock.h"
-#include "server/backend.h"
+#include "server/core/backend.h"
 
 namespace server {
 

@@ -9,7 +9,7 @@
 #include <mutex>
 #include <set>
 
-#include "server/clock.h"
+#include "server/core/clock.h"
 
 namespace server {
 

@@ -13,8 +13,8 @@
 #include <grpcpp/grpcpp.h>
 
 #include "encoder/v1/encoder.grpc.pb.h"
-#include "server/encoder_server.h"
-#include "server/server_config.h"
+#include "server/app/encoder_server.h"
+#include "server/app/server_config.h"
 #include "test_model.h"
 
 namespace server {

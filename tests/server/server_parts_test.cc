@@ -8,10 +8,10 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "server/command_line.h"
-#include "server/pooling_config.h"
-#include "server/status_mapping.h"
-#include "server/utf8.h"
+#include "server/app/command_line.h"
+#include "server/core/pooling_config.h"
+#include "server/core/utf8.h"
+#include "server/grpc/status_mapping.h"
 
 ABSL_FLAG(int, test_port, 1, "a flag for the environment-override test");
 ABSL_FLAG(std::string, test_model_dir, "", "a flag for the environment-override test");

@@ -23,8 +23,8 @@
 #include "encoder/v1/encoder.grpc.pb.h"
 #include "engine/isa.h"
 #include "grpc/health/v1/health.grpc.pb.h"
-#include "server/encode_stream.h"
-#include "server/encoder_server.h"
+#include "server/app/encoder_server.h"
+#include "server/grpc/encode_stream.h"
 #include "test_model.h"
 
 namespace server {
@@ -705,6 +705,45 @@ TEST(ServerStartTest, RefusesABadModelDirAndABusyPortAndReadsThePoolingConfig) {
   ASSERT_FALSE(too_small.ok());
   EXPECT_EQ(too_small.status().message(),
             "--max-batch-tokens (16) must be at least the model's maximum length (64)");
+}
+
+TEST(ServerApiKeysTest, GrpcCallsNeedAKeyWhileHealthStaysOpen) {
+  TestModel model;
+  ServerConfig config = TestConfig(model.dir());
+  config.api_keys = {"first-key", "second-key"};
+  auto server = EncoderServer::Start(config);
+  ASSERT_TRUE(server.ok()) << server.status();
+  auto channel = Connect((*server)->port());
+  auto stub = encoder::v1::Encoder::NewStub(channel);
+  const EncodeRequest request = Request({Text("a key please")});
+  const auto call = [&](const char* authorization) {
+    grpc::ClientContext context;
+    SetDeadline(&context);
+    if (authorization != nullptr) context.AddMetadata("authorization", authorization);
+    EncodeResponse response;
+    return stub->Encode(&context, request, &response).error_code();
+  };
+  EXPECT_EQ(call(nullptr), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(call("Bearer wrong-key"), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_EQ(call("first-key"), grpc::StatusCode::UNAUTHENTICATED);  // no scheme
+  EXPECT_EQ(call("Bearer first-key"), grpc::StatusCode::OK);
+  EXPECT_EQ(call("Bearer second-key"), grpc::StatusCode::OK);
+
+  grpc::ClientContext info_context;
+  SetDeadline(&info_context);
+  encoder::v1::ModelInfo info;
+  EXPECT_EQ(
+      stub->GetModelInfo(&info_context, encoder::v1::GetModelInfoRequest(), &info).error_code(),
+      grpc::StatusCode::UNAUTHENTICATED);
+
+  auto health = grpc::health::v1::Health::NewStub(channel);
+  grpc::ClientContext health_context;
+  SetDeadline(&health_context);
+  HealthCheckResponse health_response;
+  EXPECT_TRUE(
+      health->Check(&health_context, grpc::health::v1::HealthCheckRequest(), &health_response)
+          .ok());
+  EXPECT_EQ(health_response.status(), HealthCheckResponse::SERVING);
 }
 
 }  // namespace

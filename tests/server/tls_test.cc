@@ -18,9 +18,9 @@
 #include "client/channel.h"
 #include "encoder/v1/encoder.grpc.pb.h"
 #include "grpc/health/v1/health.grpc.pb.h"
-#include "server/encoder_server.h"
-#include "server/server_config.h"
-#include "server/tls.h"
+#include "server/app/encoder_server.h"
+#include "server/app/server_config.h"
+#include "server/grpc/tls.h"
 #include "test_model.h"
 
 #ifndef MAKE_TEST_CERTS_SCRIPT
@@ -265,7 +265,8 @@ class TlsStartTest : public ::testing::Test {
 
 TEST_F(TlsStartTest, GoodFilesLoad) {
   ServerConfig config = Config(Cert("server.pem"), Cert("server.key"), Cert("ca.pem"));
-  absl::StatusOr<ServerTlsPem> pem = LoadServerTls(config);
+  absl::StatusOr<ServerTlsPem> pem =
+      LoadServerTls(TlsFiles{config.tls_cert, config.tls_key, config.tls_client_ca});
   ASSERT_TRUE(pem.ok()) << pem.status();
   EXPECT_EQ(pem->cert_chain, ReadFile(Cert("server.pem")));
   EXPECT_EQ(pem->private_key, ReadFile(Cert("server.key")));

@@ -85,10 +85,12 @@ describe("what the rendered deployment promises", () => {
     assert.equal(server.resources.limits.cpu, "4");
     assert.deepEqual(server.resources.requests, server.resources.limits);
   });
-  it("probes with native gRPC health checks", () => {
+  it("probes gRPC health, and the HTTP API's /health for readiness", () => {
     assert.deepEqual(server.startupProbe.grpc, { port: 50051 });
-    assert.deepEqual(server.readinessProbe.grpc, { port: 50051, service: "encoder.v1.Encoder" });
+    assert.deepEqual(server.readinessProbe.httpGet, { path: "/health", port: "http" });
     assert.deepEqual(server.livenessProbe.grpc, { port: 50051 });
+    assert.equal(server.ports.find((p) => p.name === "http").containerPort, 8080);
+    assert.equal(server.env.find((e) => e.name === "ENCODER_HTTP_PORT").value, "8080");
   });
   it("labels the ServiceMonitor for kube-prometheus-stack", () => {
     assert.equal(find(objects, "ServiceMonitor").metadata.labels.release, "kube-prometheus-stack");
@@ -112,9 +114,9 @@ describe("a broken field fails the schema check", () => {
 
   it("a probe port that is not a number", async () => {
     const d = fresh();
-    d.spec.template.spec.containers[0].readinessProbe.grpc.port = "grpc";
+    d.spec.template.spec.containers[0].livenessProbe.grpc.port = "grpc";
     const errors = await validateObject(d);
-    assert.ok(errors.some((e) => /readinessProbe\/grpc\/port must be integer/.test(e)), errors.join("\n"));
+    assert.ok(errors.some((e) => /livenessProbe\/grpc\/port must be integer/.test(e)), errors.join("\n"));
   });
   it("an unknown (misspelt) field", async () => {
     const d = fresh();
@@ -184,8 +186,15 @@ describe("a broken rule fails the policy check", () => {
   it("an exec probe instead of gRPC, or on the wrong port", () => {
     expectProblem(broken((o) => { serverContainer(o).livenessProbe = { exec: { command: ["true"] } }; }),
                   /livenessProbe must be a native gRPC probe/);
-    expectProblem(broken((o) => { serverContainer(o).readinessProbe.grpc.port = 8081; }),
-                  /readinessProbe checks port 8081, the grpc port is 50051/);
+    expectProblem(broken((o) => { serverContainer(o).startupProbe.grpc.port = 8081; }),
+                  /startupProbe checks port 8081, the grpc port is 50051/);
+    expectProblem(broken((o) => { serverContainer(o).readinessProbe.httpGet.port = "metrics"; }),
+                  /readinessProbe asks port metrics, not the http container port/);
+    expectProblem(broken((o) => { serverContainer(o).readinessProbe.httpGet.path = "/info"; }),
+                  /readinessProbe asks \/info, not \/health/);
+    expectProblem(broken((o) => {
+      serverContainer(o).env = serverContainer(o).env.filter((e) => e.name !== "ENCODER_HTTP_PORT");
+    }), /an http container port without ENCODER_HTTP_PORT/);
     expectProblem(broken((o) => { delete serverContainer(o).startupProbe; }), /startupProbe is missing/);
   });
   it("a writable root file system or privilege escalation", () => {

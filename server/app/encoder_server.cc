@@ -1,0 +1,318 @@
+#include "server/app/encoder_server.h"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <thread>
+#include <utility>
+
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+
+#include "absl/strings/str_cat.h"
+#include "engine/isa.h"
+#include "server/app/port_check.h"
+#include "server/core/log.h"
+#include "server/grpc/proto_conversions.h"
+
+namespace server {
+namespace {
+
+ModelInfoLabels MetricsLabels(const LoadedModel& model) {
+  const engine::ModelConfig& config = model.encoder->config();
+  ModelInfoLabels labels;
+  labels.model = model.name;
+  labels.precision = engine::PrecisionName(model.encoder->options().precision);
+  labels.layer_norm = engine::LayerNormPlacementName(config.layer_norm_placement);
+  labels.hidden_size = config.hidden_size;
+  labels.layers = config.num_layers;
+  labels.isa = engine::IsaLevelName(model.encoder->isa());
+  return labels;
+}
+
+// How long, after gRPC's shutdown starts, calls reaching a handler are still
+// served rather than refused: time for its GOAWAY to be written ahead of any
+// refusal.
+constexpr std::chrono::milliseconds kGoawayHeadStart(20);
+// How long the batcher must have answered nothing before gRPC's shutdown
+// starts (see FinishShutdown).
+constexpr std::chrono::milliseconds kQuietBeforeGoaway(30);
+
+int ToIntMs(std::chrono::milliseconds duration) {
+  return static_cast<int>(std::clamp<int64_t>(duration.count(), 0, INT_MAX));
+}
+
+// Runs `work` on a new thread that ends when it returns. The engine's OpenMP
+// team belongs to the thread that first runs the engine; loading and warming
+// up on a passing thread leaves the batcher's worker the only thread with a
+// team. With a second, idle team libgomp manages more threads than there are
+// CPUs and cuts its spin-waits to about a thousand iterations: every barrier
+// of every batch then sleeps in the kernel and wakes again (on 2 cores at
+// concurrency 32 that cost the server about a fifth of its throughput).
+template <typename Work>
+auto OnPassingThread(Work work) {
+  decltype(work()) result;
+  std::thread([&] { result = work(); }).join();
+  return result;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const ServerConfig& config,
+                                                                    BatcherObserver* observer) {
+  if (absl::Status status = ValidateServerConfig(config); !status.ok()) return status;
+  for (const auto& [port, flag] : {std::pair<int, const char*>{config.port, "--port"},
+                                   {config.metrics_port, "--metrics-port"},
+                                   {config.http_port, "--http-port"}}) {
+    if (port <= 0) continue;
+    if (absl::Status status = CheckPortFree(config.host, port, flag); !status.ok()) return status;
+  }
+  // Before oneDNN is first used (it fixes its ISA then) and before listening.
+  if (!config.isa.empty()) {
+    const absl::Status status = engine::UseIsaLevel(*engine::ParseIsaLevel(config.isa));
+    if (!status.ok()) return absl::Status(status.code(), absl::StrCat("--isa: ", status.message()));
+  }
+  // Before the model loads: a bad TLS file is a quick, clear error.
+  absl::StatusOr<ServerTlsPem> tls =
+      LoadServerTls(TlsFiles{config.tls_cert, config.tls_key, config.tls_client_ca});
+  if (!tls.ok()) return tls.status();
+  engine::EncoderOptions options;
+  options.threads = config.threads;
+  engine::ParsePrecision(config.precision, &options.precision);  // validated above
+  options.max_batch_tokens = static_cast<int>(config.batcher.max_batch_tokens);
+  absl::StatusOr<LoadedModel> model =
+      OnPassingThread([&] { return LoadModel(config.model_dir, options); });
+  if (!model.ok()) {
+    // The engine's messages name the file at fault.
+    return absl::Status(model.status().code(),
+                        absl::StrCat("cannot load the model: ", model.status().message()));
+  }
+  if (config.batcher.max_batch_tokens < model->max_length()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-batch-tokens (", config.batcher.max_batch_tokens,
+                     ") must be at least the model's maximum length (", model->max_length(), ")"));
+  }
+  const engine::ModelConfig& model_config = model->encoder->config();
+  LogEvent(absl::StrCat(
+      "loaded model ", config.model_dir, ": ", model_config.model_type, ", hidden ",
+      model_config.hidden_size, ", layers ", model_config.num_layers, ", max length ",
+      model->max_length(), ", vocabulary ", model_config.vocab_size, ", default pooling ",
+      engine::PoolingName(model->default_pooling), ", architecture ", model_config.architecture));
+  if (model->tokenizer == nullptr) {
+    LogEvent(absl::StrCat("text input unavailable (token_ids only): ", model->tokenizer_error));
+  }
+  LogEvent(absl::StrCat("instruction set ", engine::IsaLevelName(model->encoder->isa()),
+                        " (oneDNN ", engine::OneDnnIsaName(), ")"));
+
+  std::unique_ptr<EncoderServer> server(new EncoderServer(config, *std::move(model), observer));
+  server->tls_ = *std::move(tls);
+  if (absl::Status status = OnPassingThread([&] { return server->WarmUp(); }); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = server->ServeMetrics(); !status.ok()) return status;
+  if (absl::Status status = server->ServeHttp(); !status.ok()) return status;
+  if (absl::Status status = server->Listen(); !status.ok()) return status;
+  return server;
+}
+
+EncoderServer::EncoderServer(const ServerConfig& config, LoadedModel model,
+                             BatcherObserver* observer)
+    : config_(config),
+      api_keys_(config.api_keys),
+      model_(std::move(model)),
+      metrics_(config.batcher, MetricsLabels(model_)),
+      process_metrics_(std::make_shared<ProcessCollector>()),
+      observers_({&metrics_, observer}),
+      backend_(model_.encoder.get()),
+      batcher_(config.batcher, &backend_, SystemClock(), &observers_),
+      builder_(&model_, RequestLimits{config.max_inputs_per_request, config.max_text_bytes,
+                                      config.max_tokens_per_request}),
+      dispatcher_(&builder_, &batcher_, &metrics_),
+      service_(&dispatcher_, &api_keys_, MakeModelInfo(model_, config.max_inputs_per_request),
+               SystemClock(), &metrics_) {}
+
+EncoderServer::~EncoderServer() { FinishShutdown(); }
+
+absl::Status EncoderServer::WarmUp() {
+  // Tokenizer, engine and pooling on one request, so that the first client
+  // does not pay for first-touch allocations and primitive creation, and
+  // health turns SERVING only once they work. Straight to the backend: the
+  // batcher's queue delay must not hold it, and the worker is not started yet.
+  core::EncodeRequest request;
+  if (model_.tokenizer != nullptr) {
+    request.inputs.push_back(core::Input::Text("warm up"));
+  } else {
+    // Token ids only: the first and last of the vocabulary.
+    request.inputs.push_back(core::Input::Ids({0, model_.encoder->config().vocab_size - 1}));
+  }
+  absl::StatusOr<std::unique_ptr<BatchRequest>> built = builder_.Build(request);
+  absl::Status status = built.status();
+  if (status.ok()) {
+    const TokenizedInput& input = (*built)->inputs.front();
+    const engine::Sequence sequence{input.ids, input.token_type_ids};
+    std::vector<InputOutput> outputs;
+    status = backend_.Run({&sequence, 1}, {&(*built)->spec, 1}, &outputs);
+  }
+  if (!status.ok()) {
+    return absl::Status(status.code(), absl::StrCat("warm-up batch failed: ", status.message()));
+  }
+  batcher_.Start();
+  LogEvent("warm-up batch done");
+  return absl::OkStatus();
+}
+
+absl::Status EncoderServer::ServeMetrics() {
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint = MetricsEndpoint::Start(
+      config_.host, config_.metrics_port, {metrics_.registry(), process_metrics_});
+  if (!endpoint.ok()) return endpoint.status();
+  metrics_endpoint_ = *std::move(endpoint);
+  metrics_port_ = metrics_endpoint_->port();
+  return absl::OkStatus();
+}
+
+absl::Status EncoderServer::ServeHttp() {
+  if (config_.http_port < 0) return absl::OkStatus();
+  http::HttpOptions options;
+  options.host = config_.host;
+  options.port = config_.http_port;
+  options.threads = config_.http_threads;
+  options.max_body_bytes = config_.http_max_body_bytes;
+  options.default_timeout = config_.http_timeout;
+  options.io_timeout = config_.http_io_timeout;
+  const engine::ModelConfig& model_config = model_.encoder->config();
+  http::HttpModelInfo info;
+  info.name = model_.name;
+  info.dtype = model_.encoder->options().precision == engine::Precision::kInt8 ? "int8" : "float32";
+  info.pooling = engine::PoolingName(model_.default_pooling);
+  info.hidden_size = model_config.hidden_size;
+  info.max_input_length = model_.max_length();
+  info.max_batch_tokens = config_.batcher.max_batch_tokens;
+  info.max_inputs_per_request = config_.max_inputs_per_request;
+  absl::StatusOr<std::unique_ptr<http::HttpServer>> server =
+      http::HttpServer::Start(options, std::move(info), &dispatcher_, &metrics_, &api_keys_,
+                              SystemClock(), {metrics_.registry(), process_metrics_});
+  if (!server.ok()) return server.status();
+  http_ = *std::move(server);
+  LogEvent(absl::StrCat("HTTP API on http://", HostPort(config_.host, http_->port()),
+                        " (/v1/embeddings, /embed, /tokenize, /info, /health, /metrics)",
+                        api_keys_.enabled() ? ", API keys required" : ""));
+  return absl::OkStatus();
+}
+
+absl::Status EncoderServer::Listen() {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  const std::string address = HostPort(config_.host, config_.port);
+  builder.AddListeningPort(address, MakeServerCredentials(tls_), &port_);
+  // gRPC sets SO_REUSEPORT by default, which would let a second server share
+  // the port silently instead of failing.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Limits. A larger message is refused by gRPC with RESOURCE_EXHAUSTED
+  // before the service sees it.
+  builder.SetMaxReceiveMessageSize(static_cast<int>(MaxReceiveMessageBytes(config_)));
+  // Streams past this per connection wait on the client for a free slot.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config_.max_concurrent_streams);
+  // A connection without calls for this long gets GOAWAY and is closed.
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, ToIntMs(config_.max_connection_idle));
+  // Keepalive: find dead peers of open streams; accept client pings up to
+  // min_client_ping_interval apart while calls are open (gRPC's own default,
+  // 5 min, sends GOAWAY to clients that ping every 10 s or 1 min). Pings on a
+  // connection without calls stay refused: idle connections are closed anyway.
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ToIntMs(config_.keepalive_time));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ToIntMs(config_.keepalive_timeout));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
+                             ToIntMs(config_.min_client_ping_interval));
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
+  builder.RegisterService(&service_);
+  server_ = builder.BuildAndStart();
+  if (server_ == nullptr || port_ == 0) {
+    server_.reset();
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot listen on ", address,
+                     tls_.cert_chain.empty() ? "" : " (gRPC refused --tls-cert or --tls-key)"));
+  }
+  health_ = std::make_unique<HealthReporter>(server_->GetHealthCheckService());
+  health_->SetServing(true);
+  LogEvent(absl::StrCat("serving on ", HostPort(config_.host, port_), " (",
+                        TransportSecurityName(config_), ", health SERVING); metrics on http://",
+                        HostPort(config_.host, metrics_port_), "/metrics"));
+  return absl::OkStatus();
+}
+
+void EncoderServer::BeginShutdown() {
+  {
+    std::lock_guard<std::mutex> lock(shutdown_mu_);
+    if (shutdown_begun_) return;
+    shutdown_begun_ = true;
+    const auto now = std::chrono::steady_clock::now();
+    shutdown_deadline_ = now + config_.shutdown_grace;
+    lame_duck_end_ = now + std::min<std::chrono::steady_clock::duration>(config_.shutdown_lame_duck,
+                                                                         config_.shutdown_grace);
+  }
+  if (server_ == nullptr) return;  // never listened: nothing was served
+  LogEvent(absl::StrCat("shutting down: health NOT_SERVING, still serving for ",
+                        config_.shutdown_lame_duck.count(),
+                        " ms, then GOAWAY, new calls UNAVAILABLE, finishing queued work (grace ",
+                        config_.shutdown_grace.count(), " ms)"));
+  if (health_ != nullptr) health_->SetServing(false);
+  if (http_ != nullptr) http_->SetServing(false);
+}
+
+bool EncoderServer::FinishShutdown() {
+  BeginShutdown();
+  std::lock_guard<std::mutex> lock(shutdown_mu_);
+  if (shutdown_finished_) return drained_;
+  shutdown_finished_ = true;
+  if (server_ == nullptr) {
+    // Never listened (a failed start): nothing to drain from clients.
+    batcher_.Shutdown();
+    drained_ = batcher_.Drain(std::chrono::steady_clock::duration::zero());
+    if (http_ != nullptr) http_->Stop();  // after the drain has answered its requests
+    return drained_;
+  }
+  std::this_thread::sleep_until(lame_duck_end_);
+  // A client sends its next call when it gets an answer; a call that is on
+  // the wire when gRPC's shutdown starts is cancelled by gRPC (CANCELLED, and
+  // the client cannot know whether it ran). So: no new batch for a moment,
+  // and gRPC's shutdown starts once the batcher has answered nothing for
+  // kQuietBeforeGoaway (bounded by half the grace left), i.e. once the calls
+  // that its last answers prompted have arrived.
+  batcher_.Hold();
+  const auto quiet_until = std::chrono::steady_clock::now() +
+                           (shutdown_deadline_ - std::chrono::steady_clock::now()) / 2;
+  while (std::chrono::steady_clock::now() < quiet_until &&
+         (batcher_.answering() || batcher_.SinceLastAnswer() < kQuietBeforeGoaway)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  // gRPC first: from here on it hands no new call to a handler, and its
+  // GOAWAY goes out before any refusal below, so that a client does not
+  // resend a refused call on this connection and have it cancelled.
+  std::thread grpc_shutdown([this, deadline = shutdown_deadline_] {
+    const auto left = std::max(deadline - std::chrono::steady_clock::now(),
+                               std::chrono::steady_clock::duration::zero());
+    server_->Shutdown(std::chrono::system_clock::now() + left);
+  });
+  // CivetWeb's thread may sit in a 2 s poll before it notices the stop.
+  std::thread metrics_stop(
+      [endpoint = std::move(metrics_endpoint_)]() mutable { endpoint.reset(); });
+  // Calls gRPC had already matched still reach the handlers for a moment:
+  // they are served, not refused, until GOAWAY has had time to go out.
+  std::this_thread::sleep_for(kGoawayHeadStart);
+  service_.StopAccepting();
+  batcher_.Shutdown();
+  batcher_.Resume();
+  drained_ = batcher_.Drain(std::max(shutdown_deadline_ - std::chrono::steady_clock::now(),
+                                     std::chrono::steady_clock::duration::zero()));
+  // Every request is answered by now (or the grace is spent); gRPC waits for
+  // the answers to be sent, then (at the deadline) cancels what remains.
+  grpc_shutdown.join();
+  metrics_stop.join();
+  // Every HTTP request has its answer by now: this waits for them to be sent.
+  if (http_ != nullptr) http_->Stop();
+  LogEvent(drained_ ? "stopped: all queued and running work finished"
+                    : "stopped: shutdown grace expired; queued requests were answered "
+                      "UNAVAILABLE");
+  return drained_;
+}
+
+}  // namespace server

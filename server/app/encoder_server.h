@@ -1,0 +1,104 @@
+// The whole server in one object: model, metrics, batcher, gRPC service,
+// health and reflection, and the order in which they start and stop. main.cc
+// and the in-process tests both use it.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include <grpcpp/grpcpp.h>
+
+#include "absl/status/statusor.h"
+#include "server/app/metrics_endpoint.h"
+#include "server/app/server_config.h"
+#include "server/core/api_keys.h"
+#include "server/core/batcher.h"
+#include "server/core/batcher_observers.h"
+#include "server/core/encode_dispatcher.h"
+#include "server/core/engine_backend.h"
+#include "server/core/metrics.h"
+#include "server/core/metrics_process.h"
+#include "server/core/model_loader.h"
+#include "server/core/request_builder.h"
+#include "server/grpc/encode_service.h"
+#include "server/grpc/health.h"
+#include "server/grpc/tls.h"
+#include "server/http/http_server.h"
+
+namespace server {
+
+class EncoderServer {
+ public:
+  // Checks the ports are free and the TLS files (if any) are good, loads the
+  // model, runs one warm-up batch, serves /metrics on the metrics port, then
+  // listens for gRPC (plaintext, TLS or mutual TLS); health is SERVING when
+  // this returns. Errors are one line each, naming the cause (bad flag, TLS
+  // file, model file, port in use). `observer` (may be null) sees the
+  // batcher beside the metrics and must outlive the server.
+  static absl::StatusOr<std::unique_ptr<EncoderServer>> Start(const ServerConfig& config,
+                                                              BatcherObserver* observer = nullptr);
+
+  ~EncoderServer();  // FinishShutdown() if not done yet
+
+  int port() const { return port_; }
+  int metrics_port() const { return metrics_port_; }
+  int http_port() const { return http_ == nullptr ? 0 : http_->port(); }  // 0: no HTTP
+  const LoadedModel& model() const { return model_; }
+  ServerMetrics& metrics() { return metrics_; }
+
+  // Shutdown, first step (at once): health NOT_SERVING, so that health-
+  // checking clients and load balancers move away; calls are still served
+  // for config.shutdown_lame_duck (the lame duck), so that clients that do
+  // not watch health are not refused into a busy retry loop.
+  void BeginShutdown();
+  // Second step, once the lame duck is over (waits for it): gRPC's own
+  // shutdown starts at once, on a thread of its own, with the shutdown
+  // grace (counted from BeginShutdown) as its deadline: it stops listening
+  // and sends GOAWAY, so clients send new calls elsewhere (or fail to
+  // connect) instead of having them cancelled, and it waits for every call
+  // already started. Then new work reaching a handler is refused with
+  // UNAVAILABLE, the metrics endpoint stops (in parallel), and queued and
+  // running work is drained up to the grace (what is still queued then is
+  // answered UNAVAILABLE). Returns when gRPC has finished every call;
+  // returns whether all work finished in time.
+  bool FinishShutdown();
+
+ private:
+  EncoderServer(const ServerConfig& config, LoadedModel model, BatcherObserver* observer);
+  absl::Status WarmUp();
+  absl::Status ServeMetrics();
+  absl::Status Listen();
+  absl::Status ServeHttp();
+
+  const ServerConfig config_;
+  const ApiKeys api_keys_;
+  ServerTlsPem tls_;  // empty: plaintext
+  LoadedModel model_;
+  ServerMetrics metrics_;  // before everything that records into it
+  std::shared_ptr<ProcessCollector> process_metrics_;
+  BatcherObservers observers_;
+  EngineBackend backend_;
+  Batcher batcher_;
+  RequestBuilder builder_;
+  EncodeDispatcher dispatcher_;
+  EncodeService service_;
+  std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
+  std::unique_ptr<http::HttpServer> http_;
+  std::unique_ptr<grpc::Server> server_;  // last: stops before what it calls into
+  std::unique_ptr<HealthReporter> health_;
+  int port_ = 0;
+  int metrics_port_ = 0;
+
+  std::mutex shutdown_mu_;
+  bool shutdown_begun_ = false;  // guarded by shutdown_mu_
+  bool shutdown_finished_ = false;
+  bool drained_ = false;
+  std::chrono::steady_clock::time_point lame_duck_end_;
+  std::chrono::steady_clock::time_point shutdown_deadline_;
+};
+
+}  // namespace server

@@ -1,0 +1,280 @@
+// encoder-server: serves a BERT-family encoder over gRPC and, with
+// --http-port, over HTTP (OpenAI /v1/embeddings and TEI routes).
+//
+// Flags may also come from the environment (for containers): flag --foo-bar
+// reads ENCODER_FOO_BAR, e.g. ENCODER_MODEL=/models/minilm ENCODER_PORT=50051.
+// A flag on the command line wins over its variable.
+//
+// Exit status: 0 after a clean shutdown on SIGTERM/SIGINT (all queued and
+// running work answered within --shutdown-grace); 1 when the server cannot
+// start (one line on stderr says why) or the grace ran out; 2 for bad flags.
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <cstdlib>
+#include <iostream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/time.h"
+#include "common/flag_help.h"
+#include "server/app/command_line.h"
+#include "server/app/encoder_server.h"
+#include "server/app/server_config.h"
+#include "server/core/api_keys.h"
+#include "server/core/log.h"
+#include "server/grpc/protobuf_log.h"
+
+ABSL_FLAG(std::string, model, "", "model directory: config.json, *.safetensors, vocab.txt");
+ABSL_FLAG(std::string, host, "0.0.0.0", "address to listen on");
+ABSL_FLAG(int, port, 50051, "gRPC port (0: any free port, logged at start)");
+ABSL_FLAG(int, metrics_port, 8081,
+          "Prometheus metrics port: GET /metrics on --host (0: any free port, logged at start)");
+ABSL_FLAG(int, http_port, 0,
+          "HTTP API port: OpenAI POST /v1/embeddings, GET /v1/models; TEI POST /embed, "
+          "/tokenize, GET /info, /health; GET /metrics (0: off)");
+ABSL_FLAG(int, http_threads, 64,
+          "HTTP connections served at once (one thread each, kept while the connection is "
+          "open); more wait to be accepted");
+ABSL_FLAG(int64_t, http_max_body_bytes, 8 << 20, "largest HTTP request body; larger ones get 413");
+ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(30),
+          "deadline of an HTTP request without an X-Request-Timeout-Ms header; past it, 504");
+ABSL_FLAG(absl::Duration, http_io_timeout, absl::Seconds(10),
+          "how long reading an HTTP request or writing its response may take; a slow or "
+          "half-sent request is dropped after it");
+ABSL_FLAG(std::vector<std::string>, api_key, {},
+          "API key required on every call but health and /metrics (HTTP: Authorization: Bearer "
+          "KEY; gRPC: authorization metadata); repeat the flag or separate keys with commas; "
+          "none: no authentication");
+ABSL_FLAG(std::string, api_keys_file, "",
+          "file of API keys, one a line ('#' comments), added to --api-key");
+ABSL_FLAG(int, threads, 0, "engine threads (0: all cores)");
+ABSL_FLAG(std::string, precision, "fp32",
+          "fp32, or int8: weights quantized per output channel at load, activations per token");
+ABSL_FLAG(std::string, isa, "",
+          "instruction-set level the engine may use: scalar, avx2, avx2_vnni, avx512, "
+          "avx512_vnni or avx512_bf16 (default: the best this CPU has)");
+ABSL_FLAG(int64_t, max_batch_tokens, 16384, "most real (unpadded) tokens in one engine batch");
+ABSL_FLAG(int, max_batch_inputs, 256, "most inputs in one engine batch");
+ABSL_FLAG(absl::Duration, max_queue_delay, absl::Milliseconds(2),
+          "how long the oldest queued request waits for company before its batch runs");
+ABSL_FLAG(int64_t, max_queue_tokens, 65536,
+          "most tokens waiting in the queue; beyond it new requests get RESOURCE_EXHAUSTED");
+ABSL_FLAG(int, max_inputs_per_request, 64, "most inputs in one Encode request");
+ABSL_FLAG(int64_t, max_text_bytes, 65536, "most bytes in one input text");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(20),
+          "on SIGTERM/SIGINT, how long queued and running work may take to finish");
+ABSL_FLAG(std::string, tls_cert, "",
+          "PEM certificate chain for TLS on the gRPC port (with --tls-key; none: plaintext)");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "mutual TLS: PEM CA certificates; clients must present a certificate signed by one "
+          "(needs --tls-cert and --tls-key)");
+ABSL_FLAG(int64_t, max_receive_message_bytes, 0,
+          "largest request message gRPC accepts; larger ones get RESOURCE_EXHAUSTED (0: derived "
+          "from --max-inputs-per-request, --max-text-bytes and --max-tokens-per-request, so that "
+          "every request they allow fits)");
+ABSL_FLAG(int64_t, max_tokens_per_request, 16384,
+          "most tokens (after tokenization) over all inputs of one Encode request or stream "
+          "message; beyond it INVALID_ARGUMENT");
+ABSL_FLAG(int, max_concurrent_streams, 256,
+          "HTTP/2 streams (calls) open at once per connection; a client's further calls wait");
+ABSL_FLAG(absl::Duration, max_connection_idle, absl::Minutes(5),
+          "a connection without calls for this long is closed (GOAWAY)");
+
+namespace {
+
+constexpr char kUsage[] =
+    "usage: encoder-server --model DIR [--port 50051] [--http-port 8080] [flags]\n"
+    "Serves a Transformer encoder over gRPC (encoder.v1) and, with --http-port, over HTTP\n"
+    "(OpenAI /v1/embeddings and text-embeddings-inference routes).\n"
+    "Each flag --foo-bar may also be set with the environment variable ENCODER_FOO_BAR;\n"
+    "the command line wins. Flag names take '-' or '_'.\n";
+
+// Abseil's parser ends the process with exit(1) on an unknown flag or a value
+// that does not parse, after printing its one line; bad flags exit 2 here.
+// While it parses, an atexit handler turns that exit into _exit(2) (stderr is
+// unbuffered, so the line is out). Not armed for --help and friends, whose
+// output goes to stdout and must be flushed.
+std::atomic<bool> parsing_flags{false};
+
+void ExitTwoOnBadFlags() {
+  if (parsing_flags.load()) _exit(2);
+}
+
+bool AsksForHelp(const std::vector<std::string>& args) {
+  for (size_t i = 1; i < args.size(); ++i) {
+    if (args[i] == "--") break;
+    for (const char* prefix :
+         {"--help", "-help", "--version", "-version", "--only_check_args", "-only_check_args"}) {
+      if (args[i].rfind(prefix, 0) == 0) return true;
+    }
+  }
+  return false;
+}
+
+const std::vector<std::string> kFlagNames = {"model",
+                                             "host",
+                                             "port",
+                                             "metrics_port",
+                                             "http_port",
+                                             "http_threads",
+                                             "http_max_body_bytes",
+                                             "http_timeout",
+                                             "http_io_timeout",
+                                             "api_key",
+                                             "api_keys_file",
+                                             "threads",
+                                             "precision",
+                                             "isa",
+                                             "max_batch_tokens",
+                                             "max_batch_inputs",
+                                             "max_queue_delay",
+                                             "max_queue_tokens",
+                                             "max_inputs_per_request",
+                                             "max_text_bytes",
+                                             "shutdown_grace",
+                                             "tls_cert",
+                                             "tls_key",
+                                             "tls_client_ca",
+                                             "max_receive_message_bytes",
+                                             "max_tokens_per_request",
+                                             "max_concurrent_streams",
+                                             "max_connection_idle"};
+
+server::ServerConfig ConfigFromFlags() {
+  server::ServerConfig config;
+  config.model_dir = absl::GetFlag(FLAGS_model);
+  config.host = absl::GetFlag(FLAGS_host);
+  config.port = absl::GetFlag(FLAGS_port);
+  config.metrics_port = absl::GetFlag(FLAGS_metrics_port);
+  // The flag's 0 (off) is the config's -1: the config's 0 is "any free port".
+  config.http_port = absl::GetFlag(FLAGS_http_port) == 0 ? -1 : absl::GetFlag(FLAGS_http_port);
+  config.http_threads = absl::GetFlag(FLAGS_http_threads);
+  config.http_max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
+  config.http_timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_http_timeout));
+  config.http_io_timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_http_io_timeout));
+  config.threads = absl::GetFlag(FLAGS_threads);
+  config.precision = absl::GetFlag(FLAGS_precision);
+  config.isa = absl::GetFlag(FLAGS_isa);
+  config.batcher.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
+  config.batcher.max_batch_inputs = absl::GetFlag(FLAGS_max_batch_inputs);
+  config.batcher.max_queue_delay = absl::ToChronoMicroseconds(absl::GetFlag(FLAGS_max_queue_delay));
+  config.batcher.max_queue_tokens = absl::GetFlag(FLAGS_max_queue_tokens);
+  config.max_inputs_per_request = absl::GetFlag(FLAGS_max_inputs_per_request);
+  config.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes);
+  config.shutdown_grace = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_shutdown_grace));
+  config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  config.tls_key = absl::GetFlag(FLAGS_tls_key);
+  config.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  config.max_receive_message_bytes = absl::GetFlag(FLAGS_max_receive_message_bytes);
+  config.max_tokens_per_request = absl::GetFlag(FLAGS_max_tokens_per_request);
+  config.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
+  config.max_connection_idle = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_max_connection_idle));
+  return config;
+}
+
+// Abseil keeps only the last --api-key; the keys of every occurrence are
+// joined into one --api_key=a,b,... (names are normalized already).
+std::vector<std::string> JoinRepeatedApiKeys(const std::vector<std::string>& args) {
+  std::vector<std::string> out;
+  std::vector<std::string> keys;
+  bool flags_ended = false;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "--") flags_ended = true;
+    if (!flags_ended && args[i] == "--api_key" && i + 1 < args.size()) {
+      keys.push_back(args[++i]);
+    } else if (!flags_ended && args[i].rfind("--api_key=", 0) == 0) {
+      keys.push_back(args[i].substr(10));
+    } else {
+      out.push_back(args[i]);
+    }
+  }
+  if (!keys.empty()) out.insert(out.begin() + 1, "--api_key=" + absl::StrJoin(keys, ","));
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Block the stop signals before any thread exists: every thread (gRPC's,
+  // the engine's) inherits the mask, and only sigwait below receives them.
+  sigset_t stop_signals;
+  sigemptyset(&stop_signals);
+  sigaddset(&stop_signals, SIGTERM);
+  sigaddset(&stop_signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
+
+  absl::SetProgramUsageMessage(kUsage);
+  if (absl::Status status = server::ApplyEnvironmentOverrides(kFlagNames); !status.ok()) {
+    server::LogError(status.message());
+    return 2;
+  }
+  std::vector<std::string> args = JoinRepeatedApiKeys(server::NormalizeFlagNames(argc, argv));
+  if (common::AsksForFlagHelp(args)) {
+    common::PrintFlagHelp(std::cout, kUsage, "server/", [](const std::string& name) {
+      return "env " + server::EnvironmentVariableFor(name);
+    });
+    return 0;
+  }
+  std::vector<char*> arg_pointers;
+  for (std::string& arg : args) arg_pointers.push_back(arg.data());
+  if (!AsksForHelp(args)) {
+    std::atexit(ExitTwoOnBadFlags);
+    parsing_flags = true;
+  }
+  const std::vector<char*> positional =
+      absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
+  parsing_flags = false;
+  if (positional.size() > 1) {
+    server::LogError(absl::StrCat("unexpected argument \"", positional[1], "\" (see --help)"));
+    return 2;
+  }
+  server::ServerConfig config = ConfigFromFlags();
+  absl::StatusOr<std::vector<std::string>> keys =
+      server::CollectApiKeys(absl::GetFlag(FLAGS_api_key), absl::GetFlag(FLAGS_api_keys_file));
+  if (!keys.ok()) {
+    server::LogError(keys.status().message());
+    return 2;
+  }
+  config.api_keys = *std::move(keys);
+  // Values out of range or inconsistent are bad flags too (exit 2); what
+  // Start finds later (the model, TLS files, a port in use) exits 1.
+  if (absl::Status status = server::ValidateServerConfig(config); !status.ok()) {
+    server::LogError(status.message());
+    return 2;
+  }
+  server::RouteProtobufLogs();
+
+  absl::StatusOr<std::unique_ptr<server::EncoderServer>> server =
+      server::EncoderServer::Start(config);
+  if (!server.ok()) {
+    server::LogError(server.status().message());
+    return 1;
+  }
+
+  int received = 0;
+  sigwait(&stop_signals, &received);
+  server::LogEvent(absl::StrCat("received ", received == SIGTERM ? "SIGTERM" : "SIGINT"));
+  (*server)->BeginShutdown();
+  // An engine batch cannot be interrupted: if work overruns the grace by
+  // much, leave anyway rather than hang the pod's termination.
+  std::thread([grace = config.shutdown_grace] {
+    std::this_thread::sleep_for(grace + std::chrono::seconds(5));
+    server::LogError("shutdown grace exceeded by 5 s; exiting without waiting for running work");
+    _exit(1);
+  }).detach();
+  const bool drained = (*server)->FinishShutdown();
+  server->reset();
+  return drained ? 0 : 1;
+}

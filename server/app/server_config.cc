@@ -1,0 +1,121 @@
+#include "server/app/server_config.h"
+
+#include <limits>
+
+#include "absl/strings/str_cat.h"
+#include "engine/config.h"
+#include "engine/isa.h"
+
+namespace server {
+namespace {
+
+absl::Status MustBe(bool condition, const char* flag, const char* rule, int64_t value) {
+  if (condition) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("--", flag, " must be ", rule, " (got ", value, ")"));
+}
+
+constexpr int64_t kIntMax = std::numeric_limits<int>::max();
+
+absl::Status ValidateTls(const ServerConfig& config) {
+  if (!config.tls_cert.empty() && config.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls-cert needs --tls-key (the certificate's private key)");
+  }
+  if (config.tls_cert.empty() && !config.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls-key needs --tls-cert (the certificate it belongs to)");
+  }
+  if (!config.tls_client_ca.empty() && config.tls_cert.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-client-ca (mutual TLS) needs --tls-cert and --tls-key (the server's own "
+        "certificate)");
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const char* TransportSecurityName(const ServerConfig& config) {
+  if (config.tls_cert.empty()) return "plaintext";
+  return config.tls_client_ca.empty() ? "TLS" : "mutual TLS";
+}
+
+int64_t MaxReceiveMessageBytes(const ServerConfig& config) {
+  if (config.max_receive_message_bytes != 0) return config.max_receive_message_bytes;
+  // In double: the factors are validated separately and may be large.
+  const double derived = static_cast<double>(config.max_inputs_per_request) *
+                             (2.0 * static_cast<double>(config.max_text_bytes) + 32) +
+                         10.0 * static_cast<double>(config.max_tokens_per_request) + 4096;
+  return derived >= static_cast<double>(kIntMax) ? kIntMax : static_cast<int64_t>(derived);
+}
+
+absl::Status ValidateServerConfig(const ServerConfig& config) {
+  if (config.model_dir.empty()) return absl::InvalidArgumentError("--model is required");
+  if (config.host.empty()) return absl::InvalidArgumentError("--host must not be empty");
+  if (config.metrics_port != 0 && config.metrics_port == config.port) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--metrics-port must differ from --port (both are ", config.port, ")"));
+  }
+  if (!config.isa.empty()) {
+    if (absl::StatusOr<engine::IsaLevel> isa = engine::ParseIsaLevel(config.isa); !isa.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("--isa: ", isa.status().message()));
+    }
+  }
+  if (config.http_port > 0 &&
+      (config.http_port == config.port || config.http_port == config.metrics_port)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--http-port must differ from --port and --metrics-port (got ", config.http_port, ")"));
+  }
+  if (engine::Precision precision; !engine::ParsePrecision(config.precision, &precision)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--precision must be fp32 or int8 (got \"", config.precision, "\")"));
+  }
+  if (absl::Status status = ValidateTls(config); !status.ok()) return status;
+  const BatcherConfig& batcher = config.batcher;
+  for (absl::Status status : {
+           MustBe(config.port >= 0 && config.port <= 65535, "port", "in 0..65535", config.port),
+           MustBe(config.metrics_port >= 0 && config.metrics_port <= 65535, "metrics-port",
+                  "in 0..65535", config.metrics_port),
+           MustBe(config.http_port >= -1 && config.http_port <= 65535, "http-port",
+                  "in 0..65535 (0: off)", config.http_port),
+           MustBe(config.http_threads > 0 && config.http_threads <= 4096, "http-threads",
+                  "in 1..4096", config.http_threads),
+           MustBe(config.http_max_body_bytes >= 1024, "http-max-body-bytes", "at least 1024",
+                  config.http_max_body_bytes),
+           MustBe(config.http_timeout.count() > 0, "http-timeout", "positive (ms)",
+                  config.http_timeout.count()),
+           MustBe(config.http_io_timeout.count() > 0, "http-io-timeout", "positive (ms)",
+                  config.http_io_timeout.count()),
+           MustBe(config.threads >= 0, "threads", "0 or more", config.threads),
+           MustBe(batcher.max_batch_tokens > 0, "max-batch-tokens", "positive",
+                  batcher.max_batch_tokens),
+           MustBe(batcher.max_batch_inputs > 0, "max-batch-inputs", "positive",
+                  batcher.max_batch_inputs),
+           MustBe(batcher.max_queue_delay.count() >= 0, "max-queue-delay", "0 or more (us)",
+                  batcher.max_queue_delay.count()),
+           MustBe(batcher.max_queue_tokens >= batcher.max_batch_tokens, "max-queue-tokens",
+                  "at least --max-batch-tokens", batcher.max_queue_tokens),
+           MustBe(config.max_inputs_per_request > 0, "max-inputs-per-request", "positive",
+                  config.max_inputs_per_request),
+           MustBe(config.max_text_bytes > 0, "max-text-bytes", "positive", config.max_text_bytes),
+           MustBe(config.shutdown_grace.count() >= 0, "shutdown-grace", "0 or more (ms)",
+                  config.shutdown_grace.count()),
+           MustBe(config.max_receive_message_bytes == 0 ||
+                      (config.max_receive_message_bytes >= 1024 &&
+                       config.max_receive_message_bytes <= kIntMax),
+                  "max-receive-message-bytes", "0 (derived) or in 1024..2147483647",
+                  config.max_receive_message_bytes),
+           MustBe(config.max_tokens_per_request > 0, "max-tokens-per-request", "positive",
+                  config.max_tokens_per_request),
+           MustBe(config.max_concurrent_streams > 0, "max-concurrent-streams", "positive",
+                  config.max_concurrent_streams),
+           MustBe(config.max_connection_idle.count() > 0 &&
+                      config.max_connection_idle.count() <= kIntMax,
+                  "max-connection-idle", "positive and at most 596h (ms)",
+                  config.max_connection_idle.count()),
+       }) {
+    if (!status.ok()) return status;
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace server

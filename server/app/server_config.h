@@ -1,0 +1,80 @@
+// Everything the server is told at start. main.cc copies its flags into it;
+// the libraries and tests take this struct, never flags.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "server/core/batcher.h"
+
+namespace server {
+
+struct ServerConfig {
+  std::string model_dir;
+  std::string host = "0.0.0.0";
+  int port = 50051;         // 0: any free port; EncoderServer::port() says which
+  int metrics_port = 8081;  // GET /metrics; 0: any free port, EncoderServer::metrics_port()
+  // HTTP API (OpenAI and TEI routes, server/http); -1: off (the --http-port
+  // flag's 0), 0: any free port, EncoderServer::http_port() says which.
+  int http_port = -1;
+  int http_threads = 64;                             // HTTP connections served at once
+  int64_t http_max_body_bytes = 8 << 20;             // larger request bodies: 413
+  std::chrono::milliseconds http_timeout{30000};     // deadline without X-Request-Timeout-Ms
+  std::chrono::milliseconds http_io_timeout{10000};  // reading a request, writing a response
+  // API keys (both transports); empty: no authentication.
+  std::vector<std::string> api_keys;
+  int threads = 0;                 // engine threads; 0: all cores
+  std::string precision = "fp32";  // fp32 or int8 (engine::ParsePrecision)
+  std::string isa;                 // instruction-set level (engine/isa.h); empty: the CPU's best
+  BatcherConfig batcher;
+  int max_inputs_per_request = 64;
+  int64_t max_text_bytes = 65536;  // per text; a pair's two texts count separately
+  std::chrono::milliseconds shutdown_grace{20000};
+  // Not a flag: after SIGTERM, how long health says NOT_SERVING while calls
+  // are still served (the lame duck), before GOAWAY and refusals; part of the
+  // grace.
+  std::chrono::milliseconds shutdown_lame_duck{200};
+
+  // TLS on the gRPC port (the metrics port stays plain HTTP). PEM file paths:
+  // no certificate means plaintext; a certificate needs its key; a client CA
+  // (only with both) means mutual TLS, every client presenting a certificate
+  // signed by it.
+  std::string tls_cert;
+  std::string tls_key;
+  std::string tls_client_ca;
+
+  // Connection and message limits (gRPC channel arguments).
+  // Larger messages: RESOURCE_EXHAUSTED (gRPC). 0: derived from the other
+  // limits (MaxReceiveMessageBytes), so that every request they allow fits.
+  int64_t max_receive_message_bytes = 0;
+  int64_t max_tokens_per_request = 16384;  // after tokenization, over one request's inputs
+  int max_concurrent_streams = 256;        // HTTP/2 streams per connection; more wait
+  std::chrono::milliseconds max_connection_idle{300000};  // then the connection is closed
+  // Keepalive, not flags: the server pings a connection quiet for
+  // keepalive_time and drops it when no answer comes within keepalive_timeout
+  // (a vanished client's open stream does not hold its memory forever);
+  // clients may ping at most every min_client_ping_interval while calls are
+  // open (gRPC's default, 5 min, refuses common client keepalive settings).
+  std::chrono::milliseconds keepalive_time{60000};
+  std::chrono::milliseconds keepalive_timeout{20000};
+  std::chrono::milliseconds min_client_ping_interval{10000};
+};
+
+// Which security the gRPC port runs with: "plaintext", "TLS" or "mutual TLS".
+const char* TransportSecurityName(const ServerConfig& config);
+
+// The gRPC message limit in effect: max_receive_message_bytes, or when it is 0
+// the largest request the other limits allow: max_inputs_per_request inputs
+// of two max_text_bytes texts (a text pair) with their protobuf framing
+// (32 bytes an input), plus the token ids of max_tokens_per_request tokens
+// with their types (10 bytes a token: two varints of up to 5), plus 4 KiB for
+// the rest (request id, options); at most 2^31 - 1.
+int64_t MaxReceiveMessageBytes(const ServerConfig& config);
+
+// Checks values against each other; errors name the flag to fix.
+absl::Status ValidateServerConfig(const ServerConfig& config);
+
+}  // namespace server

@@ -1,0 +1,147 @@
+// Dynamic batcher: one bounded queue for all RPCs and one worker thread that
+// packs queued inputs into engine batches under a token budget, an input cap
+// and a queue delay, then scatters results back. Knows nothing of gRPC.
+//
+// Requests are queued input by input (as TEI does), so a request with more
+// tokens than one batch holds still runs: its inputs go out in order, and
+// its `done` fires once the last one is computed. While a batch runs, new
+// requests are tokenized on their own threads and queued; when the engine
+// returns, the next batch is cut from the queue at once. Cutting is a few
+// pointer moves, so doing it then (rather than earlier) costs nothing and
+// lets everything that arrived during the run join.
+//
+// Deadlines (overload): the batcher learns what a batch costs (a fixed part
+// plus a part per token, BatchCostModel in request_queue.h, fitted to the
+// batches it ran) and uses it twice. At Submit, a request with a deadline is
+// refused (RESOURCE_EXHAUSTED) when it could not finish in time behind what is
+// already queued: now + the running batch's remaining time + the queued and
+// its own tokens' batches > deadline - deadline_margin. Refusing at the door
+// costs microseconds on the caller's thread; whatever is admitted can finish
+// in time if the estimate holds. When a batch is cut, a request that could no
+// longer finish by its deadline in it (the estimate was off, the machine
+// slowed down) is dropped with DEADLINE_EXCEEDED instead of being computed
+// and answered late, and a batch stops growing where one more input would
+// make an earlier member late. Dropped requests are answered on a thread of
+// their own, so the engine's thread goes straight on to the next batch.
+// max_queue_tokens stays the hard bound on memory.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "server/core/backend.h"
+#include "server/core/clock.h"
+
+namespace server {
+
+struct BatcherConfig {
+  int64_t max_batch_tokens = 16384;                 // real (unpadded) tokens per engine batch
+  int max_batch_inputs = 256;                       // inputs per engine batch
+  std::chrono::microseconds max_queue_delay{2000};  // how long the oldest request waits for company
+  int64_t max_queue_tokens = 65536;  // admission bound: beyond it a new request is refused
+  // Time kept in reserve before each deadline for sending the answer: a
+  // request is admitted (and computed) only if it is expected to finish this
+  // long before its deadline.
+  std::chrono::microseconds deadline_margin{5000};
+  // Admission counts the queue's expected wait this many times over, so that
+  // queued work leaves room for estimation error before the deadline.
+  double queue_wait_headroom = 2.0;
+};
+
+// One tokenized input, owned by the request.
+struct TokenizedInput {
+  std::vector<int32_t> ids;
+  std::vector<int32_t> token_type_ids;  // empty: all zero
+};
+
+// Observations the batcher reports (the metrics issue hooks these up).
+// Called from the batcher's threads, sometimes under its lock: keep them cheap
+// and never call back into the batcher.
+struct BatcherObserver {
+  virtual ~BatcherObserver() = default;
+  virtual void OnQueueChanged(int64_t /*requests*/, int64_t /*tokens*/) {}
+  // When a request's first input leaves the queue for a batch.
+  virtual void OnRequestDequeued(Clock::duration /*queue_time*/) {}
+  virtual void OnBatchDone(int /*inputs*/, int64_t /*tokens*/, Clock::duration /*engine_time*/) {}
+};
+
+struct BatchRequest {
+  std::vector<TokenizedInput> inputs;
+  OutputSpec spec;
+  // On the batcher's clock. Checked at Submit (RESOURCE_EXHAUSTED when the
+  // queue's expected wait and its own compute would pass it) and before
+  // compute: a request whose deadline has passed, or would pass before its
+  // batch is expected to end, is answered DEADLINE_EXCEEDED and its remaining
+  // inputs skipped.
+  Clock::time_point deadline = Clock::time_point::max();
+  // Optional; polled before compute. A cancelled request is answered
+  // CANCELLED and its remaining inputs skipped. Never called after `done`.
+  std::function<bool()> is_cancelled;
+  // Called exactly once per accepted request, with one output per input in
+  // input order, or with the first error. Results and engine errors run on
+  // the worker thread; requests dropped from the queue (deadline, cancelled)
+  // on the batcher's answering thread; those left at a Drain timeout on the
+  // thread of Drain. Never under the batcher's lock. When Submit returns an
+  // error, `done` is never called.
+  std::function<void(absl::StatusOr<std::vector<InputOutput>>)> done;
+};
+
+class Batcher {
+ public:
+  // `backend`, `clock` and `observer` (optional) must outlive the batcher.
+  Batcher(BatcherConfig config, Backend* backend, Clock* clock,
+          BatcherObserver* observer = nullptr);
+  ~Batcher();  // Shutdown(), then finishes queued work and joins the worker.
+
+  // Starts the worker. Requests submitted before wait in the queue.
+  void Start();
+
+  // Queues a request. Errors, returned at once (and `done` is not called):
+  //   INVALID_ARGUMENT   no inputs, an input with no tokens or more than
+  //                      max_batch_tokens, or more tokens in all than the
+  //                      queue may ever hold (max_queue_tokens);
+  //   RESOURCE_EXHAUSTED queued tokens would exceed max_queue_tokens, or the
+  //                      request is expected to finish after its deadline
+  //                      behind the queued work (see the top of this file);
+  //   DEADLINE_EXCEEDED  nothing is queued or running and the request's own
+  //                      expected compute does not fit before its deadline;
+  //   UNAVAILABLE        after Shutdown.
+  // Thread-safe.
+  absl::Status Submit(std::unique_ptr<BatchRequest> request);
+
+  // Stops accepting; queued work runs without waiting for the queue delay,
+  // and running work completes. Thread-safe.
+  void Shutdown();
+  // Waits until the queue is empty, no batch runs and every dropped request
+  // is answered, or `timeout` passes;
+  // returns whether it drained. Requests still queued at the timeout are
+  // answered UNAVAILABLE (a running batch cannot be interrupted; its
+  // requests are answered when it ends). Call after Shutdown.
+  bool Drain(Clock::duration timeout);
+
+  // While held, no new batch starts (the running one completes and is
+  // answered); requests are still admitted and queued. The server holds the
+  // batcher around the start of gRPC's shutdown, so that no answer (which
+  // makes a client send its next call) goes out just before the GOAWAY.
+  // Thread-safe; the destructor resumes.
+  void Hold();
+  void Resume();
+  // How long ago (on the batcher's clock) a request was last answered by the
+  // batcher, and whether a batch runs or answers are being sent now.
+  Clock::duration SinceLastAnswer() const;
+  bool answering() const;
+
+  int64_t queued_requests() const;
+  int64_t queued_tokens() const;
+
+ private:
+  struct State;
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace server

@@ -1,0 +1,53 @@
+// The service's entry point for every transport: an encode request is
+// validated and tokenized on the calling thread, queued on the batcher, and
+// answered from the batcher's thread; a tokenize request is answered at once.
+// Plain C++ types in and out (service_types.h); the gRPC and HTTP adapters
+// convert their wire formats, so requests from both share the queue and can
+// share a batch.
+#pragma once
+
+#include <atomic>
+#include <functional>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "engine/tokenizer.h"
+#include "server/core/batcher.h"
+#include "server/core/clock.h"
+#include "server/core/metrics.h"
+#include "server/core/request_builder.h"
+#include "server/core/service_types.h"
+
+namespace server {
+
+class EncodeDispatcher {
+ public:
+  using Done = std::function<void(absl::StatusOr<core::EncodeResult>)>;
+
+  // All pointers must outlive the dispatcher.
+  EncodeDispatcher(const RequestBuilder* builder, Batcher* batcher, ServerMetrics* metrics)
+      : builder_(builder), batcher_(batcher), metrics_(metrics) {}
+
+  // Calls `done` exactly once: at once (on this thread) when the request is
+  // refused, else later from the batcher's thread. Keeps no reference to
+  // `request` after returning. `is_cancelled` may be empty. Errors:
+  // INVALID_ARGUMENT (the message names the input), RESOURCE_EXHAUSTED (queue
+  // full), DEADLINE_EXCEEDED, CANCELLED, UNAVAILABLE (shutting down).
+  void Dispatch(const core::EncodeRequest& request, Clock::time_point deadline,
+                std::function<bool()> is_cancelled, Done done);
+
+  // Validates and tokenizes on this thread (UNAVAILABLE when shutting down).
+  absl::StatusOr<engine::Encoding> Tokenize(const core::TokenizeRequest& request);
+
+  // From now on every request is refused with UNAVAILABLE.
+  void StopAccepting() { accepting_ = false; }
+  bool accepting() const { return accepting_; }
+
+ private:
+  const RequestBuilder* const builder_;
+  Batcher* const batcher_;
+  ServerMetrics* const metrics_;
+  std::atomic<bool> accepting_{true};
+};
+
+}  // namespace server

@@ -1,0 +1,37 @@
+#include "server/core/engine_backend.h"
+
+namespace server {
+
+absl::Status EngineBackend::Run(absl::Span<const engine::Sequence> batch,
+                                absl::Span<const OutputSpec> specs,
+                                std::vector<InputOutput>* outputs) {
+  if (absl::Status status = encoder_->Encode(batch, &result_); !status.ok()) return status;
+  const int hidden = result_.hidden_size;
+  outputs->resize(batch.size());
+  for (int i = 0; i < static_cast<int>(batch.size()); ++i) {
+    InputOutput& out = (*outputs)[i];
+    out.tokens = result_.num_tokens(i);
+    out.cols = hidden;
+    if (specs[i].pooling == engine::Pooling::kNone) {
+      out.rows = out.tokens;
+      const float* states = result_.sequence_states(i);
+      out.values.assign(states, states + static_cast<size_t>(out.rows) * hidden);
+      if (specs[i].normalize) {
+        for (int row = 0; row < out.rows; ++row) {
+          engine::L2Normalize(out.values.data() + static_cast<size_t>(row) * hidden, hidden);
+        }
+      }
+    } else {
+      out.rows = 1;
+      out.values.resize(hidden);
+      if (absl::Status status =
+              encoder_->Pool(result_, i, specs[i].pooling, specs[i].normalize, out.values.data());
+          !status.ok()) {
+        return status;
+      }
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace server

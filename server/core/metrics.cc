@@ -1,0 +1,189 @@
+#include "server/core/metrics.h"
+
+#include <prometheus/family.h>
+
+#include "server/core/metrics_buckets.h"
+
+namespace server {
+namespace {
+
+using prometheus::BuildCounter;
+using prometheus::BuildGauge;
+using prometheus::BuildHistogram;
+
+constexpr Rpc kRpcs[kRpcCount] = {Rpc::kEncode, Rpc::kEncodeStream, Rpc::kTokenize,
+                                  Rpc::kGetModelInfo};
+
+double Seconds(std::chrono::steady_clock::duration elapsed) {
+  return std::chrono::duration<double>(elapsed).count();
+}
+
+static_assert(kAnsweredCodes.back() == absl::StatusCode::kInternal);
+
+size_t CodeIndex(absl::StatusCode code) {
+  for (size_t i = 0; i < kAnsweredCodes.size(); ++i) {
+    if (kAnsweredCodes[i] == code) return i;
+  }
+  return kAnsweredCodes.size() - 1;  // INTERNAL
+}
+
+constexpr core::Transport kTransports[core::kTransportCount] = {core::Transport::kGrpc,
+                                                                core::Transport::kHttp};
+
+}  // namespace
+
+const char* RpcName(Rpc rpc) {
+  switch (rpc) {
+    case Rpc::kEncode:
+      return "Encode";
+    case Rpc::kEncodeStream:
+      return "EncodeStream";
+    case Rpc::kTokenize:
+      return "Tokenize";
+    case Rpc::kGetModelInfo:
+      return "GetModelInfo";
+  }
+  return "unknown";
+}
+
+ServerMetrics::ServerMetrics(const BatcherConfig& batcher, const ModelInfoLabels& model)
+    : registry_(std::make_shared<prometheus::Registry>()) {
+  prometheus::Registry& registry = *registry_;
+  const std::vector<double> durations = DurationBuckets();
+
+  auto& request_durations =
+      BuildHistogram()
+          .Name("encoder_request_duration_seconds")
+          .Help(
+              "Time from receiving a request (a unary call, or one request of a stream) to its "
+              "response being sent, by transport (grpc, http), RPC and status code")
+          .Register(registry);
+  auto& request_counts = BuildCounter()
+                             .Name("encoder_requests_total")
+                             .Help(
+                                 "Requests answered (unary calls, and each request of a stream, "
+                                 "and HTTP requests), by transport, RPC and code")
+                             .Register(registry);
+  for (core::Transport transport : kTransports) {
+    for (Rpc rpc : kRpcs) {
+      for (size_t c = 0; c < kAnsweredCodes.size(); ++c) {
+        const prometheus::Labels labels = {{"transport", core::TransportName(transport)},
+                                           {"rpc", RpcName(rpc)},
+                                           {"code", absl::StatusCodeToString(kAnsweredCodes[c])}};
+        RequestSeries& series =
+            requests_[static_cast<size_t>(transport)][static_cast<size_t>(rpc)][c];
+        series.count = &request_counts.Add(labels);
+        series.duration = &request_durations.Add(labels, durations);
+      }
+    }
+  }
+
+  tokenize_duration_ = &BuildHistogram()
+                            .Name("encoder_tokenize_duration_seconds")
+                            .Help(
+                                "Time to validate and tokenize one request's inputs (Encode, "
+                                "EncodeStream, Tokenize)")
+                            .Register(registry)
+                            .Add({}, durations);
+  queue_duration_ =
+      &BuildHistogram()
+           .Name("encoder_queue_duration_seconds")
+           .Help("Time from a request entering the batch queue to its first input starting a batch")
+           .Register(registry)
+           .Add({}, durations);
+  batch_duration_ = &BuildHistogram()
+                         .Name("encoder_batch_duration_seconds")
+                         .Help("Engine time of one batch: the backend call, pooling included")
+                         .Register(registry)
+                         .Add({}, durations);
+  batch_inputs_ = &BuildHistogram()
+                       .Name("encoder_batch_inputs")
+                       .Help("Inputs in each batch the engine ran")
+                       .Register(registry)
+                       .Add({}, CountBuckets(batcher.max_batch_inputs));
+  batch_tokens_ = &BuildHistogram()
+                       .Name("encoder_batch_tokens")
+                       .Help("Tokens (real, unpadded) in each batch the engine ran")
+                       .Register(registry)
+                       .Add({}, CountBuckets(batcher.max_batch_tokens));
+
+  inputs_ = &BuildCounter()
+                 .Name("encoder_inputs_total")
+                 .Help("Inputs answered in successful Encode and EncodeStream requests")
+                 .Register(registry)
+                 .Add({});
+  tokens_ =
+      &BuildCounter()
+           .Name("encoder_tokens_total")
+           .Help("Tokens of the inputs answered in successful Encode and EncodeStream requests")
+           .Register(registry)
+           .Add({});
+
+  queue_requests_ = &BuildGauge()
+                         .Name("encoder_queue_requests")
+                         .Help("Requests waiting in the batch queue")
+                         .Register(registry)
+                         .Add({});
+  queue_tokens_ = &BuildGauge()
+                       .Name("encoder_queue_tokens")
+                       .Help("Tokens waiting in the batch queue")
+                       .Register(registry)
+                       .Add({});
+  BuildGauge()
+      .Name("encoder_queue_tokens_limit")
+      .Help(
+          "Admission limit of the batch queue (--max-queue-tokens): beyond it, RESOURCE_EXHAUSTED")
+      .Register(registry)
+      .Add({})
+      .Set(static_cast<double>(batcher.max_queue_tokens));
+  inflight_ = &BuildGauge()
+                   .Name("encoder_inflight_requests")
+                   .Help("Requests received and not yet answered (queued, running or being sent)")
+                   .Register(registry)
+                   .Add({});
+
+  BuildGauge()
+      .Name("encoder_model_info")
+      .Help("The model served (always 1)")
+      .Register(registry)
+      .Add({{"model", model.model},
+            {"precision", model.precision},
+            {"layer_norm", model.layer_norm},
+            {"hidden_size", std::to_string(model.hidden_size)},
+            {"layers", std::to_string(model.layers)},
+            {"isa", model.isa}})
+      .Set(1);
+}
+
+void ServerMetrics::RequestFinished(core::Transport transport, Rpc rpc, absl::StatusCode code,
+                                    Duration elapsed) {
+  const RequestSeries& series =
+      requests_[static_cast<size_t>(transport)][static_cast<size_t>(rpc)][CodeIndex(code)];
+  series.count->Increment();
+  series.duration->Observe(Seconds(elapsed));
+  inflight_->Decrement();
+}
+
+void ServerMetrics::Tokenized(Duration elapsed) { tokenize_duration_->Observe(Seconds(elapsed)); }
+
+void ServerMetrics::Encoded(int64_t inputs, int64_t tokens) {
+  inputs_->Increment(static_cast<double>(inputs));
+  tokens_->Increment(static_cast<double>(tokens));
+}
+
+void ServerMetrics::OnQueueChanged(int64_t requests, int64_t tokens) {
+  queue_requests_->Set(static_cast<double>(requests));
+  queue_tokens_->Set(static_cast<double>(tokens));
+}
+
+void ServerMetrics::OnRequestDequeued(Clock::duration queue_time) {
+  queue_duration_->Observe(Seconds(queue_time));
+}
+
+void ServerMetrics::OnBatchDone(int inputs, int64_t tokens, Clock::duration engine_time) {
+  batch_duration_->Observe(Seconds(engine_time));
+  batch_inputs_->Observe(static_cast<double>(inputs));
+  batch_tokens_->Observe(static_cast<double>(tokens));
+}
+
+}  // namespace server

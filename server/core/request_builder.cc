@@ -1,0 +1,224 @@
+#include "server/core/request_builder.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "server/core/utf8.h"
+
+namespace server {
+namespace {
+
+using core::EncodeRequest;
+using core::Input;
+using core::PoolingChoice;
+
+absl::Status WithInputIndex(int index, const absl::Status& status) {
+  return absl::Status(status.code(), absl::StrCat("input ", index, ": ", status.message()));
+}
+
+// Cuts `values` to `max_length`, keeping the last one (the closing [SEP]).
+void KeepHeadAndLast(std::vector<int32_t>& values, int max_length) {
+  if (static_cast<int>(values.size()) <= max_length) return;
+  const int32_t last = values.back();
+  values.resize(max_length);
+  values.back() = last;
+}
+
+}  // namespace
+
+RequestBuilder::RequestBuilder(const LoadedModel* model, RequestLimits limits)
+    : model_(model), limits_(limits) {}
+
+absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::Build(
+    const EncodeRequest& request) const {
+  if (request.inputs.empty()) return absl::InvalidArgumentError("request has no inputs");
+  if (static_cast<int>(request.inputs.size()) > limits_.max_inputs_per_request) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "request has ", static_cast<int>(request.inputs.size()), " inputs, more than the limit of ",
+        limits_.max_inputs_per_request, " (--max-inputs-per-request)"));
+  }
+  absl::StatusOr<OutputSpec> spec = BuildSpec(request);
+  if (!spec.ok()) return spec.status();
+
+  auto batch_request = std::make_unique<BatchRequest>();
+  batch_request->spec = *spec;
+  batch_request->inputs.reserve(request.inputs.size());
+  int64_t tokens = 0;
+  for (int i = 0; i < static_cast<int>(request.inputs.size()); ++i) {
+    absl::StatusOr<TokenizedInput> input =
+        BuildInput(request.inputs[static_cast<size_t>(i)], request.truncate);
+    if (!input.ok()) return WithInputIndex(i, input.status());
+    tokens += static_cast<int64_t>(input->ids.size());
+    if (tokens > limits_.max_tokens_per_request) {
+      return WithInputIndex(
+          i,
+          absl::InvalidArgumentError(absl::StrCat(
+              "the request reaches ", tokens, " tokens here, more than the limit of ",
+              limits_.max_tokens_per_request, " tokens per request (--max-tokens-per-request)")));
+    }
+    // The engine's own check covers what the model knows best (token type
+    // range, anything added later); the checks above give the precise messages.
+    const engine::Sequence sequence{input->ids, input->token_type_ids};
+    if (absl::Status valid = model_->encoder->Validate(sequence); !valid.ok()) {
+      return WithInputIndex(i, valid);
+    }
+    batch_request->inputs.push_back(*std::move(input));
+  }
+  return batch_request;
+}
+
+absl::StatusOr<OutputSpec> RequestBuilder::BuildSpec(const EncodeRequest& request) const {
+  OutputSpec spec;
+  spec.normalize = request.normalize;
+  switch (request.pooling) {
+    case PoolingChoice::kModelDefault:
+      spec.pooling = model_->default_pooling;
+      break;
+    case PoolingChoice::kCls:
+      spec.pooling = engine::Pooling::kCls;
+      break;
+    case PoolingChoice::kMean:
+      spec.pooling = engine::Pooling::kMean;
+      break;
+    case PoolingChoice::kNone:
+      spec.pooling = engine::Pooling::kNone;
+      break;
+    case PoolingChoice::kPooler:
+      if (!model_->encoder->has_pooler()) {
+        return absl::InvalidArgumentError(
+            "pooling POOLER needs the model's pooler weights, and this model has none");
+      }
+      spec.pooling = engine::Pooling::kPooler;
+      break;
+  }
+  return spec;
+}
+
+absl::StatusOr<TokenizedInput> RequestBuilder::BuildInput(const Input& input, bool truncate) const {
+  switch (input.kind) {
+    case Input::Kind::kText:
+      return FromText(input.text, std::string(), /*is_pair=*/false, truncate);
+    case Input::Kind::kTextPair:
+      return FromText(input.text, input.text_pair, /*is_pair=*/true, truncate);
+    case Input::Kind::kTokenIds:
+      return FromIds(input.ids, input.token_type_ids, truncate);
+    case Input::Kind::kUnset:
+      break;
+  }
+  return absl::InvalidArgumentError("no text, text_pair or token_ids set");
+}
+
+absl::Status RequestBuilder::CheckText(const char* field, const std::string& text) const {
+  if (text.empty()) return absl::InvalidArgumentError(absl::StrCat(field, " is empty"));
+  if (static_cast<int64_t>(text.size()) > limits_.max_text_bytes) {
+    return absl::InvalidArgumentError(absl::StrCat(field, " is ", text.size(),
+                                                   " bytes, more than the limit of ",
+                                                   limits_.max_text_bytes, " (--max-text-bytes)"));
+  }
+  size_t bad_byte = 0;
+  if (!IsValidUtf8(text, &bad_byte)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(field, " is not valid UTF-8 (at byte ", bad_byte, ")"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status RequestBuilder::CheckTextInput() const {
+  if (model_->tokenizer != nullptr) return absl::OkStatus();
+  return absl::FailedPreconditionError(absl::StrCat(
+      "text input is unavailable for this model (send token_ids): ", model_->tokenizer_error));
+}
+
+absl::StatusOr<TokenizedInput> RequestBuilder::FromText(const std::string& text,
+                                                        const std::string& text_pair, bool is_pair,
+                                                        bool truncate) const {
+  if (absl::Status status = CheckTextInput(); !status.ok()) return status;
+  if (absl::Status status = CheckText("text", text); !status.ok()) return status;
+  if (is_pair) {
+    if (absl::Status status = CheckText("text_pair", text_pair); !status.ok()) return status;
+  }
+  const int max_length = model_->max_length();
+  // Without truncation, tokenize in full to report the real length.
+  const int cut = truncate ? max_length : 0;
+  absl::StatusOr<engine::Encoding> encoding =
+      is_pair ? model_->tokenizer->EncodePair(text, text_pair, cut)
+              : model_->tokenizer->Encode(text, cut);
+  if (!encoding.ok()) return encoding.status();
+  if (static_cast<int>(encoding->ids.size()) > max_length) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(is_pair ? "text pair is " : "text is ", encoding->ids.size(),
+                     " tokens long, more than the model's maximum of ", max_length,
+                     " (set truncate to cut it)"));
+  }
+  TokenizedInput input;
+  input.ids = std::move(encoding->ids);
+  // Models with one token type (RoBERTa family) take none, whatever the
+  // tokenizer's pair template numbers the second text.
+  if (is_pair && model_->encoder->config().token_types() > 1) {
+    input.token_type_ids = std::move(encoding->token_type_ids);
+  }
+  return input;
+}
+
+absl::StatusOr<TokenizedInput> RequestBuilder::FromIds(const std::vector<int32_t>& ids,
+                                                       const std::vector<int32_t>& types,
+                                                       bool truncate) const {
+  const int ids_size = static_cast<int>(ids.size());
+  const int types_size = static_cast<int>(types.size());
+  if (ids.empty()) return absl::InvalidArgumentError("token_ids is empty");
+  const engine::ModelConfig& config = model_->encoder->config();
+  for (int p = 0; p < ids_size; ++p) {
+    const int32_t id = ids[static_cast<size_t>(p)];
+    if (id < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("id ", id, " at position ", p, " is negative"));
+    }
+    if (id >= config.vocab_size) {
+      return absl::InvalidArgumentError(absl::StrCat("id ", id, " at position ", p,
+                                                     " is outside the vocabulary (size ",
+                                                     config.vocab_size, ")"));
+    }
+  }
+  if (!types.empty()) {
+    if (types_size != ids_size) {
+      return absl::InvalidArgumentError(absl::StrCat(types_size, " token_type_ids for ", ids_size,
+                                                     " ids (expected one per id, or none)"));
+    }
+    for (int p = 0; p < types_size; ++p) {
+      const int32_t type = types[static_cast<size_t>(p)];
+      if (type < 0 || type >= config.token_types()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "token type ", type, " at position ", p, " is outside 0..", config.token_types() - 1));
+      }
+    }
+  }
+  const int max_length = model_->max_length();
+  if (ids_size > max_length && !truncate) {
+    return absl::InvalidArgumentError(absl::StrCat("token_ids has ", ids_size,
+                                                   " ids, more than the model's maximum of ",
+                                                   max_length, " (set truncate to cut them)"));
+  }
+  TokenizedInput input;
+  input.ids = ids;
+  input.token_type_ids = types;
+  KeepHeadAndLast(input.ids, max_length);
+  if (!input.token_type_ids.empty()) KeepHeadAndLast(input.token_type_ids, max_length);
+  return input;
+}
+
+absl::StatusOr<engine::Encoding> RequestBuilder::Tokenize(
+    const core::TokenizeRequest& request) const {
+  if (absl::Status status = CheckTextInput(); !status.ok()) return status;
+  if (absl::Status status = CheckText("text", request.text); !status.ok()) return status;
+  const bool is_pair = !request.text_pair.empty();
+  if (is_pair) {
+    if (absl::Status status = CheckText("text_pair", request.text_pair); !status.ok()) {
+      return status;
+    }
+  }
+  const int cut = request.truncate ? model_->max_length() : 0;
+  return is_pair ? model_->tokenizer->EncodePair(request.text, request.text_pair, cut)
+                 : model_->tokenizer->Encode(request.text, cut);
+}
+
+}  // namespace server

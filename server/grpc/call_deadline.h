@@ -1,0 +1,13 @@
+#pragma once
+
+#include <chrono>
+
+#include "server/core/clock.h"
+
+namespace server {
+
+// A gRPC deadline (system clock; time_point::max() when the call has none)
+// on the batcher's clock, which is steady.
+Clock::time_point DeadlineOnClock(std::chrono::system_clock::time_point deadline, Clock* clock);
+
+}  // namespace server

@@ -1,0 +1,158 @@
+#include "server/grpc/encode_service.h"
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include "server/grpc/call_deadline.h"
+#include "server/grpc/metered_reactor.h"
+#include "server/grpc/proto_conversions.h"
+#include "server/grpc/status_mapping.h"
+#include "server/grpc/wire_format.h"
+
+namespace server {
+namespace {
+
+const absl::Status& ShuttingDown() {
+  static const absl::Status* const status =
+      new absl::Status(absl::UnavailableError("server is shutting down"));
+  return *status;
+}
+
+// A stream refused at its start: finishes at once and frees itself.
+class RefusedStream : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  explicit RefusedStream(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+  void OnDone() override { delete this; }
+};
+
+const absl::Status& Unauthenticated() {
+  static const absl::Status* const status = new absl::Status(absl::UnauthenticatedError(
+      "a valid API key is needed: send the metadata authorization: Bearer KEY"));
+  return *status;
+}
+
+}  // namespace
+
+bool EncodeService::Authorized(grpc::CallbackServerContext* context) const {
+  if (!keys_->enabled()) return true;
+  const auto& metadata = context->client_metadata();
+  const auto it = metadata.find("authorization");
+  if (it == metadata.end()) return false;
+  return keys_->Accepts(absl::string_view(it->second.data(), it->second.size()));
+}
+
+void EncodeService::StopAccepting() {
+  dispatcher_->StopAccepting();
+  std::vector<EncodeStreamReactor*> to_finish;
+  {
+    std::lock_guard<std::mutex> lock(streams_mu_);
+    accepting_ = false;
+    // Under streams_mu_ no stream can be deleted (OnDone unregisters first).
+    for (EncodeStreamReactor* stream : streams_) {
+      if (stream->StopReading()) to_finish.push_back(stream);
+    }
+  }
+  // These have nothing in flight and were marked finished: only we finish
+  // them, and they stay alive until we do.
+  for (EncodeStreamReactor* stream : to_finish) stream->Finish(ToGrpcStatus(ShuttingDown()));
+}
+
+grpc::ServerUnaryReactor* EncodeService::Encode(grpc::CallbackServerContext* context,
+                                                const grpc::ByteBuffer* request_bytes,
+                                                grpc::ByteBuffer* response_bytes) {
+  auto* reactor = new MeteredUnaryReactor(context, Rpc::kEncode, metrics_);
+  if (!Authorized(context)) {
+    reactor->Answer(ToGrpcStatus(Unauthenticated()));
+    return reactor;
+  }
+  encoder::v1::EncodeRequest request;
+  if (absl::Status status = ParseRequest(*request_bytes, &request); !status.ok()) {
+    reactor->Answer(ToGrpcStatus(status));
+    return reactor;
+  }
+  absl::StatusOr<core::EncodeRequest> core_request = ToCore(request);
+  if (!core_request.ok()) {
+    reactor->Answer(ToGrpcStatus(core_request.status()));
+    return reactor;
+  }
+  dispatcher_->Dispatch(
+      *core_request, DeadlineOnClock(context->deadline(), clock_),
+      [context] { return context->IsCancelled(); },
+      [reactor, id = request.id(), response_bytes](absl::StatusOr<core::EncodeResult> result) {
+        absl::Status status = result.status();
+        if (status.ok()) {
+          encoder::v1::EncodeResponse response;
+          FillEncodeResponse(id, result->pooling, result->outputs, &response);
+          status = SerializeResponse(response, response_bytes);
+        }
+        reactor->Answer(ToGrpcStatus(status));
+      });
+  return reactor;
+}
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EncodeService::EncodeStream(
+    grpc::CallbackServerContext* context) {
+  if (!Authorized(context)) {
+    // Counted as one refused request of the stream.
+    metrics_->RequestStarted();
+    metrics_->RequestFinished(core::Transport::kGrpc, Rpc::kEncodeStream,
+                              absl::StatusCode::kUnauthenticated, std::chrono::nanoseconds(0));
+    return new RefusedStream(Unauthenticated());
+  }
+  std::lock_guard<std::mutex> lock(streams_mu_);
+  if (!accepting_) return new RefusedStream(ShuttingDown());
+  auto* stream = new EncodeStreamReactor(context, dispatcher_, clock_, metrics_,
+                                         [this](EncodeStreamReactor* done) {
+                                           std::lock_guard<std::mutex> lock(streams_mu_);
+                                           streams_.erase(done);
+                                         });
+  streams_.insert(stream);
+  return stream;
+}
+
+grpc::ServerUnaryReactor* EncodeService::Tokenize(grpc::CallbackServerContext* context,
+                                                  const grpc::ByteBuffer* request_bytes,
+                                                  grpc::ByteBuffer* response_bytes) {
+  auto* reactor = new MeteredUnaryReactor(context, Rpc::kTokenize, metrics_);
+  if (!Authorized(context)) {
+    reactor->Answer(ToGrpcStatus(Unauthenticated()));
+    return reactor;
+  }
+  if (!dispatcher_->accepting()) {
+    reactor->Answer(ToGrpcStatus(ShuttingDown()));
+    return reactor;
+  }
+  encoder::v1::TokenizeRequest request;
+  absl::Status status = ParseRequest(*request_bytes, &request);
+  if (status.ok()) {
+    absl::StatusOr<engine::Encoding> encoding = dispatcher_->Tokenize(ToCore(request));
+    status = encoding.status();
+    if (status.ok()) {
+      encoder::v1::TokenizeResponse response;
+      FillTokenizeResponse(*encoding, &response);
+      status = SerializeResponse(response, response_bytes);
+    }
+  }
+  reactor->Answer(ToGrpcStatus(status));
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* EncodeService::GetModelInfo(
+    grpc::CallbackServerContext* context, const encoder::v1::GetModelInfoRequest* /*request*/,
+    encoder::v1::ModelInfo* response) {
+  auto* reactor = new MeteredUnaryReactor(context, Rpc::kGetModelInfo, metrics_);
+  if (!Authorized(context)) {
+    reactor->Answer(ToGrpcStatus(Unauthenticated()));
+    return reactor;
+  }
+  if (!dispatcher_->accepting()) {
+    reactor->Answer(ToGrpcStatus(ShuttingDown()));
+    return reactor;
+  }
+  *response = model_info_;
+  reactor->Answer(grpc::Status::OK);
+  return reactor;
+}
+
+}  // namespace server

@@ -1,0 +1,71 @@
+// The encoder.v1.Encoder service on gRPC's callback API. Handlers validate
+// and tokenize on the gRPC thread that calls them and return a reactor; the
+// batcher's thread finishes it when the outputs are ready. The methods that
+// carry text read raw bytes (see wire_format.h). With API keys on, a call
+// without a valid `authorization: Bearer KEY` is answered UNAUTHENTICATED
+// (health and reflection are other services and stay open). Every call (every request
+// of a stream) is reported to the metrics when its response has been sent.
+#pragma once
+
+#include <mutex>
+#include <set>
+
+#include <grpcpp/grpcpp.h>
+
+#include "encoder/v1/encoder.grpc.pb.h"
+#include "server/core/api_keys.h"
+#include "server/core/clock.h"
+#include "server/core/encode_dispatcher.h"
+#include "server/core/metrics.h"
+#include "server/grpc/encode_stream.h"
+
+namespace server {
+
+using EncoderServiceBase = encoder::v1::Encoder::WithRawCallbackMethod_Encode<
+    encoder::v1::Encoder::WithRawCallbackMethod_EncodeStream<
+        encoder::v1::Encoder::WithRawCallbackMethod_Tokenize<
+            encoder::v1::Encoder::WithCallbackMethod_GetModelInfo<encoder::v1::Encoder::Service>>>>;
+
+class EncodeService final : public EncoderServiceBase {
+ public:
+  // All pointers must outlive the service.
+  EncodeService(EncodeDispatcher* dispatcher, const ApiKeys* keys,
+                encoder::v1::ModelInfo model_info, Clock* clock, ServerMetrics* metrics)
+      : dispatcher_(dispatcher),
+        keys_(keys),
+        model_info_(std::move(model_info)),
+        clock_(clock),
+        metrics_(metrics) {}
+
+  // Shutdown: every new call and every new request on an open stream gets
+  // UNAVAILABLE; open streams end once their requests are answered.
+  void StopAccepting();
+
+  grpc::ServerUnaryReactor* Encode(grpc::CallbackServerContext* context,
+                                   const grpc::ByteBuffer* request,
+                                   grpc::ByteBuffer* response) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EncodeStream(
+      grpc::CallbackServerContext* context) override;
+  grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* GetModelInfo(grpc::CallbackServerContext* context,
+                                         const encoder::v1::GetModelInfoRequest* request,
+                                         encoder::v1::ModelInfo* response) override;
+
+ private:
+  // Whether the call carries a valid key in its `authorization` metadata.
+  bool Authorized(grpc::CallbackServerContext* context) const;
+
+  EncodeDispatcher* const dispatcher_;
+  const ApiKeys* const keys_;
+  const encoder::v1::ModelInfo model_info_;
+  Clock* const clock_;
+  ServerMetrics* const metrics_;
+
+  std::mutex streams_mu_;
+  std::set<EncodeStreamReactor*> streams_;  // guarded by streams_mu_; open streams
+  bool accepting_ = true;                   // guarded by streams_mu_
+};
+
+}  // namespace server

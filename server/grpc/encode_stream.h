@@ -1,0 +1,82 @@
+// EncodeStream: one reactor per bidirectional stream. Each request read (as
+// raw bytes, see wire_format.h) is dispatched at once; responses are written as their batches
+// finish, so they may leave out of order (each carries its request's id). A request that fails gets
+// a response with `error` set and the stream goes on. The metrics count each
+// request of a stream, from its read to its response's write.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <deque>
+#include <functional>
+#include <list>
+#include <mutex>
+#include <string>
+
+#include <grpcpp/grpcpp.h>
+
+#include "encoder/v1/encoder.pb.h"
+#include "server/core/clock.h"
+#include "server/core/encode_dispatcher.h"
+#include "server/core/metrics.h"
+
+namespace server {
+
+class EncodeStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
+ public:
+  // Requests read but not yet answered and written; beyond it the stream
+  // stops reading until one is written (flow control towards the client).
+  static constexpr int kMaxInFlight = 32;
+
+  // `on_done` runs last, just before the reactor deletes itself. `metrics`
+  // must outlive the stream.
+  EncodeStreamReactor(grpc::CallbackServerContext* context, EncodeDispatcher* dispatcher,
+                      Clock* clock, ServerMetrics* metrics,
+                      std::function<void(EncodeStreamReactor*)> on_done);
+
+  // Server shutdown: read no more requests. Returns true when the caller must
+  // now call Finish(UNAVAILABLE) (nothing is in flight); otherwise the stream
+  // finishes itself once its requests are answered.
+  bool StopReading();
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override { cancelled_ = true; }
+  void OnDone() override;
+
+ private:
+  // One request's response, from dispatch until it is written.
+  struct Slot {
+    std::string id;
+    encoder::v1::EncodeResponse response;  // filled by the batcher's callback
+    grpc::ByteBuffer bytes;                // what is written
+    std::chrono::steady_clock::time_point received;
+    grpc::StatusCode code = grpc::StatusCode::OK;  // the request's own, set when answered
+  };
+  using SlotIterator = std::list<Slot>::iterator;
+
+  void OnAnswered(SlotIterator slot, absl::Status status);
+  // Whether the stream is done: no more reads and nothing left to write.
+  // Marks it finished; the caller then calls Finish outside the lock.
+  bool ShouldFinishLocked();
+  grpc::Status FinalStatusLocked() const;
+
+  grpc::CallbackServerContext* const context_;
+  EncodeDispatcher* const dispatcher_;
+  Clock* const clock_;
+  ServerMetrics* const metrics_;
+  const std::function<void(EncodeStreamReactor*)> on_done_;
+  std::atomic<bool> cancelled_{false};
+
+  grpc::ByteBuffer incoming_;  // the read target; one read at a time
+  std::mutex mu_;
+  std::list<Slot> slots_;              // guarded by mu_; stable addresses for the batcher
+  std::deque<SlotIterator> to_write_;  // guarded by mu_; answered, in answer order
+  bool reading_ = false;               // guarded by mu_; a read is outstanding
+  bool reads_done_ = false;            // guarded by mu_; client half-closed, or shutdown
+  bool stopped_by_server_ = false;     // guarded by mu_
+  bool writing_ = false;               // guarded by mu_; a write is outstanding
+  bool finished_ = false;              // guarded by mu_; Finish called or about to be
+};
+
+}  // namespace server

@@ -1,0 +1,129 @@
+#include "server/grpc/proto_conversions.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace server {
+
+encoder::v1::Pooling ToProto(engine::Pooling pooling) {
+  switch (pooling) {
+    case engine::Pooling::kCls:
+      return encoder::v1::POOLING_CLS;
+    case engine::Pooling::kMean:
+      return encoder::v1::POOLING_MEAN;
+    case engine::Pooling::kNone:
+      return encoder::v1::POOLING_NONE;
+    case engine::Pooling::kPooler:
+      return encoder::v1::POOLING_POOLER;
+  }
+  return encoder::v1::POOLING_UNSPECIFIED;
+}
+
+absl::StatusOr<core::EncodeRequest> ToCore(const encoder::v1::EncodeRequest& request) {
+  core::EncodeRequest out;
+  switch (request.pooling()) {
+    case encoder::v1::POOLING_UNSPECIFIED:
+      out.pooling = core::PoolingChoice::kModelDefault;
+      break;
+    case encoder::v1::POOLING_CLS:
+      out.pooling = core::PoolingChoice::kCls;
+      break;
+    case encoder::v1::POOLING_MEAN:
+      out.pooling = core::PoolingChoice::kMean;
+      break;
+    case encoder::v1::POOLING_NONE:
+      out.pooling = core::PoolingChoice::kNone;
+      break;
+    case encoder::v1::POOLING_POOLER:
+      out.pooling = core::PoolingChoice::kPooler;
+      break;
+    default:
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown pooling value ", static_cast<int>(request.pooling()),
+                       " (expected 0 UNSPECIFIED, 1 CLS, 2 MEAN, 3 NONE or 4 POOLER)"));
+  }
+  out.normalize = request.normalize();
+  out.truncate = request.truncate();
+  out.inputs.reserve(static_cast<size_t>(request.inputs_size()));
+  for (const encoder::v1::Input& input : request.inputs()) {
+    core::Input& in = out.inputs.emplace_back();
+    switch (input.kind_case()) {
+      case encoder::v1::Input::kText:
+        in.kind = core::Input::Kind::kText;
+        in.text = input.text();
+        break;
+      case encoder::v1::Input::kTextPair:
+        in.kind = core::Input::Kind::kTextPair;
+        in.text = input.text_pair().text();
+        in.text_pair = input.text_pair().text_pair();
+        break;
+      case encoder::v1::Input::kTokenIds:
+        in.kind = core::Input::Kind::kTokenIds;
+        in.ids.assign(input.token_ids().ids().begin(), input.token_ids().ids().end());
+        in.token_type_ids.assign(input.token_ids().token_type_ids().begin(),
+                                 input.token_ids().token_type_ids().end());
+        break;
+      case encoder::v1::Input::KIND_NOT_SET:
+        break;
+    }
+  }
+  return out;
+}
+
+core::TokenizeRequest ToCore(const encoder::v1::TokenizeRequest& request) {
+  return core::TokenizeRequest{request.text(), request.text_pair(), request.truncate()};
+}
+
+void FillEncodeResponse(const std::string& id, engine::Pooling pooling,
+                        const std::vector<InputOutput>& outputs,
+                        encoder::v1::EncodeResponse* response) {
+  response->set_id(id);
+  response->set_pooling(ToProto(pooling));
+  response->mutable_outputs()->Reserve(static_cast<int>(outputs.size()));
+  for (const InputOutput& output : outputs) {
+    encoder::v1::Output* out = response->add_outputs();
+    out->mutable_values()->Assign(output.values.begin(), output.values.end());
+    out->set_rows(output.rows);
+    out->set_cols(output.cols);
+    out->set_tokens(output.tokens);
+  }
+}
+
+void FillTokenizeResponse(const engine::Encoding& encoding,
+                          encoder::v1::TokenizeResponse* response) {
+  response->mutable_ids()->Assign(encoding.ids.begin(), encoding.ids.end());
+  response->mutable_token_type_ids()->Assign(encoding.token_type_ids.begin(),
+                                             encoding.token_type_ids.end());
+  for (const std::string& token : encoding.tokens) response->add_tokens(token);
+  for (const auto& [begin, end] : encoding.offsets) {
+    encoder::v1::Offset* offset = response->add_offsets();
+    offset->set_begin(begin);
+    offset->set_end(end);
+  }
+}
+
+encoder::v1::ModelInfo MakeModelInfo(const LoadedModel& model, int max_inputs_per_request) {
+  const engine::ModelConfig& config = model.encoder->config();
+  encoder::v1::ModelInfo info;
+  info.set_name(model.name);
+  info.set_model_type(config.model_type);
+  info.set_hidden_size(config.hidden_size);
+  info.set_num_layers(config.num_layers);
+  info.set_num_heads(config.num_heads);
+  info.set_max_length(model.max_length());
+  info.set_vocab_size(config.vocab_size);
+  info.set_default_pooling(ToProto(model.default_pooling));
+  info.set_precision(model.encoder->options().precision == engine::Precision::kInt8
+                         ? encoder::v1::PRECISION_INT8
+                         : encoder::v1::PRECISION_FLOAT32);
+  info.set_layer_norm_placement(config.layer_norm_placement == engine::LayerNormPlacement::kPre
+                                    ? encoder::v1::LAYER_NORM_PLACEMENT_PRE
+                                    : encoder::v1::LAYER_NORM_PLACEMENT_POST);
+  info.set_has_pooler(model.encoder->has_pooler());
+  info.set_max_inputs_per_request(max_inputs_per_request);
+  info.set_isa(engine::IsaLevelName(model.encoder->isa()));
+  info.set_architecture(config.architecture);
+  info.set_text_input(model.tokenizer != nullptr);
+  return info;
+}
+
+}  // namespace server

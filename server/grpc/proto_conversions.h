@@ -1,0 +1,33 @@
+// Copies between the engine's and batcher's types and the API's messages.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "encoder/v1/encoder.pb.h"
+#include "engine/encoder.h"
+#include "engine/tokenizer.h"
+#include "server/core/backend.h"
+#include "server/core/model_loader.h"
+#include "server/core/service_types.h"
+
+namespace server {
+
+encoder::v1::Pooling ToProto(engine::Pooling pooling);
+
+// The request in the core's types. INVALID_ARGUMENT for a pooling value the
+// API does not define; everything else is the core's to check.
+absl::StatusOr<core::EncodeRequest> ToCore(const encoder::v1::EncodeRequest& request);
+core::TokenizeRequest ToCore(const encoder::v1::TokenizeRequest& request);
+
+void FillEncodeResponse(const std::string& id, engine::Pooling pooling,
+                        const std::vector<InputOutput>& outputs,
+                        encoder::v1::EncodeResponse* response);
+
+void FillTokenizeResponse(const engine::Encoding& encoding,
+                          encoder::v1::TokenizeResponse* response);
+
+encoder::v1::ModelInfo MakeModelInfo(const LoadedModel& model, int max_inputs_per_request);
+
+}  // namespace server

@@ -1,0 +1,274 @@
+#include "server/http/json_mapping.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+
+namespace server::http {
+namespace {
+
+using nlohmann::json;
+
+absl::Status Invalid(std::string_view message) {
+  return absl::InvalidArgumentError(std::string(message));
+}
+
+absl::StatusOr<json> ParseObject(std::string_view body) {
+  json parsed = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
+  if (parsed.is_discarded()) return Invalid("the body is not valid JSON");
+  if (!parsed.is_object()) return Invalid("the body must be a JSON object");
+  return parsed;
+}
+
+bool IsTokenId(const json& value) {
+  return value.is_number_integer() && value.get<int64_t>() >= std::numeric_limits<int32_t>::min() &&
+         value.get<int64_t>() <= std::numeric_limits<int32_t>::max();
+}
+
+absl::StatusOr<std::vector<int32_t>> TokenIds(const json& array, const std::string& field) {
+  std::vector<int32_t> ids;
+  ids.reserve(array.size());
+  for (size_t p = 0; p < array.size(); ++p) {
+    if (!IsTokenId(array[p])) {
+      return Invalid(absl::StrCat(field, "[", p, "] is not a token id (a 32-bit integer)"));
+    }
+    ids.push_back(array[p].get<int32_t>());
+  }
+  return ids;
+}
+
+// string | string[] | int[] | int[][] into inputs.
+absl::StatusOr<std::vector<core::Input>> Inputs(const json& value, const char* field) {
+  std::vector<core::Input> inputs;
+  if (value.is_string()) {
+    inputs.push_back(core::Input::Text(value.get<std::string>()));
+    return inputs;
+  }
+  if (!value.is_array()) {
+    return Invalid(absl::StrCat("\"", field,
+                                "\" must be a string, an array of strings, an array of token ids "
+                                "or an array of arrays of token ids"));
+  }
+  if (value.empty()) return Invalid(absl::StrCat("\"", field, "\" is empty"));
+  if (value.front().is_number()) {
+    absl::StatusOr<std::vector<int32_t>> ids = TokenIds(value, field);
+    if (!ids.ok()) return ids.status();
+    inputs.push_back(core::Input::Ids(*std::move(ids)));
+    return inputs;
+  }
+  inputs.reserve(value.size());
+  for (size_t i = 0; i < value.size(); ++i) {
+    const json& item = value[i];
+    const std::string name = absl::StrCat(field, "[", i, "]");
+    if (item.is_string()) {
+      inputs.push_back(core::Input::Text(item.get<std::string>()));
+    } else if (item.is_array()) {
+      absl::StatusOr<std::vector<int32_t>> ids = TokenIds(item, name);
+      if (!ids.ok()) return ids.status();
+      inputs.push_back(core::Input::Ids(*std::move(ids)));
+    } else {
+      return Invalid(
+          absl::StrCat("input ", i, ": ", name, " must be a string or an array of token ids"));
+    }
+  }
+  return inputs;
+}
+
+absl::StatusOr<int> Dimensions(const json& body, int hidden_size) {
+  const auto it = body.find("dimensions");
+  if (it == body.end() || it->is_null()) return 0;
+  if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > hidden_size) {
+    return Invalid(absl::StrCat("\"dimensions\" must be an integer from 1 to ", hidden_size,
+                                " (the model's size)"));
+  }
+  return it->get<int>();
+}
+
+// An optional boolean field.
+absl::StatusOr<bool> Flag(const json& body, const char* field, bool default_value) {
+  const auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return default_value;
+  if (!it->is_boolean()) return Invalid(absl::StrCat("\"", field, "\" must be true or false"));
+  return it->get<bool>();
+}
+
+// The vector of one pooled output, as the call asks for it.
+std::vector<float> Vector(const InputOutput& output, const EmbeddingsCall& call) {
+  return Matryoshka(output.values, call.dimensions);
+}
+
+}  // namespace
+
+absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int hidden_size) {
+  absl::StatusOr<json> parsed = ParseObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const auto input = parsed->find("input");
+  if (input == parsed->end()) return Invalid("\"input\" is missing");
+  EmbeddingsCall call;
+  absl::StatusOr<std::vector<core::Input>> inputs = Inputs(*input, "input");
+  if (!inputs.ok()) return inputs.status();
+  call.request.inputs = *std::move(inputs);
+  call.request.normalize = true;
+  if (const auto model = parsed->find("model"); model != parsed->end() && !model->is_null()) {
+    if (!model->is_string()) return Invalid("\"model\" must be a string");
+    call.model = model->get<std::string>();
+  }
+  if (const auto format = parsed->find("encoding_format");
+      format != parsed->end() && !format->is_null()) {
+    if (*format == "base64") {
+      call.base64 = true;
+    } else if (*format != "float") {
+      return Invalid("\"encoding_format\" must be \"float\" or \"base64\"");
+    }
+  }
+  absl::StatusOr<int> dimensions = Dimensions(*parsed, hidden_size);
+  if (!dimensions.ok()) return dimensions.status();
+  call.dimensions = *dimensions;
+  if (const auto user = parsed->find("user");
+      user != parsed->end() && !user->is_null() && !user->is_string()) {
+    return Invalid("\"user\" must be a string");
+  }
+  return call;
+}
+
+absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_size) {
+  absl::StatusOr<json> parsed = ParseObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const auto input = parsed->find("inputs");
+  if (input == parsed->end()) return Invalid("\"inputs\" is missing");
+  EmbeddingsCall call;
+  absl::StatusOr<std::vector<core::Input>> inputs = Inputs(*input, "inputs");
+  if (!inputs.ok()) return inputs.status();
+  call.request.inputs = *std::move(inputs);
+  absl::StatusOr<bool> normalize = Flag(*parsed, "normalize", true);
+  if (!normalize.ok()) return normalize.status();
+  call.request.normalize = *normalize;
+  absl::StatusOr<bool> truncate = Flag(*parsed, "truncate", false);
+  if (!truncate.ok()) return truncate.status();
+  call.request.truncate = *truncate;
+  if (const auto direction = parsed->find("truncation_direction");
+      direction != parsed->end() && !direction->is_null()) {
+    if (*direction == "Left" || *direction == "left") {
+      return Invalid("\"truncation_direction\": only \"Right\" is served");
+    }
+    if (*direction != "Right" && *direction != "right") {
+      return Invalid("\"truncation_direction\" must be \"Right\" or \"Left\"");
+    }
+  }
+  if (const auto prompt = parsed->find("prompt_name");
+      prompt != parsed->end() && !prompt->is_null()) {
+    return Invalid("\"prompt_name\": this server has no prompts configured");
+  }
+  absl::StatusOr<int> dimensions = Dimensions(*parsed, hidden_size);
+  if (!dimensions.ok()) return dimensions.status();
+  call.dimensions = *dimensions;
+  return call;
+}
+
+absl::StatusOr<std::vector<core::TokenizeRequest>> ParseTeiTokenize(std::string_view body) {
+  absl::StatusOr<json> parsed = ParseObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const auto input = parsed->find("inputs");
+  if (input == parsed->end()) return Invalid("\"inputs\" is missing");
+  absl::StatusOr<bool> special = Flag(*parsed, "add_special_tokens", true);
+  if (!special.ok()) return special.status();
+  if (!*special) return Invalid("\"add_special_tokens\": false is not served");
+  std::vector<core::TokenizeRequest> requests;
+  if (input->is_string()) {
+    requests.push_back({input->get<std::string>(), "", false});
+    return requests;
+  }
+  if (!input->is_array() || input->empty()) {
+    return Invalid("\"inputs\" must be a string or a non-empty array of strings");
+  }
+  for (size_t i = 0; i < input->size(); ++i) {
+    if (!(*input)[i].is_string()) {
+      return Invalid(absl::StrCat("input ", i, ": inputs[", i, "] must be a string"));
+    }
+    requests.push_back({(*input)[i].get<std::string>(), "", false});
+  }
+  return requests;
+}
+
+std::vector<float> Matryoshka(const std::vector<float>& values, int dimensions) {
+  if (dimensions <= 0 || dimensions >= static_cast<int>(values.size())) return values;
+  std::vector<float> cut(values.begin(), values.begin() + dimensions);
+  double sum = 0;
+  for (float v : cut) sum += static_cast<double>(v) * v;
+  if (sum > 0) {
+    const float scale = static_cast<float>(1.0 / std::sqrt(sum));
+    for (float& v : cut) v *= scale;
+  }
+  return cut;
+}
+
+std::string Base64Floats(const std::vector<float>& values) {
+  static_assert(sizeof(float) == 4 && std::numeric_limits<float>::is_iec559);
+  std::string bytes(values.size() * 4, '\0');
+  for (size_t i = 0; i < values.size(); ++i) {
+    uint32_t bits = 0;
+    std::memcpy(&bits, &values[i], 4);
+    for (int b = 0; b < 4; ++b) bytes[i * 4 + b] = static_cast<char>((bits >> (8 * b)) & 0xff);
+  }
+  return absl::Base64Escape(bytes);
+}
+
+std::string RenderOpenAiEmbeddings(const core::EncodeResult& result, const EmbeddingsCall& call,
+                                   const std::string& served_model) {
+  json data = json::array();
+  int64_t tokens = 0;
+  for (size_t i = 0; i < result.outputs.size(); ++i) {
+    const InputOutput& output = result.outputs[i];
+    tokens += output.tokens;
+    const std::vector<float> vector = Vector(output, call);
+    json item = {{"object", "embedding"}, {"index", i}};
+    if (call.base64) {
+      item["embedding"] = Base64Floats(vector);
+    } else {
+      item["embedding"] = vector;
+    }
+    data.push_back(std::move(item));
+  }
+  const json response = {{"object", "list"},
+                         {"data", std::move(data)},
+                         {"model", served_model},
+                         {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}};
+  return response.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string RenderTeiEmbed(const core::EncodeResult& result, const EmbeddingsCall& call) {
+  json vectors = json::array();
+  for (const InputOutput& output : result.outputs) vectors.push_back(Vector(output, call));
+  return vectors.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+std::string RenderTeiTokenize(const std::vector<engine::Encoding>& encodings) {
+  json lists = json::array();
+  for (const engine::Encoding& encoding : encodings) {
+    json tokens = json::array();
+    for (size_t t = 0; t < encoding.ids.size(); ++t) {
+      const auto [start, stop] = encoding.offsets[t];
+      // The tokenizer gives special tokens the empty span (0, 0).
+      const bool special = start == 0 && stop == 0;
+      json token = {{"id", encoding.ids[t]},
+                    {"text", encoding.tokens[t]},
+                    {"special", special},
+                    {"start", nullptr},
+                    {"stop", nullptr}};
+      if (!special) {
+        token["start"] = start;
+        token["stop"] = stop;
+      }
+      tokens.push_back(std::move(token));
+    }
+    lists.push_back(std::move(tokens));
+  }
+  return lists.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+}  // namespace server::http

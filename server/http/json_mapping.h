@@ -1,0 +1,57 @@
+// JSON <-> the core's types for the HTTP routes: OpenAI's /v1/embeddings and
+// text-embeddings-inference's /embed and /tokenize. Pure functions of the
+// body (no sockets), so that they are unit-tested and fuzzed alone. Parse
+// errors are INVALID_ARGUMENT naming the field (and the input's index).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/tokenizer.h"
+#include "server/core/service_types.h"
+
+namespace server::http {
+
+// A parsed embeddings request of either API.
+struct EmbeddingsCall {
+  core::EncodeRequest request;
+  int dimensions = 0;   // Matryoshka: keep the first N components, re-normalized; 0: all
+  bool base64 = false;  // OpenAI encoding_format "base64": little-endian float32
+  std::string model;    // as the client named it (OpenAI); answered with the served name
+};
+
+// OpenAI: {"input": string | string[] | int[] | int[][], "model": string,
+// "encoding_format": "float" | "base64", "dimensions": int, "user": string}.
+// Vectors are L2-normalized, as OpenAI's are. `hidden_size` bounds dimensions.
+absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int hidden_size);
+
+// TEI: {"inputs": string | string[] | int[] | int[][], "normalize": bool
+// (true), "truncate": bool (false), "truncation_direction": "Right" | "Left",
+// "prompt_name": null, "dimensions": int}. Only right truncation and no
+// prompts are served: the others are INVALID_ARGUMENT.
+absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_size);
+
+// TEI /tokenize: {"inputs": string | string[], "add_special_tokens": true}.
+absl::StatusOr<std::vector<core::TokenizeRequest>> ParseTeiTokenize(std::string_view body);
+
+// The first `dimensions` components of `values`, L2-normalized again (all of
+// them when dimensions is 0 or not smaller).
+std::vector<float> Matryoshka(const std::vector<float>& values, int dimensions);
+
+// Little-endian float32 bytes, base64 (standard alphabet, padded).
+std::string Base64Floats(const std::vector<float>& values);
+
+// {"object":"list","data":[{"object":"embedding","index":i,"embedding":...}],
+//  "model":..., "usage":{"prompt_tokens":n,"total_tokens":n}}
+std::string RenderOpenAiEmbeddings(const core::EncodeResult& result, const EmbeddingsCall& call,
+                                   const std::string& served_model);
+
+// [[f, ...], ...]: one vector per input.
+std::string RenderTeiEmbed(const core::EncodeResult& result, const EmbeddingsCall& call);
+
+// [[{"id","text","special","start","stop"}, ...], ...]: one list per input.
+std::string RenderTeiTokenize(const std::vector<engine::Encoding>& encodings);
+
+}  // namespace server::http

@@ -1,0 +1,190 @@
+#!/usr/bin/env bash
+# The HTTP API end to end with real clients, on a small random model, on
+# 127.0.0.1 only: encoder-server with --http-port beside gRPC; the official
+# OpenAI npm client (tests/http_clients) gets the same embeddings as
+# encoder-client over gRPC (float, base64, dimensions) and curl's TEI /embed
+# too; curl checks the TEI routes' shapes and the error paths (malformed JSON,
+# a body over --http-max-body-bytes, a half-sent body while others are
+# served); a second server with API keys (two --api-key flags) refuses calls
+# without a key on both transports (401 / UNAUTHENTICATED), keeps /health and
+# /metrics open and counts the refusals; SIGTERM ends both with exit 0.
+# Installs Node.js (Debian) when missing and the pinned npm packages (npm ci
+# --ignore-scripts) when package-lock.json changed, as deploy/check does.
+#
+# Usage: e2e_http.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI
+set -euo pipefail
+server_bin=$1
+client_bin=$2
+cli_bin=$3
+root="$(cd "$(dirname "$0")/../.." && pwd)"
+clients="$root/tests/http_clients"
+
+work=$(mktemp -d)
+server_pid=""
+cleanup() {
+  if [ -n "$server_pid" ]; then kill -9 "$server_pid" 2>/dev/null || true; fi
+  jobs -p | xargs -r kill -9 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "e2e_http: FAIL: $*" >&2
+  if [ -f "$work/server.log" ]; then sed 's/^/  server log: /' "$work/server.log" >&2; fi
+  exit 1
+}
+check() {
+  local what=$1
+  shift
+  "$@" || fail "$what"
+}
+
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  echo "e2e_http: installing nodejs and npm"
+  sudo_cmd=()
+  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+  "${sudo_cmd[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
+    nodejs npm >/dev/null
+fi
+stamp="$clients/node_modules/.package-lock.sha256"
+want="$(sha256sum "$clients/package-lock.json" | cut -d' ' -f1)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  echo "e2e_http: npm ci in tests/http_clients"
+  (cd "$clients" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+  echo "$want" >"$stamp"
+fi
+
+free_port() {
+  node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
+}
+
+# Starts the server with HTTP on a free port; sets port (gRPC) and http.
+start_server() {
+  : >"$work/server.log"
+  http=$(free_port)
+  "$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 \
+    --http-port "$http" "$@" 2>"$work/server.log" &
+  server_pid=$!
+  port=""
+  for _ in $(seq 1 300); do
+    port=$(sed -n 's/.*serving on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$work/server.log")
+    [ -n "$port" ] && break
+    kill -0 "$server_pid" 2>/dev/null || fail "server exited while starting"
+    sleep 0.1
+  done
+  [ -n "$port" ] || fail "server did not start within 30 s"
+  check "the start line names the HTTP port" grep -q "HTTP API on http://127.0.0.1:$http" \
+    "$work/server.log"
+}
+
+stop_server() {
+  kill -TERM "$server_pid"
+  local status=0
+  wait "$server_pid" || status=$?
+  server_pid=""
+  check "SIGTERM ends the server with 0 (got $status)" test "$status" -eq 0
+}
+
+# curl_status METHOD PATH [BODY] [extra curl args...]: prints the status, body in $work/body.
+curl_status() {
+  local method=$1 path=$2 body=${3:-}
+  shift 3 || shift $#
+  curl -s -o "$work/body" -w '%{http_code}' -X "$method" -H 'Content-Type: application/json' \
+    ${body:+--data-binary "$body"} "$@" "http://127.0.0.1:$http$path"
+}
+
+# --- --help lists every flag, spelled with dashes, with its default ---------------
+help=$("$server_bin" --help) || fail "encoder-server --help exits non-zero"
+for flag in --model --http-port --api-key --tls-cert --max-batch-tokens --shutdown-grace; do
+  check "server --help lists $flag" grep -q -- "^  $flag (default " <<<"$help"
+done
+check "server --help names the variables" grep -q 'env ENCODER_HTTP_PORT' <<<"$help"
+check "server --help has no underscores in names" bash -c '! grep -q "^  --[a-z]*_" <<<"$1"' _ "$help"
+help=$("$client_bin" --help) || fail "encoder-client --help exits non-zero"
+for flag in --target --tls-server-name --inputs-per-request --concurrency; do
+  check "client --help lists $flag" grep -q -- "^  $flag (default " <<<"$help"
+done
+
+"$cli_bin" make-model --out "$work/model" --hidden 64 --layers 2 --heads 4 --intermediate 128 \
+  --max-position 128 --seed 3 >/dev/null
+
+# --- Same numbers over gRPC, OpenAI and TEI -------------------------------------
+start_server --http-max-body-bytes 4096 --http-io-timeout 1s
+texts=("hello world" "the quick brown fox jumps over the lazy dog" "embeddings over http" "a")
+printf '%s\n' "${texts[@]}" | node -e 'console.log(JSON.stringify(require("fs").readFileSync(0,"utf8").trim().split("\n")))' >"$work/texts.json"
+"$client_bin" --target "127.0.0.1:$port" encode --normalize "${texts[@]}" >"$work/grpc.jsonl"
+check "TEI /embed answers 200" test "$(curl_status POST /embed "{\"inputs\": $(cat "$work/texts.json")}")" = 200
+cp "$work/body" "$work/tei.json"
+check "the OpenAI client gets gRPC's numbers" \
+  node "$clients/openai_matches_grpc.mjs" "http://127.0.0.1:$http/v1" "$work/texts.json" \
+  "$work/grpc.jsonl" "$work/tei.json"
+
+check "GET /health is 200" test "$(curl_status GET /health)" = 200
+check "GET /info is 200" test "$(curl_status GET /info)" = 200
+check "/info names the model: $(cat "$work/body")" grep -q '"model_id":"model"' "$work/body"
+check "/info the max length: $(cat "$work/body")" grep -q '"max_input_length":128' "$work/body"
+check "POST /tokenize is 200" test "$(curl_status POST /tokenize '{"inputs": "Hello, world!"}')" = 200
+check "/tokenize gives TEI's tokens: $(cat "$work/body")" \
+  grep -q '{"id":2,"special":true,"start":null,"stop":null,"text":"\[CLS\]"}' "$work/body"
+check "/tokenize gives offsets: $(cat "$work/body")" \
+  grep -q '"special":false,"start":0,"stop":5,"text":"hello"}' "$work/body"
+check "TEI dimensions: 200" test "$(curl_status POST /embed '{"inputs": "a", "dimensions": 8}')" = 200
+check "TEI dimensions: 8 values: $(cat "$work/body")" \
+  test "$(tr ',' '\n' <"$work/body" | grep -c .)" -eq 8
+
+# Error paths: each API's shape; the server keeps serving.
+check "malformed JSON is 400" test "$(curl_status POST /v1/embeddings '{"input": ')" = 400
+check "OpenAI error shape: $(cat "$work/body")" \
+  grep -q '{"error":{"code":"INVALID_ARGUMENT","message":"the body is not valid JSON","type":"invalid_request_error"}}' "$work/body"
+check "a wrong type on TEI is 422" test "$(curl_status POST /embed '{"inputs": 3}')" = 422
+check "TEI error shape: $(cat "$work/body")" grep -q '"error_type":"validation"' "$work/body"
+check "a bad input names its index: 422" \
+  test "$(curl_status POST /embed '{"inputs": ["ok", ""]}')" = 422
+check "the index: $(cat "$work/body")" grep -q '"error":"input 1: text is empty"' "$work/body"
+big=$(head -c 6000 /dev/zero | tr '\0' 'a')
+check "a body over --http-max-body-bytes is 413" \
+  test "$(curl_status POST /embed "{\"inputs\": \"$big\"}")" = 413
+# Half a body, then silence: the server gives up on it after --http-io-timeout.
+(printf 'POST /embed HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n{"inputs":'; sleep 3) |
+  curl -s --max-time 5 telnet://127.0.0.1:"$http" >"$work/half" 2>/dev/null &
+half_pid=$!
+sleep 0.2
+check "others are served meanwhile" test "$(curl_status POST /embed '{"inputs": "still here"}')" = 200
+wait "$half_pid" 2>/dev/null || true
+check "the half-sent request got 400 or was closed: $(head -1 "$work/half")" \
+  bash -c "[ ! -s '$work/half' ] || head -1 '$work/half' | grep -q ' 400 '"
+check "/decode says it is not available" test "$(curl_status POST /decode '{"ids": [2]}')" = 501
+check "/metrics counts HTTP calls" test "$(curl_status GET /metrics)" = 200
+check "HTTP series: $(grep -m1 transport=.http "$work/body")" \
+  grep -q 'encoder_requests_total{code="OK",rpc="Encode",transport="http"} [1-9]' "$work/body"
+stop_server
+
+# --- API keys --------------------------------------------------------------------
+printf '# keys\nfrom-file\n' >"$work/keys"
+start_server --api-key first --api-key second --api-keys-file "$work/keys"
+check "no key: 401" test "$(curl_status POST /v1/embeddings '{"input": "x"}')" = 401
+check "401 body: $(cat "$work/body")" grep -q '"code":"invalid_api_key"' "$work/body"
+check "a wrong key: 401" \
+  test "$(curl_status POST /embed '{"inputs": "x"}' -H 'Authorization: Bearer nope')" = 401
+for key in first second from-file; do
+  check "key $key: 200" \
+    test "$(curl_status POST /embed '{"inputs": "x"}' -H "Authorization: Bearer $key")" = 200
+done
+check "health stays open" test "$(curl_status GET /health)" = 200
+status=0
+"$client_bin" --target "127.0.0.1:$port" encode "x" >/dev/null 2>"$work/err" || status=$?
+check "gRPC without a key fails" test "$status" -ne 0
+check "gRPC says UNAUTHENTICATED: $(cat "$work/err")" grep -q 'UNAUTHENTICATED' "$work/err"
+check "gRPC health stays open" \
+  test "$("$client_bin" --target "127.0.0.1:$port" health)" = "SERVING"
+check "/metrics stays open" test "$(curl_status GET /metrics)" = 200
+check "refusals are counted: $(grep UNAUTHENTICATED "$work/body" | grep -v ' 0$')" \
+  grep -q 'encoder_requests_total{code="UNAUTHENTICATED",rpc="Encode",transport="http"} 2' \
+  "$work/body"
+check "gRPC refusals are counted" \
+  grep -q 'encoder_requests_total{code="UNAUTHENTICATED",rpc="Encode",transport="grpc"} 1' \
+  "$work/body"
+check "keys never reach the log" bash -c "! grep -q -e first -e second -e from-file '$work/server.log'"
+stop_server
+echo "e2e_http: all checks passed"

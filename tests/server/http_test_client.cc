@@ -1,0 +1,95 @@
+#include "http_test_client.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cctype>
+#include <cstdlib>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+
+namespace server {
+
+HttpTestConnection::HttpTestConnection(int port) {
+  fd_ = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
+    close(fd_);
+    fd_ = -1;
+  }
+  // A test must not hang on a server that never answers.
+  timeval timeout{30, 0};
+  if (fd_ >= 0) setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+}
+
+HttpTestConnection::~HttpTestConnection() {
+  if (fd_ >= 0) close(fd_);
+}
+
+absl::Status HttpTestConnection::SendRaw(const std::string& bytes) {
+  size_t sent = 0;
+  while (sent < bytes.size()) {
+    const ssize_t n = send(fd_, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+    if (n <= 0) return absl::UnavailableError("send failed");
+    sent += static_cast<size_t>(n);
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<HttpResponse> HttpTestConnection::ReadResponse() {
+  const auto fill = [this]() -> bool {
+    char buffer[65536];
+    const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
+    if (n <= 0) return false;
+    buffered_.append(buffer, static_cast<size_t>(n));
+    return true;
+  };
+  size_t header_end;
+  while ((header_end = buffered_.find("\r\n\r\n")) == std::string::npos) {
+    if (!fill()) return absl::UnavailableError("connection closed before a response");
+  }
+  HttpResponse response;
+  const std::vector<std::string> lines = absl::StrSplit(buffered_.substr(0, header_end), "\r\n");
+  const std::vector<std::string> status_line = absl::StrSplit(lines[0], ' ');
+  if (status_line.size() < 2 || !absl::SimpleAtoi(status_line[1], &response.status)) {
+    return absl::DataLossError(absl::StrCat("bad status line: ", lines[0]));
+  }
+  for (size_t i = 1; i < lines.size(); ++i) {
+    const size_t colon = lines[i].find(':');
+    if (colon == std::string::npos) continue;
+    response.headers[absl::AsciiStrToLower(lines[i].substr(0, colon))] =
+        std::string(absl::StripAsciiWhitespace(lines[i].substr(colon + 1)));
+  }
+  size_t length = 0;
+  if (auto it = response.headers.find("content-length"); it != response.headers.end()) {
+    if (!absl::SimpleAtoi(it->second, &length)) return absl::DataLossError("bad Content-Length");
+  }
+  buffered_.erase(0, header_end + 4);
+  while (buffered_.size() < length) {
+    if (!fill()) return absl::UnavailableError("connection closed inside a body");
+  }
+  response.body = buffered_.substr(0, length);
+  buffered_.erase(0, length);
+  return response;
+}
+
+absl::StatusOr<HttpResponse> HttpTestConnection::Request(const std::string& method,
+                                                         const std::string& path,
+                                                         const std::string& body,
+                                                         const std::string& headers) {
+  const std::string request = absl::StrCat(
+      method, " ", path, " HTTP/1.1\r\nHost: localhost\r\n", headers,
+      "Content-Type: application/json\r\nContent-Length: ", body.size(), "\r\n\r\n", body);
+  if (absl::Status sent = SendRaw(request); !sent.ok()) return sent;
+  return ReadResponse();
+}
+
+}  // namespace server

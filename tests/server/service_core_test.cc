@@ -1,0 +1,122 @@
+// The transport-free service core (EncodeDispatcher over the real builder and
+// batcher, on FakeBackend): what gRPC and HTTP both call. Runs under TSan
+// (scripts/test, tsan stage): requests from several threads, as from the two
+// transports, share the queue and batches.
+#include <gtest/gtest.h>
+
+#include <future>
+#include <thread>
+#include <vector>
+
+#include "core_service.h"
+
+namespace server {
+namespace {
+
+using Result = absl::StatusOr<core::EncodeResult>;
+
+core::EncodeRequest IdsRequest(std::vector<std::vector<int32_t>> inputs) {
+  core::EncodeRequest request;
+  for (auto& ids : inputs) request.inputs.push_back(core::Input::Ids(std::move(ids)));
+  return request;
+}
+
+std::future<Result> Dispatch(EncodeDispatcher& dispatcher, const core::EncodeRequest& request) {
+  auto promise = std::make_shared<std::promise<Result>>();
+  std::future<Result> future = promise->get_future();
+  dispatcher.Dispatch(request, Clock::time_point::max(), {},
+                      [promise](Result result) { promise->set_value(std::move(result)); });
+  return future;
+}
+
+TEST(ServiceCoreTest, EncodesInInputOrderWithThePoolingApplied) {
+  CoreService service;
+  core::EncodeRequest request = IdsRequest({{2, 11, 3}, {2, 12, 13, 3}});
+  request.pooling = core::PoolingChoice::kMean;
+  Result result = Dispatch(service.dispatcher(), request).get();
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->pooling, engine::Pooling::kMean);
+  ASSERT_EQ(result->outputs.size(), 2u);
+  // FakeBackend: {first id, tokens}.
+  EXPECT_EQ(result->outputs[0].values, (std::vector<float>{2, 3}));
+  EXPECT_EQ(result->outputs[1].values, (std::vector<float>{2, 4}));
+  EXPECT_EQ(result->outputs[1].tokens, 4);
+}
+
+TEST(ServiceCoreTest, TextsAreTokenizedWithSpecialTokens) {
+  CoreService service;
+  core::EncodeRequest request;
+  request.inputs.push_back(core::Input::Text("hello world"));
+  Result result = Dispatch(service.dispatcher(), request).get();
+  ASSERT_TRUE(result.ok()) << result.status();
+  absl::StatusOr<engine::Encoding> expected = service.model().tokenizer->Encode("hello world", 0);
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(result->outputs[0].tokens, static_cast<int>(expected->ids.size()));
+  EXPECT_EQ(result->outputs[0].values[0], static_cast<float>(expected->ids.front()));
+}
+
+TEST(ServiceCoreTest, BadInputsAreRefusedWithTheirIndex) {
+  CoreService service;
+  core::EncodeRequest request = IdsRequest({{2, 3}, {}});
+  Result empty_ids = Dispatch(service.dispatcher(), request).get();
+  EXPECT_EQ(empty_ids.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(empty_ids.status().message(), "input 1: token_ids is empty");
+
+  core::EncodeRequest texts;
+  texts.inputs = {core::Input::Text("fine"), core::Input::Text("")};
+  EXPECT_EQ(Dispatch(service.dispatcher(), texts).get().status().message(),
+            "input 1: text is empty");
+  core::EncodeRequest unset;
+  unset.inputs.emplace_back();
+  EXPECT_EQ(Dispatch(service.dispatcher(), unset).get().status().message(),
+            "input 0: no text, text_pair or token_ids set");
+  EXPECT_EQ(Dispatch(service.dispatcher(), core::EncodeRequest{}).get().status().message(),
+            "request has no inputs");
+  EXPECT_TRUE(service.backend().batches().empty());  // nothing bad reached the engine
+}
+
+TEST(ServiceCoreTest, RequestsFromManyThreadsShareABatch) {
+  CoreService service;
+  service.backend().Hold();
+  std::future<Result> first = Dispatch(service.dispatcher(), IdsRequest({{1, 5}}));
+  ASSERT_TRUE(service.backend().AwaitStarted(1));
+  // While the engine runs, four "transports" queue a request each.
+  std::vector<std::future<Result>> queued(4);
+  std::vector<std::thread> callers;
+  for (int t = 0; t < 4; ++t) {
+    callers.emplace_back([&, t] {
+      queued[static_cast<size_t>(t)] = Dispatch(service.dispatcher(), IdsRequest({{10 + t, 5, 6}}));
+    });
+  }
+  for (std::thread& caller : callers) caller.join();
+  service.backend().Release();
+  ASSERT_TRUE(first.get().ok());
+  for (int t = 0; t < 4; ++t) {
+    Result result = queued[static_cast<size_t>(t)].get();
+    ASSERT_TRUE(result.ok()) << result.status();
+    EXPECT_EQ(result->outputs[0].values[0], 10 + t);  // each gets its own output back
+  }
+  const std::vector<std::vector<int32_t>> batches = service.backend().batches();
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[1].size(), 4u);  // the four queued requests ran together
+}
+
+TEST(ServiceCoreTest, TokenizeAndStopAccepting) {
+  CoreService service;
+  absl::StatusOr<engine::Encoding> encoding =
+      service.dispatcher().Tokenize(core::TokenizeRequest{"hello", "", false});
+  ASSERT_TRUE(encoding.ok()) << encoding.status();
+  EXPECT_EQ(encoding->ids, service.model().tokenizer->Encode("hello", 0).value().ids);
+  EXPECT_EQ(service.dispatcher().Tokenize(core::TokenizeRequest{"", "", false}).status().code(),
+            absl::StatusCode::kInvalidArgument);
+
+  service.dispatcher().StopAccepting();
+  EXPECT_EQ(Dispatch(service.dispatcher(), IdsRequest({{2, 3}})).get().status().code(),
+            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(
+      service.dispatcher().Tokenize(core::TokenizeRequest{"hello", "", false}).status().code(),
+      absl::StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace server
