@@ -1,3 +1,5 @@
+#include <cpuid.h>
+
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -10,6 +12,19 @@
 
 namespace engine {
 namespace {
+
+// CPUID leaf 7 feature bits. Read directly rather than through
+// __builtin_cpu_supports, whose feature names differ between compilers
+// (Clang 14 has no "avxvnni"). The OS-saves-the-registers check is done by
+// the base level each of these extends.
+bool CpuidLeaf7Bit(unsigned subleaf, bool in_eax, unsigned bit) {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  if (__get_cpuid_count(7, subleaf, &eax, &ebx, &ecx, &edx) == 0) return false;
+  return (((in_eax ? eax : ecx) >> bit) & 1U) != 0;
+}
+bool CpuHasAvxVnni() { return CpuidLeaf7Bit(1, /*in_eax=*/true, 4); }
+bool CpuHasAvx512Vnni() { return CpuidLeaf7Bit(0, /*in_eax=*/false, 11); }
+bool CpuHasAvx512Bf16() { return CpuidLeaf7Bit(1, /*in_eax=*/true, 5); }
 
 kernels::Isa KernelIsa(IsaLevel level) {
   switch (level) {
@@ -119,20 +134,19 @@ absl::StatusOr<IsaLevel> ParseIsaLevel(std::string_view name) {
 }
 
 bool CpuHasIsaLevel(IsaLevel level) {
-  // __builtin_cpu_supports also checks that the OS saves the wide registers.
   switch (level) {
     case IsaLevel::kScalar:
       return true;
     case IsaLevel::kAvx2:
       return kernels::IsaSupported(kernels::Isa::kAvx2);
     case IsaLevel::kAvx2Vnni:
-      return CpuHasIsaLevel(IsaLevel::kAvx2) && __builtin_cpu_supports("avxvnni");
+      return CpuHasIsaLevel(IsaLevel::kAvx2) && CpuHasAvxVnni();
     case IsaLevel::kAvx512:
       return kernels::IsaSupported(kernels::Isa::kAvx512);
     case IsaLevel::kAvx512Vnni:
-      return CpuHasIsaLevel(IsaLevel::kAvx512) && __builtin_cpu_supports("avx512vnni");
+      return CpuHasIsaLevel(IsaLevel::kAvx512) && CpuHasAvx512Vnni();
     case IsaLevel::kAvx512Bf16:
-      return CpuHasIsaLevel(IsaLevel::kAvx512Vnni) && __builtin_cpu_supports("avx512bf16");
+      return CpuHasIsaLevel(IsaLevel::kAvx512Vnni) && CpuHasAvx512Bf16();
   }
   return false;
 }
