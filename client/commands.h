@@ -15,6 +15,9 @@ int RunEncode(const ConnectionOptions& connection, const EncodeOptions& options,
               std::ostream& err);
 int RunTokenize(const ConnectionOptions& connection, const InputOptions& inputs, bool truncate,
                 std::ostream& out, std::ostream& err);
+// Ids back to text; special tokens are left out unless `keep_special_tokens`.
+int RunDecode(const ConnectionOptions& connection, const InputOptions& inputs,
+              bool keep_special_tokens, std::ostream& out, std::ostream& err);
 int RunInfo(const ConnectionOptions& connection, std::ostream& out, std::ostream& err);
 // Exit 0 only when the server reports SERVING for `service` ("" = overall).
 int RunHealth(const ConnectionOptions& connection, const std::string& service, std::ostream& out,

@@ -2,6 +2,7 @@
 //   encode   [texts...] [--pair] [--input FILE] [--ids 101,2023,102]
 //            [--pooling cls|mean|none|pooler] [--normalize] [--truncate]
 //   tokenize [texts...] [--pair] [--input FILE] [--truncate]
+//   decode   --ids 0,35378,2 | --input FILE [--keep-special-tokens]
 //   info
 //   health   [--service NAME]
 //   bench    [--concurrency N | --rate R] [--duration 10s] [--inputs-per-request K]
@@ -45,6 +46,8 @@ ABSL_FLAG(std::string, input, "",
           "{\"text\": ..., \"text_pair\": ...} or {\"ids\": [...], \"token_type_ids\": [...]}; "
           "bench: a text file, one text per line");
 ABSL_FLAG(std::string, ids, "", "one input of token ids, e.g. 101,2023,102");
+ABSL_FLAG(bool, keep_special_tokens, false,
+          "decode: keep special tokens ([CLS], <s>, ...) in the text");
 ABSL_FLAG(std::string, pooling, "",
           "cls, mean, none (all token states) or pooler; "
           "default: the model's");
@@ -70,10 +73,11 @@ ABSL_FLAG(bool, progress, true, "bench: a live progress line on stderr when it i
 namespace {
 
 constexpr char kUsage[] =
-    "usage: encoder-client <encode|tokenize|info|health|bench> [flags] [texts...]\n"
+    "usage: encoder-client <encode|tokenize|decode|info|health|bench> [flags] [texts...]\n"
     "  encode   [texts...] [--pair] [--input FILE] [--ids 1,2,3] [--pooling cls|mean|none|pooler]\n"
     "           [--normalize] [--truncate]\n"
     "  tokenize [texts...] [--pair] [--input FILE] [--truncate]\n"
+    "  decode   --ids 1,2,3 | --input FILE [--keep-special-tokens]\n"
     "  info\n"
     "  health   [--service NAME]\n"
     "  bench    [--concurrency N | --rate R] [--duration 10s] [--inputs-per-request K]\n"
@@ -133,6 +137,10 @@ int main(int argc, char** argv) {
     options.truncate = absl::GetFlag(FLAGS_truncate);
     options.inputs_per_call = absl::GetFlag(FLAGS_inputs_per_call);
     return client::RunEncode(connection, options, std::cout, std::cerr);
+  }
+  if (command == "decode") {
+    return client::RunDecode(connection, inputs, absl::GetFlag(FLAGS_keep_special_tokens),
+                             std::cout, std::cerr);
   }
   if (command == "tokenize") {
     return client::RunTokenize(connection, inputs, absl::GetFlag(FLAGS_truncate), std::cout,

@@ -52,4 +52,9 @@ absl::StatusOr<engine::Encoding> EncodeDispatcher::Tokenize(const core::Tokenize
   return encoding;
 }
 
+absl::StatusOr<std::string> EncodeDispatcher::Decode(const core::DecodeRequest& request) {
+  if (!accepting_) return ShuttingDown();
+  return builder_->Decode(request);
+}
+
 }  // namespace server

@@ -38,6 +38,8 @@ class EncodeDispatcher {
 
   // Validates and tokenizes on this thread (UNAVAILABLE when shutting down).
   absl::StatusOr<engine::Encoding> Tokenize(const core::TokenizeRequest& request);
+  // Decodes on this thread (UNAVAILABLE when shutting down).
+  absl::StatusOr<std::string> Decode(const core::DecodeRequest& request);
 
   // From now on every request is refused with UNAVAILABLE.
   void StopAccepting() { accepting_ = false; }

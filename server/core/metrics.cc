@@ -12,7 +12,7 @@ using prometheus::BuildGauge;
 using prometheus::BuildHistogram;
 
 constexpr Rpc kRpcs[kRpcCount] = {Rpc::kEncode, Rpc::kEncodeStream, Rpc::kTokenize,
-                                  Rpc::kGetModelInfo};
+                                  Rpc::kGetModelInfo, Rpc::kDecode};
 
 double Seconds(std::chrono::steady_clock::duration elapsed) {
   return std::chrono::duration<double>(elapsed).count();
@@ -42,6 +42,8 @@ const char* RpcName(Rpc rpc) {
       return "Tokenize";
     case Rpc::kGetModelInfo:
       return "GetModelInfo";
+    case Rpc::kDecode:
+      return "Decode";
   }
   return "unknown";
 }

@@ -26,10 +26,10 @@ namespace server {
 
 // The service's calls, as the `rpc` label names them (after encoder.v1's
 // RPCs; the HTTP routes count as the call they make: /v1/embeddings and
-// /embed as Encode, /tokenize as Tokenize, /info and /v1/models as
-// GetModelInfo).
-enum class Rpc { kEncode, kEncodeStream, kTokenize, kGetModelInfo };
-inline constexpr int kRpcCount = 4;
+// /embed as Encode, /tokenize as Tokenize, /decode as Decode, /info and
+// /v1/models as GetModelInfo).
+enum class Rpc { kEncode, kEncodeStream, kTokenize, kGetModelInfo, kDecode };
+inline constexpr int kRpcCount = 5;
 const char* RpcName(Rpc rpc);
 
 // encoder_model_info's labels.

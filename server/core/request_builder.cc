@@ -221,4 +221,9 @@ absl::StatusOr<engine::Encoding> RequestBuilder::Tokenize(
                  : model_->tokenizer->Encode(request.text, cut);
 }
 
+absl::StatusOr<std::string> RequestBuilder::Decode(const core::DecodeRequest& request) const {
+  if (absl::Status status = CheckTextInput(); !status.ok()) return status;
+  return model_->tokenizer->Decode(request.ids, request.skip_special_tokens);
+}
+
 }  // namespace server

@@ -35,6 +35,8 @@ class RequestBuilder {
   absl::StatusOr<std::unique_ptr<BatchRequest>> Build(const core::EncodeRequest& request) const;
 
   absl::StatusOr<engine::Encoding> Tokenize(const core::TokenizeRequest& request) const;
+  // Ids back to text (INVALID_ARGUMENT names an id outside the vocabulary).
+  absl::StatusOr<std::string> Decode(const core::DecodeRequest& request) const;
 
  private:
   absl::StatusOr<OutputSpec> BuildSpec(const core::EncodeRequest& request) const;

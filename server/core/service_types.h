@@ -51,6 +51,11 @@ struct EncodeResult {
   std::vector<InputOutput> outputs;
 };
 
+struct DecodeRequest {
+  std::vector<int32_t> ids;
+  bool skip_special_tokens = true;
+};
+
 struct TokenizeRequest {
   std::string text;
   std::string text_pair;  // empty: a single text

@@ -155,4 +155,21 @@ grpc::ServerUnaryReactor* EncodeService::GetModelInfo(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* EncodeService::Decode(grpc::CallbackServerContext* context,
+                                                const encoder::v1::DecodeRequest* request,
+                                                encoder::v1::DecodeResponse* response) {
+  auto* reactor = new MeteredUnaryReactor(context, Rpc::kDecode, metrics_);
+  if (!Authorized(context)) {
+    reactor->Answer(ToGrpcStatus(Unauthenticated()));
+    return reactor;
+  }
+  core::DecodeRequest decode;
+  decode.ids.assign(request->ids().begin(), request->ids().end());
+  decode.skip_special_tokens = !request->keep_special_tokens();
+  absl::StatusOr<std::string> text = dispatcher_->Decode(decode);
+  if (text.ok()) response->set_text(*std::move(text));
+  reactor->Answer(ToGrpcStatus(text.status()));
+  return reactor;
+}
+
 }  // namespace server

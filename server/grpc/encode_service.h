@@ -24,7 +24,8 @@ namespace server {
 using EncoderServiceBase = encoder::v1::Encoder::WithRawCallbackMethod_Encode<
     encoder::v1::Encoder::WithRawCallbackMethod_EncodeStream<
         encoder::v1::Encoder::WithRawCallbackMethod_Tokenize<
-            encoder::v1::Encoder::WithCallbackMethod_GetModelInfo<encoder::v1::Encoder::Service>>>>;
+            encoder::v1::Encoder::WithCallbackMethod_GetModelInfo<
+                encoder::v1::Encoder::WithCallbackMethod_Decode<encoder::v1::Encoder::Service>>>>>;
 
 class EncodeService final : public EncoderServiceBase {
  public:
@@ -52,6 +53,9 @@ class EncodeService final : public EncoderServiceBase {
   grpc::ServerUnaryReactor* GetModelInfo(grpc::CallbackServerContext* context,
                                          const encoder::v1::GetModelInfoRequest* request,
                                          encoder::v1::ModelInfo* response) override;
+  grpc::ServerUnaryReactor* Decode(grpc::CallbackServerContext* context,
+                                   const encoder::v1::DecodeRequest* request,
+                                   encoder::v1::DecodeResponse* response) override;
 
  private:
   // Whether the call carries a valid key in its `authorization` metadata.

@@ -127,7 +127,7 @@ constexpr RouteInfo kRoutes[] = {
     {"GET", "/v1/models", Route::kModels, Api::kOpenAi, true, Rpc::kGetModelInfo},
     {"POST", "/embed", Route::kEmbed, Api::kTei, true, Rpc::kEncode},
     {"POST", "/tokenize", Route::kTokenize, Api::kTei, true, Rpc::kTokenize},
-    {"POST", "/decode", Route::kDecode, Api::kTei, true, Rpc::kTokenize},
+    {"POST", "/decode", Route::kDecode, Api::kTei, true, Rpc::kDecode},
     {"GET", "/info", Route::kInfo, Api::kTei, true, Rpc::kGetModelInfo},
     {"GET", "/health", Route::kHealth, Api::kTei, false, Rpc::kGetModelInfo},
     {"GET", "/metrics", Route::kMetrics, Api::kTei, false, Rpc::kGetModelInfo},
@@ -298,11 +298,37 @@ int HttpServer::Handle(mg_connection* connection) {
         reply.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
         break;
       }
-      case Route::kDecode:
-        // The tokenizer cannot map ids back to text yet (no Decode).
-        reply.close = true;
-        fail(absl::UnimplementedError("/decode is not available on this server"), 501);
+      case Route::kDecode: {
+        int http_status = 0;
+        absl::StatusOr<std::string> body =
+            ReadBody(connection, options_.max_body_bytes, &http_status);
+        if (!body.ok()) {
+          reply.close = true;
+          fail(body.status(), http_status);
+          break;
+        }
+        bool batched = false;
+        absl::StatusOr<std::vector<core::DecodeRequest>> requests = ParseTeiDecode(*body, &batched);
+        if (!requests.ok()) {
+          fail(requests.status());
+          break;
+        }
+        Json texts = Json::array();
+        for (size_t i = 0; i < requests->size(); ++i) {
+          absl::StatusOr<std::string> text = dispatcher_->Decode((*requests)[i]);
+          if (!text.ok()) {
+            fail(absl::Status(text.status().code(),
+                              absl::StrCat("input ", i, ": ", text.status().message())));
+            break;
+          }
+          texts.push_back(*std::move(text));
+        }
+        if (code == absl::StatusCode::kOk) {
+          reply.body =
+              (batched ? texts : texts[0]).dump(-1, ' ', false, Json::error_handler_t::replace);
+        }
         break;
+      }
       case Route::kEmbeddings:
       case Route::kEmbed:
       case Route::kTokenize: {

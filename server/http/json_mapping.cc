@@ -195,6 +195,38 @@ absl::StatusOr<std::vector<core::TokenizeRequest>> ParseTeiTokenize(std::string_
   return requests;
 }
 
+absl::StatusOr<std::vector<core::DecodeRequest>> ParseTeiDecode(std::string_view body,
+                                                                bool* batched) {
+  absl::StatusOr<json> parsed = ParseObject(body);
+  if (!parsed.ok()) return parsed.status();
+  const auto ids = parsed->find("ids");
+  if (ids == parsed->end()) return Invalid("\"ids\" is missing");
+  absl::StatusOr<bool> skip = Flag(*parsed, "skip_special_tokens", true);
+  if (!skip.ok()) return skip.status();
+  if (!ids->is_array() || ids->empty()) {
+    return Invalid("\"ids\" must be a non-empty array of token ids or of arrays of them");
+  }
+  *batched = (*ids)[0].is_array();
+  const json lists = *batched ? *ids : json::array({*ids});
+  std::vector<core::DecodeRequest> requests;
+  for (size_t i = 0; i < lists.size(); ++i) {
+    const json& list = lists[i];
+    if (!list.is_array()) return Invalid(absl::StrCat("input ", i, ": must be an array of ids"));
+    core::DecodeRequest request;
+    request.skip_special_tokens = *skip;
+    for (size_t p = 0; p < list.size(); ++p) {
+      if (!list[p].is_number_integer() || list[p].get<int64_t>() < 0 ||
+          list[p].get<int64_t>() > std::numeric_limits<int32_t>::max()) {
+        return Invalid(absl::StrCat("input ", i, ": id at position ", p,
+                                    " must be a non-negative 32-bit integer"));
+      }
+      request.ids.push_back(list[p].get<int32_t>());
+    }
+    requests.push_back(std::move(request));
+  }
+  return requests;
+}
+
 std::vector<float> Matryoshka(const std::vector<float>& values, int dimensions) {
   if (dimensions <= 0 || dimensions >= static_cast<int>(values.size())) return values;
   std::vector<float> cut(values.begin(), values.begin() + dimensions);

@@ -35,6 +35,10 @@ absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_s
 
 // TEI /tokenize: {"inputs": string | string[], "add_special_tokens": true}.
 absl::StatusOr<std::vector<core::TokenizeRequest>> ParseTeiTokenize(std::string_view body);
+// TEI's /decode: "ids" one list of ids or a list of them; "skip_special_tokens"
+// (default true). `batched` tells whether to answer with a list.
+absl::StatusOr<std::vector<core::DecodeRequest>> ParseTeiDecode(std::string_view body,
+                                                                bool* batched);
 
 // The first `dimensions` components of `values`, L2-normalized again (all of
 // them when dimensions is 0 or not smaller).

@@ -140,10 +140,10 @@ for family in encoder_request_duration_seconds_bucket encoder_tokenize_duration_
   process_cpu_seconds_total process_start_time_seconds process_open_fds; do
   grep -qx "$family" <<<"$names" || fail "$family is not in Prometheus before the first request"
 done
-[ "$(scalar 'count(encoder_requests_total{job="encoder-server"})')" = 72 ] ||
-  fail "expected 2 transports x 4 rpcs x 9 codes of encoder_requests_total"
+[ "$(scalar 'count(encoder_requests_total{job="encoder-server"})')" = 90 ] ||
+  fail "expected 2 transports x 5 rpcs x 9 codes of encoder_requests_total"
 [ "$(scalar 'sum(encoder_requests_total{job="encoder-server"})')" = 0 ] || fail "requests before any call"
-log "before the first request: all 18 families, 72 transport x rpc x code series at 0"
+log "before the first request: all 18 families, 90 transport x rpc x code series at 0"
 
 # ---- load ----------------------------------------------------------------------
 "$client_bin" bench --target "127.0.0.1:$grpc_port" --concurrency 32 --duration 8s \

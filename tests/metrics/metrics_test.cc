@@ -31,7 +31,7 @@ using encoder::v1::EncodeRequest;
 using encoder::v1::EncodeResponse;
 using Labels = std::map<std::string, std::string>;
 
-constexpr const char* kRpcs[] = {"Encode", "EncodeStream", "Tokenize", "GetModelInfo"};
+constexpr const char* kRpcs[] = {"Encode", "EncodeStream", "Tokenize", "GetModelInfo", "Decode"};
 
 ServerConfig TestConfig(const std::string& model_dir) {
   ServerConfig config;

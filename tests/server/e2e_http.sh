@@ -154,7 +154,9 @@ check "others are served meanwhile" test "$(curl_status POST /embed '{"inputs": 
 wait "$half_pid" 2>/dev/null || true
 check "the half-sent request got 400 or was closed: $(head -1 "$work/half")" \
   bash -c "[ ! -s '$work/half' ] || head -1 '$work/half' | grep -q ' 400 '"
-check "/decode says it is not available" test "$(curl_status POST /decode '{"ids": [2]}')" = 501
+check "POST /decode is 200" test "$(curl_status POST /decode '{"ids": [2, 280, 16, 224, 5, 3]}')" = 200
+check "/decode gives the text: $(cat "$work/body")" test "$(cat "$work/body")" = '"hello, world!"'
+
 check "/metrics counts HTTP calls" test "$(curl_status GET /metrics)" = 200
 check "HTTP series: $(grep -m1 transport=.http "$work/body")" \
   grep -q 'encoder_requests_total{code="OK",rpc="Encode",transport="http"} [1-9]' "$work/body"

@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/match.h"
 #include "server/http/http_errors.h"
 #include "server/http/json_mapping.h"
 
@@ -102,6 +103,30 @@ TEST(TeiParseTest, DefaultsAndRefusals) {
   EXPECT_EQ((*tokenize)[0].text, "a b");
   EXPECT_FALSE(ParseTeiTokenize(R"({"inputs": ["a", 1]})").ok());
   EXPECT_FALSE(ParseTeiTokenize(R"({"inputs": "a", "add_special_tokens": false})").ok());
+}
+
+TEST(TeiParseTest, DecodeTakesOneListOrMany) {
+  bool batched = true;
+  auto one = ParseTeiDecode(R"({"ids": [0, 5, 2]})", &batched);
+  ASSERT_TRUE(one.ok()) << one.status();
+  EXPECT_FALSE(batched);
+  ASSERT_EQ(one->size(), 1u);
+  EXPECT_EQ((*one)[0].ids, (std::vector<int32_t>{0, 5, 2}));
+  EXPECT_TRUE((*one)[0].skip_special_tokens);
+  auto many = ParseTeiDecode(R"({"ids": [[1], [2, 3]], "skip_special_tokens": false})", &batched);
+  ASSERT_TRUE(many.ok()) << many.status();
+  EXPECT_TRUE(batched);
+  ASSERT_EQ(many->size(), 2u);
+  EXPECT_FALSE((*many)[1].skip_special_tokens);
+  for (const char* bad :
+       {R"({})", R"({"ids": []})", R"({"ids": "1 2"})", R"({"ids": [1, -2]})",
+        R"({"ids": [[1], [2.5]]})", R"({"ids": [1], "skip_special_tokens": 1})"}) {
+    EXPECT_EQ(ParseTeiDecode(bad, &batched).status().code(), absl::StatusCode::kInvalidArgument)
+        << bad;
+  }
+  EXPECT_TRUE(
+      absl::StrContains(ParseTeiDecode(R"({"ids": [[1], [2, 3.5]]})", &batched).status().message(),
+                        "input 1: id at position 1"));
 }
 
 TEST(VectorsTest, MatryoshkaAndBase64) {

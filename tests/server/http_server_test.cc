@@ -120,7 +120,19 @@ TEST_F(HttpServerTest, TeiRoutes) {
   // A request is counted once its answer is written: the client may read it
   // a moment earlier, hence a bounded wait.
   EXPECT_TRUE(MetricsShow(R"(encoder_requests_total{code="OK",rpc="Encode",transport="http"} 1)"));
-  EXPECT_EQ(Call("POST", "/decode", R"({"ids": [1]})").status, 501);
+  // /decode: the ids of "hello" back to the text, one list or a batch of them.
+  const json ids = json(expected.ids);
+  const HttpResponse one = Call("POST", "/decode", json{{"ids", ids}}.dump());
+  ASSERT_EQ(one.status, 200) << one.body;
+  EXPECT_EQ(json::parse(one.body), "hello");
+  const HttpResponse kept =
+      Call("POST", "/decode",
+           json{{"ids", json::array({ids, ids})}, {"skip_special_tokens", false}}.dump());
+  ASSERT_EQ(kept.status, 200) << kept.body;
+  EXPECT_EQ(json::parse(kept.body), json::array({"[CLS] hello [SEP]", "[CLS] hello [SEP]"}));
+  const HttpResponse outside = Call("POST", "/decode", R"({"ids": [[2], [2, 1000000]]})");
+  EXPECT_EQ(outside.status, 422) << outside.body;
+  EXPECT_NE(outside.body.find("input 1"), std::string::npos) << outside.body;
 }
 
 TEST_F(HttpServerTest, ErrorsInEachApisShape) {

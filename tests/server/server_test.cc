@@ -346,6 +346,27 @@ TEST_F(ServerTest, TokenizeReturnsIdsTokensAndOffsets) {
   EXPECT_EQ(response.tokens(response.tokens_size() - 1), "[SEP]");
 }
 
+TEST_F(ServerTest, DecodeMapsIdsBackToText) {
+  auto encoding = model_->tokenizer().Encode("hello world");
+  ASSERT_TRUE(encoding.ok());
+  encoder::v1::DecodeRequest request;
+  for (int32_t id : encoding->ids) request.add_ids(id);
+  for (bool keep : {false, true}) {
+    grpc::ClientContext context;
+    SetDeadline(&context);
+    request.set_keep_special_tokens(keep);
+    encoder::v1::DecodeResponse response;
+    ASSERT_TRUE(stub_->Decode(&context, request, &response).ok());
+    EXPECT_EQ(response.text(), keep ? "[CLS] hello world [SEP]" : "hello world");
+  }
+  request.add_ids(model_->encoder().config().vocab_size);
+  grpc::ClientContext context;
+  SetDeadline(&context);
+  encoder::v1::DecodeResponse response;
+  const grpc::Status status = stub_->Decode(&context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
+}
+
 TEST_F(ServerTest, TokenizeRefusesInvalidUtf8) {
   grpc::ClientContext context;
   SetDeadline(&context);
