@@ -115,7 +115,7 @@ int RunBench(const ConnectionOptions& connection, const BenchOptions& requested,
         MakeChannel(connection, /*own_connection=*/options.connections > 1)));
   }
   BenchStats stats;
-  BenchDriver driver(std::move(stubs), &requests, options, connection.timeout, &stats);
+  BenchDriver driver(std::move(stubs), &requests, options, connection, &stats);
   std::chrono::steady_clock::duration elapsed{};
   {
     std::unique_ptr<ProgressPrinter> progress;

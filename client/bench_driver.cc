@@ -3,6 +3,8 @@
 #include <random>
 #include <thread>
 
+#include "client/channel.h"
+
 namespace client {
 
 struct BenchDriver::Call {
@@ -14,11 +16,11 @@ struct BenchDriver::Call {
 
 BenchDriver::BenchDriver(std::vector<std::unique_ptr<encoder::v1::Encoder::Stub>> stubs,
                          const BenchRequests* requests, const BenchOptions& options,
-                         std::chrono::milliseconds timeout, BenchStats* stats)
+                         const ConnectionOptions& connection, BenchStats* stats)
     : stubs_(std::move(stubs)),
       requests_(requests),
       options_(options),
-      timeout_(timeout),
+      connection_(connection),
       stats_(stats) {}
 
 BenchDriver::Clock::duration BenchDriver::Run() {
@@ -76,7 +78,7 @@ void BenchDriver::StartCall(Clock::time_point start) {
   auto* call = new Call();
   call->start = start;
   call->sent = Clock::now();
-  call->context.set_deadline(std::chrono::system_clock::now() + timeout_);
+  PrepareCall(connection_, &call->context);
   const encoder::v1::EncodeRequest& request =
       IsInvalid(index) ? requests_->Invalid() : requests_->Next(index);
   stubs_[index % stubs_.size()]->async()->Encode(

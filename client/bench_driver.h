@@ -15,6 +15,7 @@
 #include "client/bench_options.h"
 #include "client/bench_stats.h"
 #include "client/bench_texts.h"
+#include "client/client_options.h"
 #include "encoder/v1/encoder.grpc.pb.h"
 
 namespace client {
@@ -27,10 +28,10 @@ class BenchDriver {
   // must outlive the driver.
   BenchDriver(std::vector<std::unique_ptr<encoder::v1::Encoder::Stub>> stubs,
               const BenchRequests* requests, const BenchOptions& options,
-              std::chrono::milliseconds timeout, BenchStats* stats);
+              const ConnectionOptions& connection, BenchStats* stats);
 
   // Starts calls for the options' duration, then waits until every call is
-  // answered (each has the deadline `timeout`). Returns the time from the
+  // answered (each has the deadline connection.timeout and its API key). Returns the time from the
   // first start to the last answer.
   Clock::duration Run();
 
@@ -49,7 +50,7 @@ class BenchDriver {
   const std::vector<std::unique_ptr<encoder::v1::Encoder::Stub>> stubs_;
   const BenchRequests* const requests_;
   const BenchOptions options_;
-  const std::chrono::milliseconds timeout_;
+  const ConnectionOptions connection_;
   BenchStats* const stats_;
 
   Clock::time_point stop_at_;  // no call starts after it; set before the first call

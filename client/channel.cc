@@ -66,8 +66,9 @@ std::shared_ptr<grpc::Channel> MakeChannel(const ConnectionOptions& options, boo
   return grpc::CreateCustomChannel(options.target, credentials, args);
 }
 
-void SetDeadline(const ConnectionOptions& options, grpc::ClientContext* context) {
+void PrepareCall(const ConnectionOptions& options, grpc::ClientContext* context) {
   context->set_deadline(std::chrono::system_clock::now() + options.timeout);
+  if (!options.api_key.empty()) context->AddMetadata("authorization", "Bearer " + options.api_key);
 }
 
 }  // namespace client

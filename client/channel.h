@@ -32,7 +32,7 @@ absl::StatusOr<TlsOptions> LoadTlsFiles(const TlsFiles& files);
 std::shared_ptr<grpc::Channel> MakeChannel(const ConnectionOptions& options,
                                            bool own_connection = false);
 
-// Sets the call's deadline from `options.timeout`.
-void SetDeadline(const ConnectionOptions& options, grpc::ClientContext* context);
+// Sets the call's deadline from `options.timeout` and its API key.
+void PrepareCall(const ConnectionOptions& options, grpc::ClientContext* context);
 
 }  // namespace client

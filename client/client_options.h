@@ -22,6 +22,7 @@ struct ConnectionOptions {
   std::string lb;                            // load-balancing policy; empty: gRPC's (pick_first)
   std::chrono::milliseconds timeout{30000};  // per call
   TlsOptions tls;
+  std::string api_key;  // sent as "authorization: Bearer KEY"; empty: none
 };
 
 struct InputOptions {
@@ -36,7 +37,9 @@ struct EncodeOptions {
   std::string pooling;  // cls, mean, none, pooler, or a number; empty: the model's default
   bool normalize = false;
   bool truncate = false;
-  int inputs_per_call = 64;  // larger input lists go out in several calls
+  bool truncate_left = false;  // truncation keeps the end of a text
+  std::string prompt_name;     // one of the model's prompts; empty: none
+  int inputs_per_call = 64;    // larger input lists go out in several calls
 };
 
 }  // namespace client

@@ -30,7 +30,7 @@ int RunDecode(const ConnectionOptions& connection, const InputOptions& input_opt
     *request.mutable_ids() = input.token_ids().ids();
     request.set_keep_special_tokens(keep_special_tokens);
     grpc::ClientContext context;
-    SetDeadline(connection, &context);
+    PrepareCall(connection, &context);
     encoder::v1::DecodeResponse response;
     const grpc::Status status = stub->Decode(&context, request, &response);
     if (!status.ok()) return ReportRpcError(status, err);

@@ -37,9 +37,13 @@ int RunEncode(const ConnectionOptions& connection, const EncodeOptions& options,
     request.set_pooling(*pooling);
     request.set_normalize(options.normalize);
     request.set_truncate(options.truncate);
+    if (options.truncate_left) {
+      request.set_truncation_direction(encoder::v1::TRUNCATION_DIRECTION_LEFT);
+    }
+    request.set_prompt_name(options.prompt_name);
 
     grpc::ClientContext context;
-    SetDeadline(connection, &context);
+    PrepareCall(connection, &context);
     encoder::v1::EncodeResponse response;
     const grpc::Status status = stub->Encode(&context, request, &response);
     if (!status.ok()) return ReportRpcError(status, err);

@@ -11,7 +11,7 @@ int RunHealth(const ConnectionOptions& connection, const std::string& service, s
               std::ostream& err) {
   auto stub = grpc::health::v1::Health::NewStub(MakeChannel(connection));
   grpc::ClientContext context;
-  SetDeadline(connection, &context);
+  PrepareCall(connection, &context);
   grpc::health::v1::HealthCheckRequest request;
   request.set_service(service);
   grpc::health::v1::HealthCheckResponse response;

@@ -10,7 +10,7 @@ namespace client {
 int RunInfo(const ConnectionOptions& connection, std::ostream& out, std::ostream& err) {
   auto stub = encoder::v1::Encoder::NewStub(MakeChannel(connection));
   grpc::ClientContext context;
-  SetDeadline(connection, &context);
+  PrepareCall(connection, &context);
   encoder::v1::ModelInfo info;
   const grpc::Status status =
       stub->GetModelInfo(&context, encoder::v1::GetModelInfoRequest(), &info);

@@ -1,6 +1,7 @@
 // encoder-client: talks to encoder-server.
 //   encode   [texts...] [--pair] [--input FILE] [--ids 101,2023,102]
 //            [--pooling cls|mean|none|pooler] [--normalize] [--truncate]
+//            [--truncate-left] [--prompt-name NAME]
 //   tokenize [texts...] [--pair] [--input FILE] [--truncate]
 //   decode   --ids 0,35378,2 | --input FILE [--keep-special-tokens]
 //   info
@@ -10,9 +11,10 @@
 // Common: --target (default localhost:50051; dns:///host:port with --lb
 // round_robin spreads calls over every address), --timeout (default 30s);
 // TLS: --tls (system roots) or --tls-ca FILE, --tls-cert/--tls-key (mutual
-// TLS), --tls-server-name NAME.
+// TLS), --tls-server-name NAME; --api-key KEY (or ENCODER_API_KEY).
 // Flag names take '-' or '_' (--inputs-per-request = --inputs_per_request).
 // Put texts that start with '-' after "--".
+#include <cstdlib>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -53,6 +55,12 @@ ABSL_FLAG(std::string, pooling, "",
           "default: the model's");
 ABSL_FLAG(bool, normalize, false, "L2-normalize the vectors");
 ABSL_FLAG(bool, truncate, false, "cut inputs longer than the model's maximum");
+ABSL_FLAG(bool, truncate_left, false,
+          "encode: --truncate cuts the beginning of a text and keeps its end");
+ABSL_FLAG(std::string, prompt_name, "",
+          "encode: one of the model's prompts (config_sentence_transformers.json), e.g. query");
+ABSL_FLAG(std::string, api_key, "",
+          "API key, sent as \"authorization: Bearer KEY\" (default: $ENCODER_API_KEY)");
 ABSL_FLAG(int, inputs_per_call, 64, "encode: inputs per Encode call");
 ABSL_FLAG(std::string, service, "", "health: the service to check (default: the server)");
 ABSL_FLAG(
@@ -75,14 +83,15 @@ namespace {
 constexpr char kUsage[] =
     "usage: encoder-client <encode|tokenize|decode|info|health|bench> [flags] [texts...]\n"
     "  encode   [texts...] [--pair] [--input FILE] [--ids 1,2,3] [--pooling cls|mean|none|pooler]\n"
-    "           [--normalize] [--truncate]\n"
+    "           [--normalize] [--truncate [--truncate-left]] [--prompt-name NAME]\n"
     "  tokenize [texts...] [--pair] [--input FILE] [--truncate]\n"
     "  decode   --ids 1,2,3 | --input FILE [--keep-special-tokens]\n"
     "  info\n"
     "  health   [--service NAME]\n"
     "  bench    [--concurrency N | --rate R] [--duration 10s] [--inputs-per-request K]\n"
     "           [--input TEXT_FILE | --text-words MIN:MAX] [--invalid-fraction F] [--json]\n"
-    "common: --target host:port (default localhost:50051), --lb round_robin, --timeout 30s\n"
+    "common: --target host:port (default localhost:50051), --lb round_robin, --timeout 30s,\n"
+    "        --api-key KEY (or ENCODER_API_KEY in the environment)\n"
     "TLS:    --tls (system roots) | --tls-ca CA.pem, [--tls-cert CERT.pem --tls-key KEY.pem]\n"
     "        (mutual TLS), [--tls-server-name NAME]\n"
     "texts starting with '-' go after \"--\"\n";
@@ -110,6 +119,11 @@ int main(int argc, char** argv) {
   connection.target = absl::GetFlag(FLAGS_target);
   connection.lb = absl::GetFlag(FLAGS_lb);
   connection.timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_timeout));
+  // The environment keeps the key out of the process list.
+  connection.api_key = absl::GetFlag(FLAGS_api_key);
+  if (const char* key = std::getenv("ENCODER_API_KEY"); connection.api_key.empty() && key) {
+    connection.api_key = key;
+  }
   client::TlsFiles tls_files;
   tls_files.tls = absl::GetFlag(FLAGS_tls);
   tls_files.ca = absl::GetFlag(FLAGS_tls_ca);
@@ -135,6 +149,8 @@ int main(int argc, char** argv) {
     options.pooling = absl::GetFlag(FLAGS_pooling);
     options.normalize = absl::GetFlag(FLAGS_normalize);
     options.truncate = absl::GetFlag(FLAGS_truncate);
+    options.truncate_left = absl::GetFlag(FLAGS_truncate_left);
+    options.prompt_name = absl::GetFlag(FLAGS_prompt_name);
     options.inputs_per_call = absl::GetFlag(FLAGS_inputs_per_call);
     return client::RunEncode(connection, options, std::cout, std::cerr);
   }

@@ -34,7 +34,7 @@ int RunTokenize(const ConnectionOptions& connection, const InputOptions& input_o
       return 2;
     }
     grpc::ClientContext context;
-    SetDeadline(connection, &context);
+    PrepareCall(connection, &context);
     encoder::v1::TokenizeResponse response;
     const grpc::Status status = stub->Tokenize(&context, request, &response);
     if (!status.ok()) return ReportRpcError(status, err);

@@ -88,9 +88,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
 
   encoder::v1::TokenizeRequest tokenize;
   if (server::ParseRequest(bytes, &tokenize).ok()) {
-    auto encoding = service.builder->Tokenize(server::ToCore(tokenize));
-    if (encoding.ok()) {
-      fuzz::Check(encoding->ids.size() == encoding->offsets.size(), "one offset per id");
+    absl::StatusOr<server::core::TokenizeRequest> core_tokenize = server::ToCore(tokenize);
+    if (core_tokenize.ok()) {
+      auto encoding = service.builder->Tokenize(*core_tokenize);
+      if (encoding.ok()) {
+        fuzz::Check(encoding->ids.size() == encoding->offsets.size(), "one offset per id");
+      }
     }
   }
   return 0;

@@ -3,7 +3,7 @@
 // all-mpnet-base-v2's WordPiece, roberta-base's byte-level BPE). Framing:
 //
 //   byte 0       flags: bits 0-1 the tokenizer (in the order above), bit 2 a
-//                pair, bit 3 truncation
+//                pair, bit 3 truncation, bit 4 truncation on the left
 //   byte 1       max_length when truncating (below the special-token count it
 //                must be refused)
 //   the rest     the text; a pair splits at the first 0xFF byte
@@ -68,6 +68,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const engine::Tokenizer& tokenizer = Get(flags & 3);
   const bool pair = flags & 4;
   const int max_length = (flags & 8) ? data[1] : 0;
+  const engine::TruncationSide side =
+      (flags & 16) ? engine::TruncationSide::kLeft : engine::TruncationSide::kRight;
   std::string_view text(reinterpret_cast<const char*>(data) + 2, size - 2);
   std::string_view text_pair;
   if (pair) {
@@ -86,8 +88,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const size_t max_text = std::max(text.size(), text_pair.size());
   CheckEncoding(tokenizer, *full, max_text, pair);
   if (max_length == 0) return 0;
-  auto cut =
-      pair ? tokenizer.EncodePair(text, text_pair, max_length) : tokenizer.Encode(text, max_length);
+  auto cut = pair ? tokenizer.EncodePair(text, text_pair, max_length, side)
+                  : tokenizer.Encode(text, max_length, side);
   fuzz::Check(cut.ok() == (max_length >= num_special),
               "an error exactly for a max_length below the special tokens");
   if (!cut.ok()) return 0;
@@ -95,6 +97,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Check(cut->ids.size() <= static_cast<size_t>(max_length), "truncated to max_length");
   if (full->ids.size() <= static_cast<size_t>(max_length)) {
     fuzz::Check(cut->ids == full->ids, "short enough: truncation changes nothing");
+  } else if (!pair) {
+    // One text too long, cut at either end, fills max_length exactly.
+    fuzz::Check(cut->ids.size() == static_cast<size_t>(max_length), "cut to exactly max_length");
   }
   return 0;
 }

@@ -46,6 +46,9 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
   if (model.default_pooling == engine::Pooling::kPooler && !model.encoder->has_pooler()) {
     return absl::InvalidArgumentError(absl::StrCat(model_dir, ": no pooler weights"));
   }
+  absl::StatusOr<Prompts> prompts = ReadPrompts(model_dir);
+  if (!prompts.ok()) return prompts.status();
+  model.prompts = *std::move(prompts);
   return model;
 }
 

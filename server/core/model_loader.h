@@ -9,6 +9,7 @@
 #include "engine/config.h"
 #include "engine/encoder.h"
 #include "engine/tokenizer.h"
+#include "server/core/prompts_config.h"
 
 namespace server {
 
@@ -21,6 +22,7 @@ struct LoadedModel {
   std::unique_ptr<engine::Tokenizer> tokenizer;
   std::string tokenizer_error;
   engine::Pooling default_pooling = engine::Pooling::kCls;
+  Prompts prompts;  // config_sentence_transformers.json's, for prompt_name
 
   // Tokens per input, special tokens included.
   int max_length() const { return encoder->config().max_length(); }

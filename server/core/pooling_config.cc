@@ -1,29 +1,20 @@
 #include "server/core/pooling_config.h"
 
-#include <fstream>
-#include <sstream>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/core/json_file.h"
 
 namespace server {
 
 absl::StatusOr<engine::Pooling> ReadDefaultPooling(const std::string& model_dir) {
   const std::string path = model_dir + "/1_Pooling/config.json";
-  std::ifstream in(path);
-  if (!in) return engine::Pooling::kCls;
-  std::stringstream text;
-  text << in.rdbuf();
-  const nlohmann::json config =
-      nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded() || !config.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a JSON object"));
-  }
+  absl::StatusOr<std::optional<nlohmann::json>> config = ReadJsonObjectFile(path);
+  if (!config.ok()) return config.status();
+  if (!config->has_value()) return engine::Pooling::kCls;
   std::vector<std::string> modes;
-  for (const auto& [key, value] : config.items()) {
+  for (const auto& [key, value] : (*config)->items()) {
     if (key.rfind("pooling_mode_", 0) == 0 && value.is_boolean() && value.get<bool>()) {
       modes.push_back(key);
     }

@@ -1,8 +1,10 @@
 #include "server/core/request_builder.h"
 
 #include <utility>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/core/utf8.h"
 
 namespace server {
@@ -17,8 +19,14 @@ absl::Status WithInputIndex(int index, const absl::Status& status) {
 }
 
 // Cuts `values` to `max_length`, keeping the last one (the closing [SEP]).
-void KeepHeadAndLast(std::vector<int32_t>& values, int max_length) {
+// Token ids cut to max_length keep their first id ([CLS]) and last id
+// ([SEP]); the ids between lose their end (right) or their start (left).
+void CutIds(std::vector<int32_t>& values, int max_length, engine::TruncationSide side) {
   if (static_cast<int>(values.size()) <= max_length) return;
+  if (side == engine::TruncationSide::kLeft) {
+    values.erase(values.begin() + 1, values.end() - (max_length - 1));
+    return;
+  }
   const int32_t last = values.back();
   values.resize(max_length);
   values.back() = last;
@@ -40,13 +48,17 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::Build(
   absl::StatusOr<OutputSpec> spec = BuildSpec(request);
   if (!spec.ok()) return spec.status();
 
+  absl::StatusOr<std::string_view> prompt = FindPrompt(request.prompt_name);
+  if (!prompt.ok()) return prompt.status();
+  const InputOptions options{request.truncate, request.truncation_side, *prompt};
+
   auto batch_request = std::make_unique<BatchRequest>();
   batch_request->spec = *spec;
   batch_request->inputs.reserve(request.inputs.size());
   int64_t tokens = 0;
   for (int i = 0; i < static_cast<int>(request.inputs.size()); ++i) {
     absl::StatusOr<TokenizedInput> input =
-        BuildInput(request.inputs[static_cast<size_t>(i)], request.truncate);
+        BuildInput(request.inputs[static_cast<size_t>(i)], options);
     if (!input.ok()) return WithInputIndex(i, input.status());
     tokens += static_cast<int64_t>(input->ids.size());
     if (tokens > limits_.max_tokens_per_request) {
@@ -94,14 +106,18 @@ absl::StatusOr<OutputSpec> RequestBuilder::BuildSpec(const EncodeRequest& reques
   return spec;
 }
 
-absl::StatusOr<TokenizedInput> RequestBuilder::BuildInput(const Input& input, bool truncate) const {
+absl::StatusOr<TokenizedInput> RequestBuilder::BuildInput(const Input& input,
+                                                          InputOptions options) const {
   switch (input.kind) {
     case Input::Kind::kText:
-      return FromText(input.text, std::string(), /*is_pair=*/false, truncate);
+      return FromText(input.text, std::string(), /*is_pair=*/false, options);
     case Input::Kind::kTextPair:
-      return FromText(input.text, input.text_pair, /*is_pair=*/true, truncate);
+      return FromText(input.text, input.text_pair, /*is_pair=*/true, options);
     case Input::Kind::kTokenIds:
-      return FromIds(input.ids, input.token_type_ids, truncate);
+      if (!options.prompt.empty()) {
+        return absl::InvalidArgumentError("prompt_name applies to text inputs, not to token_ids");
+      }
+      return FromIds(input.ids, input.token_type_ids, options);
     case Input::Kind::kUnset:
       break;
   }
@@ -123,6 +139,22 @@ absl::Status RequestBuilder::CheckText(const char* field, const std::string& tex
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string_view> RequestBuilder::FindPrompt(const std::string& prompt_name) const {
+  if (prompt_name.empty()) return std::string_view();
+  const auto found = model_->prompts.find(prompt_name);
+  if (found != model_->prompts.end()) return std::string_view(found->second);
+  if (model_->prompts.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "prompt_name \"", prompt_name,
+        "\": the model has no prompts (config_sentence_transformers.json names none)"));
+  }
+  std::vector<std::string> names;
+  for (const auto& [name, text] : model_->prompts) names.push_back(name);
+  return absl::InvalidArgumentError(absl::StrCat("prompt_name \"", prompt_name,
+                                                 "\" is not one of the model's prompts (",
+                                                 absl::StrJoin(names, ", "), ")"));
+}
+
 absl::Status RequestBuilder::CheckTextInput() const {
   if (model_->tokenizer != nullptr) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
@@ -131,7 +163,7 @@ absl::Status RequestBuilder::CheckTextInput() const {
 
 absl::StatusOr<TokenizedInput> RequestBuilder::FromText(const std::string& text,
                                                         const std::string& text_pair, bool is_pair,
-                                                        bool truncate) const {
+                                                        InputOptions options) const {
   if (absl::Status status = CheckTextInput(); !status.ok()) return status;
   if (absl::Status status = CheckText("text", text); !status.ok()) return status;
   if (is_pair) {
@@ -139,10 +171,15 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromText(const std::string& text,
   }
   const int max_length = model_->max_length();
   // Without truncation, tokenize in full to report the real length.
-  const int cut = truncate ? max_length : 0;
+  const int cut = options.truncate ? max_length : 0;
+  // The prompt joins the (first) text before tokenization, as
+  // sentence-transformers and text-embeddings-inference do.
+  const std::string prompted =
+      options.prompt.empty() ? std::string() : std::string(options.prompt) + text;
+  const std::string& first = options.prompt.empty() ? text : prompted;
   absl::StatusOr<engine::Encoding> encoding =
-      is_pair ? model_->tokenizer->EncodePair(text, text_pair, cut)
-              : model_->tokenizer->Encode(text, cut);
+      is_pair ? model_->tokenizer->EncodePair(first, text_pair, cut, options.side)
+              : model_->tokenizer->Encode(first, cut, options.side);
   if (!encoding.ok()) return encoding.status();
   if (static_cast<int>(encoding->ids.size()) > max_length) {
     return absl::InvalidArgumentError(
@@ -162,7 +199,7 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromText(const std::string& text,
 
 absl::StatusOr<TokenizedInput> RequestBuilder::FromIds(const std::vector<int32_t>& ids,
                                                        const std::vector<int32_t>& types,
-                                                       bool truncate) const {
+                                                       InputOptions options) const {
   const int ids_size = static_cast<int>(ids.size());
   const int types_size = static_cast<int>(types.size());
   if (ids.empty()) return absl::InvalidArgumentError("token_ids is empty");
@@ -193,7 +230,7 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromIds(const std::vector<int32_t
     }
   }
   const int max_length = model_->max_length();
-  if (ids_size > max_length && !truncate) {
+  if (ids_size > max_length && !options.truncate) {
     return absl::InvalidArgumentError(absl::StrCat("token_ids has ", ids_size,
                                                    " ids, more than the model's maximum of ",
                                                    max_length, " (set truncate to cut them)"));
@@ -201,8 +238,8 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromIds(const std::vector<int32_t
   TokenizedInput input;
   input.ids = ids;
   input.token_type_ids = types;
-  KeepHeadAndLast(input.ids, max_length);
-  if (!input.token_type_ids.empty()) KeepHeadAndLast(input.token_type_ids, max_length);
+  CutIds(input.ids, max_length, options.side);
+  if (!input.token_type_ids.empty()) CutIds(input.token_type_ids, max_length, options.side);
   return input;
 }
 
@@ -217,8 +254,9 @@ absl::StatusOr<engine::Encoding> RequestBuilder::Tokenize(
     }
   }
   const int cut = request.truncate ? model_->max_length() : 0;
-  return is_pair ? model_->tokenizer->EncodePair(request.text, request.text_pair, cut)
-                 : model_->tokenizer->Encode(request.text, cut);
+  return is_pair ? model_->tokenizer->EncodePair(request.text, request.text_pair, cut,
+                                                 request.truncation_side)
+                 : model_->tokenizer->Encode(request.text, cut, request.truncation_side);
 }
 
 absl::StatusOr<std::string> RequestBuilder::Decode(const core::DecodeRequest& request) const {

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -40,12 +41,21 @@ class RequestBuilder {
 
  private:
   absl::StatusOr<OutputSpec> BuildSpec(const core::EncodeRequest& request) const;
-  absl::StatusOr<TokenizedInput> BuildInput(const core::Input& input, bool truncate) const;
+  // What a request asks of each of its inputs: whether and where one longer
+  // than the model's maximum is cut, and the prompt put before a text.
+  struct InputOptions {
+    bool truncate = false;
+    engine::TruncationSide side = engine::TruncationSide::kRight;
+    std::string_view prompt;
+  };
+  // The text of request.prompt_name; INVALID_ARGUMENT for a name the model lacks.
+  absl::StatusOr<std::string_view> FindPrompt(const std::string& prompt_name) const;
+  absl::StatusOr<TokenizedInput> BuildInput(const core::Input& input, InputOptions options) const;
   absl::StatusOr<TokenizedInput> FromText(const std::string& text, const std::string& text_pair,
-                                          bool is_pair, bool truncate) const;
+                                          bool is_pair, InputOptions options) const;
   absl::StatusOr<TokenizedInput> FromIds(const std::vector<int32_t>& ids,
                                          const std::vector<int32_t>& token_type_ids,
-                                         bool truncate) const;
+                                         InputOptions options) const;
   absl::Status CheckText(const char* field, const std::string& text) const;
   // FAILED_PRECONDITION when the model has no usable tokenizer.
   absl::Status CheckTextInput() const;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/encoder.h"
+#include "engine/tokenizer.h"
 #include "server/core/backend.h"
 
 namespace server::core {
@@ -43,6 +44,10 @@ struct EncodeRequest {
   PoolingChoice pooling = PoolingChoice::kModelDefault;
   bool normalize = false;
   bool truncate = false;  // cut inputs longer than the model's maximum (else an error)
+  engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
+  // One of the model's prompts (config_sentence_transformers.json), put
+  // before every text input; empty: none.
+  std::string prompt_name;
 };
 
 // One output per input, in input order, with the pooling that was applied.
@@ -60,6 +65,7 @@ struct TokenizeRequest {
   std::string text;
   std::string text_pair;  // empty: a single text
   bool truncate = false;
+  engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
 };
 
 // Which transport a call came in on (a metrics label).

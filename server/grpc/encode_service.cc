@@ -126,7 +126,10 @@ grpc::ServerUnaryReactor* EncodeService::Tokenize(grpc::CallbackServerContext* c
   encoder::v1::TokenizeRequest request;
   absl::Status status = ParseRequest(*request_bytes, &request);
   if (status.ok()) {
-    absl::StatusOr<engine::Encoding> encoding = dispatcher_->Tokenize(ToCore(request));
+    absl::StatusOr<core::TokenizeRequest> core_request = ToCore(request);
+    absl::StatusOr<engine::Encoding> encoding =
+        core_request.ok() ? dispatcher_->Tokenize(*core_request)
+                          : absl::StatusOr<engine::Encoding>(core_request.status());
     status = encoding.status();
     if (status.ok()) {
       encoder::v1::TokenizeResponse response;

@@ -43,6 +43,10 @@ absl::StatusOr<core::EncodeRequest> ToCore(const encoder::v1::EncodeRequest& req
   }
   out.normalize = request.normalize();
   out.truncate = request.truncate();
+  absl::StatusOr<engine::TruncationSide> side = ToCore(request.truncation_direction());
+  if (!side.ok()) return side.status();
+  out.truncation_side = *side;
+  out.prompt_name = request.prompt_name();
   out.inputs.reserve(static_cast<size_t>(request.inputs_size()));
   for (const encoder::v1::Input& input : request.inputs()) {
     core::Input& in = out.inputs.emplace_back();
@@ -69,8 +73,24 @@ absl::StatusOr<core::EncodeRequest> ToCore(const encoder::v1::EncodeRequest& req
   return out;
 }
 
-core::TokenizeRequest ToCore(const encoder::v1::TokenizeRequest& request) {
-  return core::TokenizeRequest{request.text(), request.text_pair(), request.truncate()};
+absl::StatusOr<core::TokenizeRequest> ToCore(const encoder::v1::TokenizeRequest& request) {
+  absl::StatusOr<engine::TruncationSide> side = ToCore(request.truncation_direction());
+  if (!side.ok()) return side.status();
+  return core::TokenizeRequest{request.text(), request.text_pair(), request.truncate(), *side};
+}
+
+absl::StatusOr<engine::TruncationSide> ToCore(encoder::v1::TruncationDirection direction) {
+  switch (direction) {
+    case encoder::v1::TRUNCATION_DIRECTION_RIGHT:
+      return engine::TruncationSide::kRight;
+    case encoder::v1::TRUNCATION_DIRECTION_LEFT:
+      return engine::TruncationSide::kLeft;
+    default:
+      break;
+  }
+  return absl::InvalidArgumentError(absl::StrCat("unknown truncation_direction value ",
+                                                 static_cast<int>(direction),
+                                                 " (expected 0 RIGHT or 1 LEFT)"));
 }
 
 void FillEncodeResponse(const std::string& id, engine::Pooling pooling,

@@ -16,10 +16,12 @@ namespace server {
 
 encoder::v1::Pooling ToProto(engine::Pooling pooling);
 
-// The request in the core's types. INVALID_ARGUMENT for a pooling value the
-// API does not define; everything else is the core's to check.
+// The request in the core's types. INVALID_ARGUMENT for a pooling or
+// truncation direction value the API does not define; everything else is the
+// core's to check.
 absl::StatusOr<core::EncodeRequest> ToCore(const encoder::v1::EncodeRequest& request);
-core::TokenizeRequest ToCore(const encoder::v1::TokenizeRequest& request);
+absl::StatusOr<core::TokenizeRequest> ToCore(const encoder::v1::TokenizeRequest& request);
+absl::StatusOr<engine::TruncationSide> ToCore(encoder::v1::TruncationDirection direction);
 
 void FillEncodeResponse(const std::string& id, engine::Pooling pooling,
                         const std::vector<InputOutput>& outputs,

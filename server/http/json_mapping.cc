@@ -153,16 +153,17 @@ absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_s
   call.request.truncate = *truncate;
   if (const auto direction = parsed->find("truncation_direction");
       direction != parsed->end() && !direction->is_null()) {
+    // TEI's enum is "Left" | "Right"; serde also takes its lower-case alias.
     if (*direction == "Left" || *direction == "left") {
-      return Invalid("\"truncation_direction\": only \"Right\" is served");
-    }
-    if (*direction != "Right" && *direction != "right") {
+      call.request.truncation_side = engine::TruncationSide::kLeft;
+    } else if (*direction != "Right" && *direction != "right") {
       return Invalid("\"truncation_direction\" must be \"Right\" or \"Left\"");
     }
   }
   if (const auto prompt = parsed->find("prompt_name");
       prompt != parsed->end() && !prompt->is_null()) {
-    return Invalid("\"prompt_name\": this server has no prompts configured");
+    if (!prompt->is_string()) return Invalid("\"prompt_name\" must be a string or null");
+    call.request.prompt_name = prompt->get<std::string>();
   }
   absl::StatusOr<int> dimensions = Dimensions(*parsed, hidden_size);
   if (!dimensions.ok()) return dimensions.status();

@@ -108,6 +108,9 @@ done
 
 "$cli_bin" make-model --out "$work/model" --hidden 64 --layers 2 --heads 4 --intermediate 128 \
   --max-position 128 --seed 3 >/dev/null
+# Named prompts, as sentence-transformers models (e5, bge) ship them.
+echo '{"prompts": {"query": "hello "}, "default_prompt_name": null}' \
+  >"$work/model/config_sentence_transformers.json"
 
 # --- Same numbers over gRPC, OpenAI and TEI -------------------------------------
 start_server --http-max-body-bytes 4096 --http-io-timeout 1s
@@ -154,6 +157,28 @@ check "others are served meanwhile" test "$(curl_status POST /embed '{"inputs": 
 wait "$half_pid" 2>/dev/null || true
 check "the half-sent request got 400 or was closed: $(head -1 "$work/half")" \
   bash -c "[ ! -s '$work/half' ] || head -1 '$work/half' | grep -q ' 400 '"
+embed_body() { # body -> the /embed answer, or "" on an error status
+  [ "$(curl_status POST /embed "$1")" = 200 ] && cat "$work/body"
+}
+check "prompt_name puts the prompt first" test "$(embed_body '{"inputs": "world", "prompt_name": "query"}')" = \
+  "$(embed_body '{"inputs": "hello world"}')"
+check "an unknown prompt_name is 422" \
+  test "$(curl_status POST /embed '{"inputs": "x", "prompt_name": "passage"}')" = 422
+check "the error names the prompts: $(cat "$work/body")" grep -q '(query)' "$work/body"
+# 200 tokens after different first words: cut on the left, only the common end stays.
+filler=$(printf 'world %.0s' $(seq 200))
+left_a=$(embed_body "{\"inputs\": \"hello $filler\", \"truncate\": true, \"truncation_direction\": \"Left\"}")
+left_b=$(embed_body "{\"inputs\": \"the $filler\", \"truncate\": true, \"truncation_direction\": \"Left\"}")
+right_a=$(embed_body "{\"inputs\": \"hello $filler\", \"truncate\": true}")
+right_b=$(embed_body "{\"inputs\": \"the $filler\", \"truncate\": true}")
+grpc_prompted=$("$client_bin" --target "127.0.0.1:$port" encode --prompt-name query world)
+check "gRPC prompt_name puts the prompt first" \
+  test "$grpc_prompted" = "$("$client_bin" --target "127.0.0.1:$port" encode "hello world")"
+grpc_left_a=$("$client_bin" --target "127.0.0.1:$port" encode --truncate --truncate-left "hello $filler")
+grpc_left_b=$("$client_bin" --target "127.0.0.1:$port" encode --truncate --truncate-left "the $filler")
+check "gRPC left truncation drops the beginning" test -n "$grpc_left_a" -a "$grpc_left_a" = "$grpc_left_b"
+check "Left truncation drops the beginning" test -n "$left_a" -a "$left_a" = "$left_b"
+check "Right truncation keeps it" test -n "$right_a" -a "$right_a" != "$right_b"
 check "POST /decode is 200" test "$(curl_status POST /decode '{"ids": [2, 280, 16, 224, 5, 3]}')" = 200
 check "/decode gives the text: $(cat "$work/body")" test "$(cat "$work/body")" = '"hello, world!"'
 
@@ -178,6 +203,10 @@ status=0
 "$client_bin" --target "127.0.0.1:$port" encode "x" >/dev/null 2>"$work/err" || status=$?
 check "gRPC without a key fails" test "$status" -ne 0
 check "gRPC says UNAUTHENTICATED: $(cat "$work/err")" grep -q 'UNAUTHENTICATED' "$work/err"
+check "gRPC with --api-key works" \
+  "$client_bin" --target "127.0.0.1:$port" --api-key second encode "x"
+check "gRPC with ENCODER_API_KEY works" \
+  env ENCODER_API_KEY=from-file "$client_bin" --target "127.0.0.1:$port" encode "x"
 check "gRPC health stays open" \
   test "$("$client_bin" --target "127.0.0.1:$port" health)" = "SERVING"
 check "/metrics stays open" test "$(curl_status GET /metrics)" = 200

@@ -88,10 +88,18 @@ TEST(TeiParseTest, DefaultsAndRefusals) {
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_FALSE(options->request.normalize);
   EXPECT_TRUE(options->request.truncate);
+  EXPECT_EQ(options->request.truncation_side, engine::TruncationSide::kRight);
+  EXPECT_TRUE(options->request.prompt_name.empty());
   EXPECT_EQ(options->dimensions, 2);
+  auto left = ParseTeiEmbed(
+      R"({"inputs": "a", "truncate": true, "truncation_direction": "Left", "prompt_name": "query"})",
+      kHidden);
+  ASSERT_TRUE(left.ok()) << left.status();
+  EXPECT_EQ(left->request.truncation_side, engine::TruncationSide::kLeft);
+  EXPECT_EQ(left->request.prompt_name, "query");  // the core checks the name
 
-  for (const char* body : {R"({"inputs": "a", "truncation_direction": "Left"})",
-                           R"({"inputs": "a", "prompt_name": "query"})",
+  for (const char* body : {R"({"inputs": "a", "truncation_direction": "Middle"})",
+                           R"({"inputs": "a", "prompt_name": 3})",
                            R"({"inputs": "a", "normalize": "yes"})", R"({"input": "a"})"}) {
     auto refused = ParseTeiEmbed(body, kHidden);
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument) << body;

@@ -10,6 +10,7 @@
 #include "absl/flags/flag.h"
 #include "server/app/command_line.h"
 #include "server/core/pooling_config.h"
+#include "server/core/prompts_config.h"
 #include "server/core/utf8.h"
 #include "server/grpc/status_mapping.h"
 
@@ -87,6 +88,29 @@ TEST_F(PoolingConfigTest, RefusesWhatItCannotDo) {
   EXPECT_FALSE(ReadDefaultPooling(dir_).ok());
   WritePoolingConfig("not json");
   EXPECT_EQ(ReadDefaultPooling(dir_).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST_F(PoolingConfigTest, PromptsComeFromTheSentenceTransformersConfig) {
+  auto none = ReadPrompts(dir_);
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_TRUE(none->empty());
+  // As intfloat/multilingual-e5-* and BAAI/bge-m3 ship it.
+  std::ofstream(dir_ + "/config_sentence_transformers.json")
+      << R"({"__version__": {"sentence_transformers": "3.0.0"},
+             "prompts": {"query": "query: ", "passage": "passage: "},
+             "default_prompt_name": null, "similarity_fn_name": "cosine"})";
+  auto prompts = ReadPrompts(dir_);
+  ASSERT_TRUE(prompts.ok()) << prompts.status();
+  EXPECT_EQ(*prompts, (Prompts{{"passage", "passage: "}, {"query", "query: "}}));
+
+  std::ofstream(dir_ + "/config_sentence_transformers.json") << R"({"prompts": {"query": 1}})";
+  auto bad = ReadPrompts(dir_);
+  EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_NE(bad.status().message().find("config_sentence_transformers.json: prompt \"query\""),
+            absl::string_view::npos)
+      << bad.status();
+  std::ofstream(dir_ + "/config_sentence_transformers.json") << "[1]";
+  EXPECT_EQ(ReadPrompts(dir_).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(CommandLineTest, NamesTheEnvironmentVariableOfAFlag) {

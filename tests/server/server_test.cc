@@ -326,6 +326,22 @@ TEST_F(ServerTest, TruncateKeepsTheClosingSep) {
   EXPECT_EQ(ids.back(), model_->tokenizer().sep_id());
 }
 
+TEST_F(ServerTest, TruncationDirectionIsOneTheApiDefines) {
+  std::string long_text;
+  for (int i = 0; i < 100; ++i) long_text += "word ";
+  EncodeRequest request = Request({Text(long_text)}, encoder::v1::POOLING_MEAN, false, true);
+  request.set_truncation_direction(encoder::v1::TRUNCATION_DIRECTION_LEFT);
+  EncodeResponse response;
+  const grpc::Status left = Encode(request, &response);
+  ASSERT_TRUE(left.ok()) << left.error_message();
+  EXPECT_EQ(response.outputs(0).tokens(), TestModel::kMaxLength);
+  request.set_truncation_direction(static_cast<encoder::v1::TruncationDirection>(7));
+  const grpc::Status unknown = Encode(request, &response);
+  EXPECT_EQ(unknown.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(unknown.error_message(),
+            "unknown truncation_direction value 7 (expected 0 RIGHT or 1 LEFT)");
+}
+
 TEST_F(ServerTest, TokenizeReturnsIdsTokensAndOffsets) {
   grpc::ClientContext context;
   SetDeadline(&context);

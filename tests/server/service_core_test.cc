@@ -4,6 +4,8 @@
 // transports, share the queue and batches.
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <future>
 #include <thread>
 #include <vector>
@@ -73,6 +75,95 @@ TEST(ServiceCoreTest, BadInputsAreRefusedWithTheirIndex) {
   EXPECT_EQ(Dispatch(service.dispatcher(), core::EncodeRequest{}).get().status().message(),
             "request has no inputs");
   EXPECT_TRUE(service.backend().batches().empty());  // nothing bad reached the engine
+}
+
+// The ids a request's inputs are turned into, by the builder alone.
+std::vector<std::vector<int32_t>> BuiltIds(const LoadedModel& model,
+                                           const core::EncodeRequest& request,
+                                           absl::Status* status = nullptr) {
+  absl::StatusOr<std::unique_ptr<BatchRequest>> built = RequestBuilder(&model, {}).Build(request);
+  if (status != nullptr) *status = built.status();
+  std::vector<std::vector<int32_t>> ids;
+  if (!built.ok()) return ids;
+  for (const TokenizedInput& input : (*built)->inputs) ids.push_back(input.ids);
+  return ids;
+}
+
+std::vector<int32_t> Concat(std::vector<int32_t> a, const std::vector<int32_t>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Left truncation keeps the end of the text: [CLS], the last tokens, [SEP];
+// right truncation its beginning. Token ids keep their first and last id.
+TEST(ServiceCoreTest, TruncationCutsTheSideTheRequestNames) {
+  CoreService service;
+  const LoadedModel& model = service.model();
+  std::string text;
+  for (int i = 0; i < 40; ++i) text += "hello world ";
+  const std::vector<int32_t> full = model.tokenizer->Encode(text).value().ids;
+  const int max = TestModel::kMaxLength;
+  ASSERT_GT(static_cast<int>(full.size()), max);
+  const std::vector<int32_t> body(full.begin() + 1, full.end() - 1);
+  std::vector<int32_t> long_ids = full;
+
+  core::EncodeRequest request;
+  request.inputs = {core::Input::Text(text), core::Input::Ids(long_ids)};
+  request.truncate = true;
+  const std::vector<std::vector<int32_t>> right = BuiltIds(model, request);
+  request.truncation_side = engine::TruncationSide::kLeft;
+  const std::vector<std::vector<int32_t>> left = BuiltIds(model, request);
+  ASSERT_EQ(right.size(), 2u);
+  ASSERT_EQ(left.size(), 2u);
+
+  const std::vector<int32_t> head(body.begin(), body.begin() + (max - 2));
+  const std::vector<int32_t> tail(body.end() - (max - 2), body.end());
+  const std::vector<int32_t> cls = {full.front()};
+  const std::vector<int32_t> sep = {full.back()};
+  EXPECT_EQ(right[0], Concat(Concat(cls, head), sep));
+  EXPECT_EQ(left[0], Concat(Concat(cls, tail), sep));
+  EXPECT_EQ(right[1], right[0]);  // the ids were the text's: the same cut
+  EXPECT_EQ(left[1], left[0]);
+}
+
+// prompt_name puts the model's prompt text before each text input, as if
+// the client had written it; unknown names and token ids are refused.
+TEST(ServiceCoreTest, PromptNamesPrefixTheirText) {
+  TestModel files;
+  std::ofstream(files.dir() + "/config_sentence_transformers.json")
+      << R"({"prompts": {"query": "hello ", "passage": "world "}, "default_prompt_name": null})";
+  engine::EncoderOptions options;
+  options.threads = 1;
+  absl::StatusOr<LoadedModel> model = LoadModel(files.dir(), options);
+  ASSERT_TRUE(model.ok()) << model.status();
+
+  core::EncodeRequest request;
+  request.inputs = {core::Input::Text("hello world"), core::Input::Text("world")};
+  request.prompt_name = "query";
+  core::EncodeRequest written;
+  written.inputs = {core::Input::Text("hello hello world"), core::Input::Text("hello world")};
+  const std::vector<std::vector<int32_t>> prompted = BuiltIds(*model, request);
+  ASSERT_EQ(prompted.size(), 2u);
+  EXPECT_EQ(prompted, BuiltIds(*model, written));
+  request.prompt_name.clear();
+  EXPECT_NE(BuiltIds(*model, request), prompted);
+
+  absl::Status status;
+  request.prompt_name = "document";
+  BuiltIds(*model, request, &status);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "prompt_name \"document\" is not one of the model's prompts (passage, query)");
+  request.prompt_name = "query";
+  request.inputs = {core::Input::Text("fine"), core::Input::Ids({2, 3})};
+  BuiltIds(*model, request, &status);
+  EXPECT_EQ(status.message(), "input 1: prompt_name applies to text inputs, not to token_ids");
+  // Without the file the model has no prompts at all.
+  std::filesystem::remove(files.dir() + "/config_sentence_transformers.json");
+  absl::StatusOr<LoadedModel> plain = LoadModel(files.dir(), options);
+  ASSERT_TRUE(plain.ok()) << plain.status();
+  BuiltIds(*plain, request, &status);
+  EXPECT_NE(status.message().find("the model has no prompts"), absl::string_view::npos) << status;
 }
 
 TEST(ServiceCoreTest, RequestsFromManyThreadsShareABatch) {

@@ -59,6 +59,7 @@ std::vector<Reference> ReadReferences(const std::string& path) {
     r.line = j.at("line").get<int>();
     r.pair_line = j.value("pair_line", 0);
     r.max_length = j.value("max_length", 0);
+    if (j.value("direction", "right") == "left") r.side = TruncationSide::kLeft;
     r.ids = j.at("ids").get<std::vector<int>>();
     if (j.contains("type_ids")) r.type_ids = j.at("type_ids").get<std::vector<int>>();
     if (j.contains("decoded")) {
@@ -77,14 +78,15 @@ const std::vector<Reference>& References() {
 
 absl::StatusOr<Encoding> EncodeReference(const Tokenizer& tok, const Reference& r) {
   const std::string& text = Corpus().at(r.line - 1);
-  if (r.pair_line == 0) return tok.Encode(text, r.max_length);
-  return tok.EncodePair(text, Corpus().at(r.pair_line - 1), r.max_length);
+  if (r.pair_line == 0) return tok.Encode(text, r.max_length, r.side);
+  return tok.EncodePair(text, Corpus().at(r.pair_line - 1), r.max_length, r.side);
 }
 
 std::string DescribeReference(const Reference& r) {
   std::string s = absl::StrCat("corpus.jsonl:", r.line);
   if (r.pair_line) absl::StrAppend(&s, " + corpus.jsonl:", r.pair_line);
   if (r.max_length) absl::StrAppend(&s, " max_length=", r.max_length);
+  if (r.side == TruncationSide::kLeft) absl::StrAppend(&s, " direction=left");
   absl::StrAppend(&s, " \"", Escape(Corpus().at(r.line - 1)).substr(0, 200), "\"");
   return s;
 }

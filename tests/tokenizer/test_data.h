@@ -16,9 +16,10 @@ std::string BertDir();
 const std::vector<std::string>& Corpus();
 
 struct Reference {
-  int line = 0;        // 1-based line in corpus.jsonl
-  int pair_line = 0;   // 0: a single text
-  int max_length = 0;  // 0: no truncation
+  int line = 0;                                  // 1-based line in corpus.jsonl
+  int pair_line = 0;                             // 0: a single text
+  int max_length = 0;                            // 0: no truncation
+  TruncationSide side = TruncationSide::kRight;  // "direction": "left" in the file
   std::vector<int> ids;
   std::vector<int> type_ids;  // empty: all 0
   bool has_decoded = false;   // `decoded` is Decode(ids, skip_special_tokens=true)

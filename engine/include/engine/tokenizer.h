@@ -43,6 +43,10 @@ struct TokenizerOptions {
   std::string mask_token = "[MASK]";
 };
 
+// Which end of a text truncation removes tokens from (Hugging Face's
+// TruncationDirection): kRight keeps the beginning, kLeft keeps the end.
+enum class TruncationSide { kRight, kLeft };
+
 namespace tokenizer {
 struct Pipeline;
 }
@@ -69,12 +73,15 @@ class Tokenizer {
   // `max_length` > 0 truncates to that many ids in total (special tokens
   // included, as many as the post-processor adds), keeping the closing special
   // tokens; 0 means no truncation. Pairs lose
-  // tokens from the longer text first (Hugging Face's longest_first). A
-  // max_length below the number of special tokens is InvalidArgument.
+  // tokens from the longer text first (Hugging Face's longest_first), each
+  // text at the `side` end. A max_length below the number of special tokens
+  // is InvalidArgument.
   // Literal special tokens in the text ("[MASK]", "[SEP]") map to their ids.
-  absl::StatusOr<Encoding> Encode(std::string_view text, int max_length = 0) const;
+  absl::StatusOr<Encoding> Encode(std::string_view text, int max_length = 0,
+                                  TruncationSide side = TruncationSide::kRight) const;
   absl::StatusOr<Encoding> EncodePair(std::string_view text, std::string_view text_pair,
-                                      int max_length = 0) const;
+                                      int max_length = 0,
+                                      TruncationSide side = TruncationSide::kRight) const;
 
   // Ids back to text through the tokenizer's decoder (Hugging Face's
   // `decode`); special added tokens are left out if `skip_special_tokens`.

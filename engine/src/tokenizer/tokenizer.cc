@@ -73,10 +73,22 @@ struct Tokenizer::Impl {
                 parts.added_tokens) {}
 
   // Fills the template with the first `keep_*` pieces of each text.
-  Encoding Assemble(const Template& t, const std::vector<Piece>& first, size_t keep_first,
-                    const std::vector<Piece>* second, size_t keep_second) const {
+  // The kept tokens of one text: [begin, end) of its pieces.
+  struct Kept {
+    const std::vector<Piece>* pieces = nullptr;
+    size_t begin = 0;
+    size_t end = 0;
+  };
+  static Kept Keep(const std::vector<Piece>& pieces, int count, TruncationSide side) {
+    const size_t n = static_cast<size_t>(count);
+    if (side == TruncationSide::kLeft) return {&pieces, pieces.size() - n, pieces.size()};
+    return {&pieces, 0, n};
+  }
+
+  Encoding Assemble(const Template& t, const Kept& first, const Kept& second) const {
     Encoding enc;
-    const size_t total = keep_first + keep_second + static_cast<size_t>(t.NumSpecialTokens());
+    const size_t total = (first.end - first.begin) + (second.end - second.begin) +
+                         static_cast<size_t>(t.NumSpecialTokens());
     enc.ids.reserve(total);
     enc.token_type_ids.reserve(total);
     enc.tokens.reserve(total);
@@ -92,14 +104,16 @@ struct Tokenizer::Impl {
         for (int32_t id : p.ids) add(id, p.type_id, 0, 0);
         continue;
       }
-      const std::vector<Piece>* seq = p.sequence == 0 ? &first : second;
-      const size_t keep = p.sequence == 0 ? keep_first : keep_second;
-      if (seq == nullptr) continue;
-      for (size_t i = 0; i < keep; ++i) {
-        int32_t begin = (*seq)[i].begin;
-        int32_t end = (*seq)[i].end;
-        tokenizer::TrimOffsets(parts.trim, id_to_token[(*seq)[i].id], i == 0, &begin, &end);
-        add((*seq)[i].id, p.type_id, begin, end);
+      const Kept& kept = p.sequence == 0 ? first : second;
+      if (kept.pieces == nullptr) continue;
+      for (size_t i = kept.begin; i < kept.end; ++i) {
+        const Piece& piece = (*kept.pieces)[i];
+        int32_t begin = piece.begin;
+        int32_t end = piece.end;
+        // As Hugging Face, offsets are trimmed after truncation: the first
+        // kept token is the text's first.
+        tokenizer::TrimOffsets(parts.trim, id_to_token[piece.id], i == kept.begin, &begin, &end);
+        add(piece.id, p.type_id, begin, end);
       }
     }
     return enc;
@@ -209,7 +223,8 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromPipeline(Pipeline p) {
   return std::unique_ptr<Tokenizer>(new Tokenizer(std::move(impl)));
 }
 
-absl::StatusOr<Encoding> Tokenizer::Encode(std::string_view text, int max_length) const {
+absl::StatusOr<Encoding> Tokenizer::Encode(std::string_view text, int max_length,
+                                           TruncationSide side) const {
   if (auto s = CheckText(text, "text"); !s.ok()) return s;
   const int num_special = impl_->parts.single.NumSpecialTokens();
   if (auto s = CheckMaxLength(max_length, num_special); !s.ok()) return s;
@@ -218,13 +233,13 @@ absl::StatusOr<Encoding> Tokenizer::Encode(std::string_view text, int max_length
   int keep = static_cast<int>(s.first.size());
   int no_second = -1;
   if (max_length > 0) tokenizer::TruncateLongestFirst(max_length, num_special, &keep, &no_second);
-  Encoding enc = impl_->Assemble(impl_->parts.single, s.first, keep, nullptr, 0);
+  Encoding enc = impl_->Assemble(impl_->parts.single, Impl::Keep(s.first, keep, side), {});
   s.Trim();
   return enc;
 }
 
 absl::StatusOr<Encoding> Tokenizer::EncodePair(std::string_view text, std::string_view text_pair,
-                                               int max_length) const {
+                                               int max_length, TruncationSide side) const {
   if (auto s = CheckText(text, "text"); !s.ok()) return s;
   if (auto s = CheckText(text_pair, "text_pair"); !s.ok()) return s;
   const int num_special = impl_->parts.pair.NumSpecialTokens();
@@ -237,7 +252,8 @@ absl::StatusOr<Encoding> Tokenizer::EncodePair(std::string_view text, std::strin
   if (max_length > 0) {
     tokenizer::TruncateLongestFirst(max_length, num_special, &keep_first, &keep_second);
   }
-  Encoding enc = impl_->Assemble(impl_->parts.pair, s.first, keep_first, &s.second, keep_second);
+  Encoding enc = impl_->Assemble(impl_->parts.pair, Impl::Keep(s.first, keep_first, side),
+                                 Impl::Keep(s.second, keep_second, side));
   s.Trim();
   return enc;
 }

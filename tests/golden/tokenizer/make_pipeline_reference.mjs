@@ -199,13 +199,16 @@ function specials(tok, pair) {
   return tok.post_processor([], pair ? [] : null, true).tokens.length;
 }
 
-function truncated(tok, a, b, maxLength) {
+// direction 'left' keeps each text's last tokens (Encoding::truncate with
+// TruncationDirection::Left), 'right' its first.
+function truncated(tok, a, b, maxLength, direction = 'right') {
   const ta = tok.encode_text(a);
   const tb = b === null ? null : tok.encode_text(b);
   const budget = maxLength - specials(tok, b !== null);
   let [na, nb] = [Math.min(ta.length, budget), 0];
   if (tb !== null) [na, nb] = longestFirst(ta.length, tb.length, budget);
-  const r = tok.post_processor(ta.slice(0, na), tb === null ? null : tb.slice(0, nb), true);
+  const keep = (t, n) => (direction === 'left' ? t.slice(t.length - n) : t.slice(0, n));
+  const r = tok.post_processor(keep(ta, na), tb === null ? null : keep(tb, nb), true);
   return { ids: idsOf(tok, r.tokens), type_ids: r.token_type_ids ?? new Array(r.tokens.length).fill(0) };
 }
 
@@ -238,6 +241,17 @@ for (const name of NAMES) {
     if (corpus[j] !== '' && corpus[i] !== '') {
       records.push({ line: i + 1, pair_line: j + 1, max_length: maxLength,
                      ...truncated(ref, corpus[i], corpus[j], maxLength) });
+    }
+  }
+  // Left truncation (TEI's truncation_direction "Left"): other lines, the same lengths.
+  for (let i = 3; i < corpus.length; i += 7) {
+    const maxLength = lengths[((i - 3) / 7) % lengths.length];
+    records.push({ line: i + 1, max_length: maxLength, direction: 'left',
+                   ...truncated(ref, corpus[i], null, maxLength, 'left') });
+    const j = (i * 11 + 2) % corpus.length;
+    if (corpus[j] !== '' && corpus[i] !== '') {
+      records.push({ line: i + 1, pair_line: j + 1, max_length: maxLength, direction: 'left',
+                     ...truncated(ref, corpus[i], corpus[j], maxLength, 'left') });
     }
   }
   // Decoding the single texts' ids, special tokens skipped.
