@@ -13,7 +13,7 @@
 #include <string>
 #include <string_view>
 
-#include "engine/random_model.h"
+#include "fuzz_service.h"
 #include "fuzz_util.h"
 #include "server/core/model_loader.h"
 #include "server/core/request_builder.h"
@@ -21,35 +21,6 @@
 #include "server/http/json_mapping.h"
 
 namespace {
-
-struct Service {
-  server::LoadedModel model;
-  std::unique_ptr<server::RequestBuilder> builder;
-};
-
-const Service& GetService() {
-  static const Service* const service = [] {
-    auto* s = new Service;
-    const std::string dir = fuzz::ProcessTempDir("fuzz_http") + "/model";
-    engine::RandomModelSpec spec;
-    spec.config.hidden_size = 32;
-    spec.config.num_layers = 1;
-    spec.config.num_heads = 4;
-    spec.config.intermediate_size = 64;
-    spec.config.max_position_embeddings = 64;
-    spec.seed = 7;
-    if (!engine::WriteRandomModel(dir, spec).ok()) fuzz::Fail("cannot write the model");
-    engine::EncoderOptions options;
-    options.threads = 1;
-    options.max_batch_tokens = 256;
-    auto model = server::LoadModel(dir, options);
-    if (!model.ok()) fuzz::Fail(std::string(model.status().message()).c_str());
-    s->model = *std::move(model);
-    s->builder = std::make_unique<server::RequestBuilder>(&s->model, server::RequestLimits{});
-    return s;
-  }();
-  return *service;
-}
 
 void CheckJson(const std::string& text, const char* what) {
   fuzz::Check(nlohmann::json::accept(text), what);
@@ -95,7 +66,7 @@ void Embeddings(const Service& service, const absl::StatusOr<server::http::Embed
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const Service& service = GetService();
+  const fuzz::Service& service = fuzz::GetService("fuzz_http");
   const std::string_view body(reinterpret_cast<const char*>(data), size);
   const int hidden = service.model.encoder->config().hidden_size;
   Embeddings(service, server::http::ParseOpenAiEmbeddings(body, hidden));

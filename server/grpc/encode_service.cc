@@ -42,6 +42,12 @@ bool EncodeService::Authorized(grpc::CallbackServerContext* context) const {
   return keys_->Accepts(absl::string_view(it->second.data(), it->second.size()));
 }
 
+absl::Status EncodeService::Admit(grpc::CallbackServerContext* context) const {
+  if (!Authorized(context)) return Unauthenticated();
+  if (!dispatcher_->accepting()) return ShuttingDown();
+  return absl::OkStatus();
+}
+
 void EncodeService::StopAccepting() {
   dispatcher_->StopAccepting();
   std::vector<EncodeStreamReactor*> to_finish;
@@ -62,8 +68,8 @@ grpc::ServerUnaryReactor* EncodeService::Encode(grpc::CallbackServerContext* con
                                                 const grpc::ByteBuffer* request_bytes,
                                                 grpc::ByteBuffer* response_bytes) {
   auto* reactor = new MeteredUnaryReactor(context, Rpc::kEncode, metrics_);
-  if (!Authorized(context)) {
-    reactor->Answer(ToGrpcStatus(Unauthenticated()));
+  if (absl::Status admitted = Admit(context); !admitted.ok()) {
+    reactor->Answer(ToGrpcStatus(admitted));
     return reactor;
   }
   encoder::v1::EncodeRequest request;
@@ -115,12 +121,8 @@ grpc::ServerUnaryReactor* EncodeService::Tokenize(grpc::CallbackServerContext* c
                                                   const grpc::ByteBuffer* request_bytes,
                                                   grpc::ByteBuffer* response_bytes) {
   auto* reactor = new MeteredUnaryReactor(context, Rpc::kTokenize, metrics_);
-  if (!Authorized(context)) {
-    reactor->Answer(ToGrpcStatus(Unauthenticated()));
-    return reactor;
-  }
-  if (!dispatcher_->accepting()) {
-    reactor->Answer(ToGrpcStatus(ShuttingDown()));
+  if (absl::Status admitted = Admit(context); !admitted.ok()) {
+    reactor->Answer(ToGrpcStatus(admitted));
     return reactor;
   }
   encoder::v1::TokenizeRequest request;
@@ -145,12 +147,8 @@ grpc::ServerUnaryReactor* EncodeService::GetModelInfo(
     grpc::CallbackServerContext* context, const encoder::v1::GetModelInfoRequest* /*request*/,
     encoder::v1::ModelInfo* response) {
   auto* reactor = new MeteredUnaryReactor(context, Rpc::kGetModelInfo, metrics_);
-  if (!Authorized(context)) {
-    reactor->Answer(ToGrpcStatus(Unauthenticated()));
-    return reactor;
-  }
-  if (!dispatcher_->accepting()) {
-    reactor->Answer(ToGrpcStatus(ShuttingDown()));
+  if (absl::Status admitted = Admit(context); !admitted.ok()) {
+    reactor->Answer(ToGrpcStatus(admitted));
     return reactor;
   }
   *response = model_info_;
@@ -162,8 +160,8 @@ grpc::ServerUnaryReactor* EncodeService::Decode(grpc::CallbackServerContext* con
                                                 const encoder::v1::DecodeRequest* request,
                                                 encoder::v1::DecodeResponse* response) {
   auto* reactor = new MeteredUnaryReactor(context, Rpc::kDecode, metrics_);
-  if (!Authorized(context)) {
-    reactor->Answer(ToGrpcStatus(Unauthenticated()));
+  if (absl::Status admitted = Admit(context); !admitted.ok()) {
+    reactor->Answer(ToGrpcStatus(admitted));
     return reactor;
   }
   core::DecodeRequest decode;

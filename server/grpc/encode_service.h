@@ -60,6 +60,9 @@ class EncodeService final : public EncoderServiceBase {
  private:
   // Whether the call carries a valid key in its `authorization` metadata.
   bool Authorized(grpc::CallbackServerContext* context) const;
+  // A unary call's admission: UNAUTHENTICATED without a valid key,
+  // UNAVAILABLE once the server stops accepting, else OK.
+  absl::Status Admit(grpc::CallbackServerContext* context) const;
 
   EncodeDispatcher* const dispatcher_;
   const ApiKeys* const keys_;

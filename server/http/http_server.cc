@@ -298,6 +298,9 @@ int HttpServer::Handle(mg_connection* connection) {
         reply.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
         break;
       }
+      case Route::kEmbeddings:
+      case Route::kEmbed:
+      case Route::kTokenize:
       case Route::kDecode: {
         int http_status = 0;
         absl::StatusOr<std::string> body =
@@ -307,37 +310,28 @@ int HttpServer::Handle(mg_connection* connection) {
           fail(body.status(), http_status);
           break;
         }
-        bool batched = false;
-        absl::StatusOr<std::vector<core::DecodeRequest>> requests = ParseTeiDecode(*body, &batched);
-        if (!requests.ok()) {
-          fail(requests.status());
-          break;
-        }
-        Json texts = Json::array();
-        for (size_t i = 0; i < requests->size(); ++i) {
-          absl::StatusOr<std::string> text = dispatcher_->Decode((*requests)[i]);
-          if (!text.ok()) {
-            fail(absl::Status(text.status().code(),
-                              absl::StrCat("input ", i, ": ", text.status().message())));
+        if (route->route == Route::kDecode) {
+          bool batched = false;
+          absl::StatusOr<std::vector<core::DecodeRequest>> requests =
+              ParseTeiDecode(*body, &batched);
+          if (!requests.ok()) {
+            fail(requests.status());
             break;
           }
-          texts.push_back(*std::move(text));
-        }
-        if (code == absl::StatusCode::kOk) {
-          reply.body =
-              (batched ? texts : texts[0]).dump(-1, ' ', false, Json::error_handler_t::replace);
-        }
-        break;
-      }
-      case Route::kEmbeddings:
-      case Route::kEmbed:
-      case Route::kTokenize: {
-        int http_status = 0;
-        absl::StatusOr<std::string> body =
-            ReadBody(connection, options_.max_body_bytes, &http_status);
-        if (!body.ok()) {
-          reply.close = true;
-          fail(body.status(), http_status);
+          Json texts = Json::array();
+          for (size_t i = 0; i < requests->size(); ++i) {
+            absl::StatusOr<std::string> text = dispatcher_->Decode((*requests)[i]);
+            if (!text.ok()) {
+              fail(absl::Status(text.status().code(),
+                                absl::StrCat("input ", i, ": ", text.status().message())));
+              break;
+            }
+            texts.push_back(*std::move(text));
+          }
+          if (code == absl::StatusCode::kOk) {
+            reply.body =
+                (batched ? texts : texts[0]).dump(-1, ' ', false, Json::error_handler_t::replace);
+          }
           break;
         }
         if (route->route == Route::kTokenize) {

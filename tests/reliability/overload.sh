@@ -32,7 +32,7 @@
 # Usage: overload.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL
 set -euo pipefail
 name=overload
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../support/e2e_lib.sh"
 take_arguments "$@"
 trap cleanup EXIT
 for tool in jq curl; do command -v "$tool" >/dev/null || fail "$tool not found"; done

@@ -15,7 +15,7 @@
 # Usage: refusal_interference.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL [ROUNDS]
 set -euo pipefail
 name=refusal_interference
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../support/e2e_lib.sh"
 take_arguments "$@"
 rounds=${6:-3}
 trap cleanup EXIT

@@ -25,7 +25,7 @@
 # Usage: shutdown_under_load.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL
 set -euo pipefail
 name=shutdown_under_load
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../support/e2e_lib.sh"
 take_arguments "$@"
 trap cleanup EXIT
 for tool in jq curl; do command -v "$tool" >/dev/null || fail "$tool not found"; done

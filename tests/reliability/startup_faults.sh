@@ -24,7 +24,7 @@
 # Usage: startup_faults.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL
 set -euo pipefail
 name=startup_faults
-source "$(dirname "$0")/lib.sh"
+source "$(dirname "$0")/../support/e2e_lib.sh"
 take_arguments "$@"
 busy_pid=""
 cleanup_faults() {

@@ -18,8 +18,8 @@ client_bin=$2
 cli_bin=$3
 golden=$4
 work=$(mktemp -d)
-# shellcheck source=../reliability/lib.sh
-source "$(dirname "$0")/../reliability/lib.sh"
+# shellcheck source=../support/e2e_lib.sh
+source "$(dirname "$0")/../support/e2e_lib.sh"
 trap cleanup EXIT
 
 # max |got - reference| over every token state; got is JSON lines of {"hidden_states": ...}.

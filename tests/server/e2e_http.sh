@@ -19,25 +19,11 @@ cli_bin=$3
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 clients="$root/tests/http_clients"
 
+name=e2e_http
 work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then kill -9 "$server_pid" 2>/dev/null || true; fi
-  jobs -p | xargs -r kill -9 2>/dev/null || true
-  rm -rf "$work"
-}
+# shellcheck source=../support/e2e_lib.sh
+source "$(dirname "$0")/../support/e2e_lib.sh"
 trap cleanup EXIT
-
-fail() {
-  echo "e2e_http: FAIL: $*" >&2
-  if [ -f "$work/server.log" ]; then sed 's/^/  server log: /' "$work/server.log" >&2; fi
-  exit 1
-}
-check() {
-  local what=$1
-  shift
-  "$@" || fail "$what"
-}
 
 if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
   echo "e2e_http: installing nodejs and npm"
@@ -55,34 +41,16 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" >"$stamp"
 fi
 
-free_port() {
-  node -e 'const s=require("net").createServer().listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'
-}
-
 # Starts the server with HTTP on a free port; sets port (gRPC) and http.
-start_server() {
-  : >"$work/server.log"
+start_http_server() {
   http=$(free_port)
-  "$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 \
-    --http-port "$http" "$@" 2>"$work/server.log" &
-  server_pid=$!
-  port=""
-  for _ in $(seq 1 300); do
-    port=$(sed -n 's/.*serving on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$work/server.log")
-    [ -n "$port" ] && break
-    kill -0 "$server_pid" 2>/dev/null || fail "server exited while starting"
-    sleep 0.1
-  done
-  [ -n "$port" ] || fail "server did not start within 30 s"
+  start_server "$work/model" --http-port "$http" "$@"
   check "the start line names the HTTP port" grep -q "HTTP API on http://127.0.0.1:$http" \
     "$work/server.log"
 }
-
-stop_server() {
-  kill -TERM "$server_pid"
+stop_cleanly() {
   local status=0
-  wait "$server_pid" || status=$?
-  server_pid=""
+  stop_server || status=$?
   check "SIGTERM ends the server with 0 (got $status)" test "$status" -eq 0
 }
 
@@ -113,7 +81,7 @@ echo '{"prompts": {"query": "hello "}, "default_prompt_name": null}' \
   >"$work/model/config_sentence_transformers.json"
 
 # --- Same numbers over gRPC, OpenAI and TEI -------------------------------------
-start_server --http-max-body-bytes 4096 --http-io-timeout 1s
+start_http_server --http-max-body-bytes 4096 --http-io-timeout 1s
 texts=("hello world" "the quick brown fox jumps over the lazy dog" "embeddings over http" "a")
 printf '%s\n' "${texts[@]}" | node -e 'console.log(JSON.stringify(require("fs").readFileSync(0,"utf8").trim().split("\n")))' >"$work/texts.json"
 "$client_bin" --target "127.0.0.1:$port" encode --normalize "${texts[@]}" >"$work/grpc.jsonl"
@@ -185,11 +153,11 @@ check "/decode gives the text: $(cat "$work/body")" test "$(cat "$work/body")" =
 check "/metrics counts HTTP calls" test "$(curl_status GET /metrics)" = 200
 check "HTTP series: $(grep -m1 transport=.http "$work/body")" \
   grep -q 'encoder_requests_total{code="OK",rpc="Encode",transport="http"} [1-9]' "$work/body"
-stop_server
+stop_cleanly
 
 # --- API keys --------------------------------------------------------------------
 printf '# keys\nfrom-file\n' >"$work/keys"
-start_server --api-key first --api-key second --api-keys-file "$work/keys"
+start_http_server --api-key first --api-key second --api-keys-file "$work/keys"
 check "no key: 401" test "$(curl_status POST /v1/embeddings '{"input": "x"}')" = 401
 check "401 body: $(cat "$work/body")" grep -q '"code":"invalid_api_key"' "$work/body"
 check "a wrong key: 401" \
@@ -217,5 +185,5 @@ check "gRPC refusals are counted" \
   grep -q 'encoder_requests_total{code="UNAUTHENTICATED",rpc="Encode",transport="grpc"} 1' \
   "$work/body"
 check "keys never reach the log" bash -c "! grep -q -e first -e second -e from-file '$work/server.log'"
-stop_server
+stop_cleanly
 echo "e2e_http: all checks passed"

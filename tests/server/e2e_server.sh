@@ -13,57 +13,13 @@ server_bin=$1
 client_bin=$2
 cli_bin=$3
 
+name=e2e_server
 work=$(mktemp -d)
-server_pid=""
-cleanup() {
-  if [ -n "$server_pid" ]; then kill -9 "$server_pid" 2>/dev/null || true; fi
-  jobs -p | xargs -r kill -9 2>/dev/null || true
-  rm -rf "$work"
-}
+# shellcheck source=../support/e2e_lib.sh
+source "$(dirname "$0")/../support/e2e_lib.sh"
 trap cleanup EXIT
 
-fail() {
-  echo "e2e_server: FAIL: $*" >&2
-  if [ -f "$work/server.log" ]; then sed 's/^/  server log: /' "$work/server.log" >&2; fi
-  exit 1
-}
-check() {  # check DESCRIPTION COMMAND...: fail unless the command succeeds
-  local what=$1
-  shift
-  "$@" || fail "$what"
-}
-
-# Starts the server on a free port (--port 0; the port is read from its log).
-start_server() {
-  : >"$work/server.log"
-  "$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 "$@" \
-    2>"$work/server.log" &
-  server_pid=$!
-  port=""
-  for _ in $(seq 1 300); do
-    port=$(sed -n 's/.*serving on 127\.0\.0\.1:\([0-9][0-9]*\).*/\1/p' "$work/server.log")
-    [ -n "$port" ] && break
-    kill -0 "$server_pid" 2>/dev/null || fail "server exited while starting"
-    sleep 0.1
-  done
-  [ -n "$port" ] || fail "server did not start listening within 30 s"
-  for _ in $(seq 1 100); do
-    if [ "$(client health 2>/dev/null)" = "SERVING" ]; then return 0; fi
-    sleep 0.1
-  done
-  fail "health never became SERVING"
-}
-
-# Sends SIGTERM and returns the server's exit status.
-stop_server() {
-  kill -TERM "$server_pid"
-  local status=0
-  wait "$server_pid" || status=$?
-  server_pid=""
-  return "$status"
-}
-
-client_flags=()  # the TLS flags of the session's server
+# client_flags (e2e_lib.sh): the TLS flags of the session's server
 client() { "$client_bin" --target "127.0.0.1:$port" --timeout 30s "${client_flags[@]}" "$@"; }
 
 # Number of values in the first JSON array after "$2": in the line $1.
@@ -73,7 +29,7 @@ count_values() { sed -n "s/.*\"$2\": \[\([^]]*\)\].*/\1/p" <<<"$1" | tr ',' '\n'
   --max-position 128 --seed 3 >/dev/null
 
 # --- A normal session ---------------------------------------------------------
-start_server
+start_server "$work/model"
 check "health SERVING" test "$(client health)" = "SERVING"
 check "the start line says plaintext" grep -q "serving on 127.0.0.1:$port (plaintext," \
   "$work/server.log"
@@ -161,7 +117,7 @@ certs=$work/certs
 # checks the name localhost while dialling 127.0.0.1.
 client_flags=(--tls-ca "$certs/ca.pem" --tls-cert "$certs/client.pem" --tls-key "$certs/client.key"
   --tls-server-name localhost)
-start_server --tls-cert "$certs/server.pem" --tls-key "$certs/server.key" \
+start_server "$work/model" --tls-cert "$certs/server.pem" --tls-key "$certs/server.key" \
   --tls-client-ca "$certs/ca.pem" --max-tokens-per-request 20
 check "the start line says mutual TLS" grep -q "serving on 127.0.0.1:$port (mutual TLS," \
   "$work/server.log"
@@ -224,7 +180,7 @@ check "it names the flag: $(cat "$work/limit.err")" \
 # --- SIGTERM with 20 calls in flight ------------------------------------------
 # The queue delay holds every call in the queue (up to 10 s) until the
 # shutdown, which runs queued work at once.
-start_server --max-queue-delay 10s --shutdown-grace 20s
+start_server "$work/model" --max-queue-delay 10s --shutdown-grace 20s
 pids=()
 for i in $(seq 1 20); do
   client encode "in flight number $i" >"$work/flight.$i.out" 2>"$work/flight.$i.err" &

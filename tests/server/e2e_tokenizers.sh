@@ -17,8 +17,8 @@ client_bin=$2
 cli_bin=$3
 root=$4
 work=$(mktemp -d)
-# shellcheck source=../reliability/lib.sh
-source "$(dirname "$0")/../reliability/lib.sh"
+# shellcheck source=../support/e2e_lib.sh
+source "$(dirname "$0")/../support/e2e_lib.sh"
 trap cleanup EXIT
 
 tokenizer="$root/../shared/tokenizers/BAAI--bge-m3/tokenizer.json"

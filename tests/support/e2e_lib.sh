@@ -1,13 +1,18 @@
-# Shared helpers of the reliability scripts (sourced, not run). Everything is
-# on 127.0.0.1; every wait is bounded.
+# Shared helpers of the end-to-end and reliability scripts (sourced, not
+# run): start and stop encoder-server on free ports, checks that fail with the
+# server's log, metrics scrapes. Everything is on 127.0.0.1; every wait is
+# bounded.
 #
 # The sourcing script sets: name (for messages), work (a temporary directory),
-# server_bin, client_bin, cli_bin, probe_bin, summary (the JSON lines file).
+# server_bin, client_bin, cli_bin; the reliability scripts also probe_bin and
+# summary (the JSON lines file). client_flags holds the flags encoder-client
+# needs to reach the server (TLS), used by the health wait.
 
 server_pid=""
 port=""
 metrics_port=""
 extra_pids=()
+client_flags=()
 
 # take_arguments ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL:
 # every script's arguments, and a scratch directory.
@@ -49,6 +54,7 @@ record() { jq -cn "$@" >>"$summary"; }
 cleanup() {
   if [ -n "$server_pid" ]; then kill -9 "$server_pid" 2>/dev/null || true; fi
   for pid in "${extra_pids[@]}"; do kill -9 "$pid" 2>/dev/null || true; done
+  jobs -p | xargs -r kill -9 2>/dev/null || true
   rm -rf "$work"
 }
 
@@ -77,12 +83,22 @@ start_server() {
   metrics_port=$(sed -n 's/.*metrics on http:\/\/127\.0\.0\.1:\([0-9]*\)\/metrics.*/\1/p' "$work/server.log")
   [ -n "$metrics_port" ] || fail "the server did not log its metrics port"
   for _ in $(seq 1 100); do
-    if [ "$("$client_bin" health --target "127.0.0.1:$port" --timeout 2s 2>/dev/null)" = SERVING ]; then
+    if [ "$("$client_bin" health --target "127.0.0.1:$port" --timeout 2s "${client_flags[@]}" \
+      2>/dev/null)" = SERVING ]; then
       return 0
     fi
     sleep 0.1
   done
   fail "health never became SERVING"
+}
+
+# Sends SIGTERM and returns the server's exit status.
+stop_server() {
+  kill -TERM "$server_pid"
+  local status=0
+  wait "$server_pid" || status=$?
+  server_pid=""
+  return "$status"
 }
 
 # One value of the server's /metrics ("" if absent), e.g. metric 'encoder_queue_tokens'.
