@@ -27,23 +27,6 @@ const char* const kTokenizers[] = {
     "FacebookAI--roberta-base",
 };
 
-// Loaded once per process; the load time is printed (not asserted: timing
-// depends on the machine).
-const Tokenizer& Get(const std::string& name) {
-  static std::map<std::string, std::unique_ptr<Tokenizer>> loaded;
-  auto& slot = loaded[name];
-  if (slot == nullptr) {
-    const auto start = std::chrono::steady_clock::now();
-    auto tok = Tokenizer::Load(SharedTokenizersDir() + "/" + name);
-    const double ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-    if (!tok.ok()) throw std::runtime_error(tok.status().ToString());
-    std::cout << "[load] " << name << ": " << ms << " ms, " << (*tok)->vocab_size() << " tokens\n";
-    slot = *std::move(tok);
-  }
-  return *slot;
-}
-
 std::string ReferencePath(const std::string& name, const char* suffix) {
   return absl::StrCat(GoldenDir(), "/pipelines/", name, suffix);
 }
@@ -54,14 +37,14 @@ TEST_P(PipelineTest, IdsAndTypesMatchHuggingFace) {
   const std::vector<Reference> refs = ReadReferences(ReferencePath(GetParam(), ".jsonl"));
   ASSERT_GT(refs.size(), 3000u);
   std::string report;
-  const int identical = CompareAll(Get(GetParam()), refs, &report);
+  const int identical = CompareAll(NamedTokenizer(GetParam()), refs, &report);
   std::cout << "[parity] " << GetParam() << ": " << identical << "/" << refs.size()
             << " identical\n";
   EXPECT_EQ(identical, static_cast<int>(refs.size())) << "first mismatches:" << report;
 }
 
 TEST_P(PipelineTest, DecodeMatchesHuggingFace) {
-  const Tokenizer& tok = Get(GetParam());
+  const Tokenizer& tok = NamedTokenizer(GetParam());
   int checked = 0;
   int reported = 0;
   for (const Reference& r : ReadReferences(ReferencePath(GetParam(), ".jsonl"))) {
@@ -90,7 +73,7 @@ TEST_P(PipelineTest, DiffersFromUnpatchedTransformersJsWhereDocumented) {
     Reference r;
     r.line = j.at("line").get<int>();
     r.pair_line = j.value("pair_line", 0);
-    absl::StatusOr<Encoding> enc = EncodeReference(Get(GetParam()), r);
+    absl::StatusOr<Encoding> enc = EncodeReference(NamedTokenizer(GetParam()), r);
     ASSERT_TRUE(enc.ok());
     const std::vector<int> ids(enc->ids.begin(), enc->ids.end());
     const std::vector<int> types(enc->token_type_ids.begin(), enc->token_type_ids.end());
@@ -105,7 +88,7 @@ TEST_P(PipelineTest, DiffersFromUnpatchedTransformersJsWhereDocumented) {
 // Offsets are bytes of the input: inside it, begin <= end, (0, 0) for the
 // post-processor's special tokens.
 TEST_P(PipelineTest, OffsetsLieInsideTheText) {
-  const Tokenizer& tok = Get(GetParam());
+  const Tokenizer& tok = NamedTokenizer(GetParam());
   for (size_t i = 0; i < Corpus().size(); ++i) {
     const std::string& text = Corpus()[i];
     absl::StatusOr<Encoding> enc = tok.Encode(text);
@@ -125,7 +108,7 @@ TEST_P(PipelineTest, OffsetsLieInsideTheText) {
 // before it (Hugging Face's offsets for roberta-base, worked out from
 // processors/byte_level.rs: leading "Ġ" moves the start).
 TEST(RobertaOffsetsTest, TrimOffsetsDropsTheLeadingSpace) {
-  const Tokenizer& tok = Get("FacebookAI--roberta-base");
+  const Tokenizer& tok = NamedTokenizer("FacebookAI--roberta-base");
   auto enc = tok.Encode("Hello world  again");
   ASSERT_TRUE(enc.ok());
   ASSERT_THAT(enc->tokens, ::testing::ElementsAre("<s>", "Hello",
@@ -141,13 +124,7 @@ TEST(RobertaOffsetsTest, TrimOffsetsDropsTheLeadingSpace) {
 }
 
 INSTANTIATE_TEST_SUITE_P(SharedTokenizers, PipelineTest, ::testing::ValuesIn(kTokenizers),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) {
-                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-                           }
-                           return name;
-                         });
+                         [](const auto& info) { return TestNameOf(info.param); });
 
 }  // namespace
 }  // namespace engine::tokenizer_test

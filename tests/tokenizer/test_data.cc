@@ -1,9 +1,15 @@
 #include "test_data.h"
 
+#include <cctype>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 
@@ -62,6 +68,10 @@ std::vector<Reference> ReadReferences(const std::string& path) {
     if (j.value("direction", "right") == "left") r.side = TruncationSide::kLeft;
     r.ids = j.at("ids").get<std::vector<int>>();
     if (j.contains("type_ids")) r.type_ids = j.at("type_ids").get<std::vector<int>>();
+    if (j.contains("offsets")) {
+      r.has_offsets = true;
+      r.offsets = j.at("offsets").get<std::vector<std::pair<int, int>>>();
+    }
     if (j.contains("decoded")) {
       r.has_decoded = true;
       r.decoded = j.at("decoded").get<std::string>();
@@ -93,7 +103,8 @@ std::string DescribeReference(const Reference& r) {
 
 // Compares every reference record; returns how many matched and describes
 // the first few mismatches.
-int CompareAll(const Tokenizer& tok, const std::vector<Reference>& refs, std::string* report) {
+int CompareAll(const Tokenizer& tok, const std::vector<Reference>& refs, std::string* report,
+               bool compare_offsets) {
   int identical = 0;
   int reported = 0;
   for (const Reference& r : refs) {
@@ -106,13 +117,22 @@ int CompareAll(const Tokenizer& tok, const std::vector<Reference>& refs, std::st
     }
     const std::vector<int> want_types =
         r.type_ids.empty() ? std::vector<int>(r.ids.size(), 0) : r.type_ids;
-    if (enc.ok() && ids == r.ids && types == want_types) {
+    const bool offsets_match =
+        !compare_offsets || !r.has_offsets || (enc.ok() && enc->offsets == r.offsets);
+    if (enc.ok() && ids == r.ids && types == want_types && offsets_match) {
       ++identical;
       continue;
     }
     if (++reported <= 10) {
       absl::StrAppend(report, "\n", DescribeReference(r), "\n  want ids ",
                       absl::StrJoin(r.ids, " "), "\n  got  ids ", absl::StrJoin(ids, " "));
+      if (!offsets_match) {
+        const auto pairs = [](const std::vector<std::pair<int, int>>& v) {
+          return absl::StrJoin(v, " ", absl::PairFormatter(","));
+        };
+        absl::StrAppend(report, "\n  want offsets ", pairs(r.offsets), "\n  got  offsets ",
+                        enc.ok() ? pairs(enc->offsets) : "");
+      }
       if (enc.ok()) {
         absl::StrAppend(report, "\n  got tokens ", absl::StrJoin(enc->tokens, " "));
       } else {
@@ -121,6 +141,33 @@ int CompareAll(const Tokenizer& tok, const std::vector<Reference>& refs, std::st
     }
   }
   return identical;
+}
+
+const Tokenizer& NamedTokenizer(const std::string& name) {
+  static std::map<std::string, std::unique_ptr<Tokenizer>> loaded;
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& slot = loaded[name];
+  if (slot == nullptr) {
+    const std::string dir =
+        name == "bert-base-uncased" ? BertDir() : SharedTokenizersDir() + "/" + name;
+    const auto start = std::chrono::steady_clock::now();
+    auto tok = Tokenizer::Load(dir);
+    const double ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    if (!tok.ok()) throw std::runtime_error(tok.status().ToString());
+    // The load time is printed, not asserted: timing depends on the machine.
+    std::cout << "[load] " << name << ": " << ms << " ms, " << (*tok)->vocab_size() << " tokens\n";
+    slot = *std::move(tok);
+  }
+  return *slot;
+}
+
+std::string TestNameOf(std::string name) {
+  for (char& c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  }
+  return name;
 }
 
 const Tokenizer& Bert() {

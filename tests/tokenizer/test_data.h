@@ -2,6 +2,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/tokenizer.h"
@@ -22,7 +23,9 @@ struct Reference {
   TruncationSide side = TruncationSide::kRight;  // "direction": "left" in the file
   std::vector<int> ids;
   std::vector<int> type_ids;  // empty: all 0
-  bool has_decoded = false;   // `decoded` is Decode(ids, skip_special_tokens=true)
+  bool has_offsets = false;   // byte offsets, compared when the file has them
+  std::vector<std::pair<int, int>> offsets;
+  bool has_decoded = false;  // `decoded` is Decode(ids, skip_special_tokens=true)
   std::string decoded;
 };
 // A reference file (reference.jsonl, pipelines/*.jsonl).
@@ -36,9 +39,17 @@ std::string SharedTokenizersDir();
 // The record's texts through `tok` (Encode or EncodePair, with its max_length).
 absl::StatusOr<Encoding> EncodeReference(const Tokenizer& tok, const Reference& r);
 std::string DescribeReference(const Reference& r);
-// Compares every record's ids and token types; returns how many matched and
-// describes the first few mismatches in *report.
-int CompareAll(const Tokenizer& tok, const std::vector<Reference>& refs, std::string* report);
+// Compares every record's ids, token types and (where recorded) offsets; returns how many matched
+// and describes the first few mismatches in *report.
+int CompareAll(const Tokenizer& tok, const std::vector<Reference>& refs, std::string* report,
+               bool compare_offsets = true);
+
+// A tokenizer by name: "bert-base-uncased" (the copy in GoldenDir()) or a
+// directory of SharedTokenizersDir(); loaded once per process.
+const Tokenizer& NamedTokenizer(const std::string& name);
+
+// A tokenizer's name as a gtest parameter name (letters, digits and '_').
+std::string TestNameOf(std::string name);
 
 // The bert-base-uncased tokenizer loaded from tokenizer.json (shared, loaded once).
 const Tokenizer& Bert();

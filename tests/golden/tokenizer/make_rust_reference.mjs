@@ -1,0 +1,103 @@
+// Builds rust/<name>.jsonl: what Hugging Face's Rust `tokenizers` crate
+// itself gives (the npm package `tokenizers`, the crate's own Node binding
+// with its prebuilt native library: the code TEI, sentence-transformers and
+// every *TokenizerFast run), for bert-base-uncased (the copy in this
+// directory) and each tokenizer.json in ../shared/tokenizers (read in place):
+// ids, token type ids (left out when all 0) and byte offsets into the text
+// (the crate reports them in characters; converted here), over every corpus
+// line, pairs, and truncation on the right and on the left (the crate's own
+// longest_first truncation through setTruncation).
+//
+// Unlike make_reference.mjs / make_pipeline_reference.mjs nothing is patched
+// or re-implemented here: this is the reference the others approximate.
+//
+//   npm ci --ignore-scripts && node make_rust_reference.mjs [shared_dir]
+import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { createRequire } from 'node:module';
+
+const require = createRequire(import.meta.url);
+const { Tokenizer } = require('tokenizers');
+
+const here = dirname(fileURLToPath(import.meta.url));
+const shared = process.argv[2] ?? join(here, '../../../../shared/tokenizers');
+const FILES = {
+  'bert-base-uncased': join(here, 'bert-base-uncased/tokenizer.json'),
+  'BAAI--bge-m3': join(shared, 'BAAI--bge-m3/tokenizer.json'),
+  'sentence-transformers--paraphrase-multilingual-mpnet-base-v2':
+    join(shared, 'sentence-transformers--paraphrase-multilingual-mpnet-base-v2/tokenizer.json'),
+  'sentence-transformers--all-mpnet-base-v2':
+    join(shared, 'sentence-transformers--all-mpnet-base-v2/tokenizer.json'),
+  'FacebookAI--roberta-base': join(shared, 'FacebookAI--roberta-base/tokenizer.json'),
+};
+
+const corpus = readFileSync(join(here, 'corpus.jsonl'), 'utf8')
+  .split('\n')
+  .filter((l) => l.length > 0)
+  .map((l) => JSON.parse(l));
+
+// UTF-8 byte offset of each character boundary of `text` (characters are
+// Unicode scalar values, as the crate counts them).
+function byteBoundaries(text) {
+  const bounds = [0];
+  let bytes = 0;
+  for (const ch of text) {
+    bytes += Buffer.byteLength(ch, 'utf8');
+    bounds.push(bytes);
+  }
+  return bounds;
+}
+
+async function record(tok, a, b, extra) {
+  const e = await tok.encode(a, b);
+  const ids = e.getIds();
+  const types = e.getTypeIds();
+  const seqs = e.getSequenceIds();
+  const bounds = [byteBoundaries(a), b === null ? null : byteBoundaries(b)];
+  const offsets = e.getOffsets().map(([begin, end], i) => {
+    const seq = seqs[i];
+    if (seq === null || seq === undefined) return [begin, end];  // special tokens: (0, 0)
+    return [bounds[seq][begin], bounds[seq][end]];
+  });
+  const r = { ...extra, ids, offsets };
+  if (types.some((t) => t !== 0)) r.type_ids = types;
+  return r;
+}
+
+mkdirSync(join(here, 'rust'), { recursive: true });
+const lengths = [4, 5, 7, 8, 16, 17, 32, 64, 128];
+for (const [name, file] of Object.entries(FILES)) {
+  const tok = Tokenizer.fromFile(file);
+  // Only the calls below truncate; padding never.
+  tok.disableTruncation();
+  tok.disablePadding();
+  const records = [];
+  for (let i = 0; i < corpus.length; ++i) records.push(await record(tok, corpus[i], null, { line: i + 1 }));
+  for (let i = 0; i + 1 < corpus.length; i += 5) {
+    let j = i + 1;
+    while (j < corpus.length && corpus[j] === '') ++j;
+    if (j >= corpus.length || corpus[i] === '') continue;
+    records.push(await record(tok, corpus[i], corpus[j], { line: i + 1, pair_line: j + 1 }));
+  }
+  let skipped = 0;
+  for (const direction of ['right', 'left']) {
+    for (let i = direction === 'right' ? 0 : 3; i < corpus.length; i += 7) {
+      const maxLength = lengths[Math.floor(i / 7) % lengths.length];
+      const j = (i * 13 + 5) % corpus.length;
+      tok.setTruncation(maxLength, { strategy: 'LongestFirst', direction });
+      const extra = { line: i + 1, max_length: maxLength, ...(direction === 'left' ? { direction } : {}) };
+      records.push(await record(tok, corpus[i], null, extra));
+      if (corpus[j] !== '' && corpus[i] !== '') {
+        try {
+          records.push(await record(tok, corpus[i], corpus[j], { ...extra, pair_line: j + 1 }));
+        } catch (err) {
+          ++skipped;  // max_length below the pair's special tokens: the crate refuses
+        }
+      }
+      tok.disableTruncation();
+    }
+  }
+  writeFileSync(join(here, 'rust', `${name}.jsonl`), records.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  console.log(`${name}: ${records.length} records (${skipped} pairs the crate refuses to truncate)`);
+}
