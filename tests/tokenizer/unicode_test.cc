@@ -86,11 +86,19 @@ TEST(UnicodeTest, Categories) {
   EXPECT_TRUE(IsWhitespace(U'\u3000'));
   EXPECT_TRUE(IsWhitespace(U'\u0085'));
   EXPECT_FALSE(IsWhitespace(U'\u200B'));
-  EXPECT_TRUE(IsOtherCategory(U'\u200B'));  // Cf
-  EXPECT_TRUE(IsOtherCategory(0x378));      // Cn
-  EXPECT_TRUE(IsOtherCategory(0xE000));     // Co
-  EXPECT_FALSE(IsOtherCategory(U'a'));
+  // What Hugging Face's crate (tokenizers 0.23.2) drops, probed one code
+  // point at a time between two letters: "a\u200Bb" -> "ab", "a\u0378b" -> [UNK].
+  EXPECT_TRUE(IsBertControlCategory(U'\u200B'));   // Cf (Unicode 4.0)
+  EXPECT_TRUE(IsBertControlCategory(U'\u061C'));   // Cf (Unicode 6.3)
+  EXPECT_FALSE(IsBertControlCategory(U'\u08E2'));  // Cf, but assigned in Unicode 9.0
+  EXPECT_FALSE(IsBertControlCategory(0x378));       // Cn: kept
+  EXPECT_FALSE(IsBertControlCategory(0xFFFF));      // a noncharacter: kept
+  EXPECT_TRUE(IsBertControlCategory(0xE000));       // Co
+  EXPECT_FALSE(IsBertControlCategory(U'a'));
   EXPECT_TRUE(IsChineseChar(0x20000));
+  EXPECT_FALSE(IsChineseChar(0x2B820));  // not in the crate's extension E range
+  EXPECT_TRUE(IsChineseChar(0x2B920));
+  EXPECT_FALSE(IsChineseChar(0x30000));  // extension G: outside every range
   EXPECT_FALSE(IsChineseChar(U'あ'));
 }
 

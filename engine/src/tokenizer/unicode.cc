@@ -20,14 +20,17 @@ const UNormalizer2* NfdInstance() {
 
 bool UnicodeDataAvailable() { return NfdInstance() != nullptr; }
 
-bool IsOtherCategory(char32_t cp) {
+bool IsBertControlCategory(char32_t cp) {
   switch (u_charType(static_cast<UChar32>(cp))) {
     case U_CONTROL_CHAR:
-    case U_FORMAT_CHAR:
     case U_SURROGATE:
     case U_PRIVATE_USE_CHAR:
-    case U_UNASSIGNED:
       return true;
+    case U_FORMAT_CHAR: {
+      UVersionInfo age;
+      u_charAge(static_cast<UChar32>(cp), age);
+      return age[0] < 9;  // assigned before Unicode 9.0
+    }
     default:
       return false;
   }

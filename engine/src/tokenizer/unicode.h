@@ -6,9 +6,12 @@
 
 namespace engine::tokenizer {
 
-// General category C*: Cc, Cf, Cs, Co and Cn (unassigned), as Hugging Face's
-// Rust `is_other()` and BERT's Python `category(c).startswith("C")`.
-bool IsOtherCategory(char32_t cp);
+// What the Rust crate's BertNormalizer drops as a control: Cc, Cf, Cs or Co
+// (its `unicode_categories` tables, which predate Unicode 9.0: a format
+// character assigned later, such as U+08E2, is kept). Unassigned code points
+// and noncharacters (Cn) are kept too, to become part of a word ([UNK]), as
+// the crate itself does (tests/golden/tokenizer/rust).
+bool IsBertControlCategory(char32_t cp);
 
 // The White_Space property (Rust char::is_whitespace).
 bool IsWhitespace(char32_t cp);
@@ -17,12 +20,14 @@ bool IsWhitespace(char32_t cp);
 // (33-47, 58-64, 91-96, 123-126) or a Unicode P* character.
 bool IsPunctuation(char32_t cp);
 
-// BERT's "Chinese character" ranges (CJK Unified Ideographs and extensions A-E,
-// compatibility ideographs), from Google's tokenization.py.
+// The Rust crate's "Chinese character" ranges (CJK Unified Ideographs and
+// extensions A-F, compatibility ideographs). They differ from Google's
+// tokenization.py in one place, kept for identical ids: extension E starts at
+// U+2B920 there, not U+2B820, so U+2B820..U+2B91F stay inside words.
 inline bool IsChineseChar(char32_t cp) {
   return (cp >= 0x4E00 && cp <= 0x9FFF) || (cp >= 0x3400 && cp <= 0x4DBF) ||
          (cp >= 0x20000 && cp <= 0x2A6DF) || (cp >= 0x2A700 && cp <= 0x2B73F) ||
-         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B820 && cp <= 0x2CEAF) ||
+         (cp >= 0x2B740 && cp <= 0x2B81F) || (cp >= 0x2B920 && cp <= 0x2CEAF) ||
          (cp >= 0xF900 && cp <= 0xFAFF) || (cp >= 0x2F800 && cp <= 0x2FA1F);
 }
 

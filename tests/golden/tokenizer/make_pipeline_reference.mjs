@@ -20,7 +20,7 @@
 //               (Oniguruma's \s in the Rust crate), not JavaScript's \s.
 //   roberta_types  RobertaProcessing gives every token type 0, the second
 //               text's too (transformers.js gives it 1).
-//   cjk_astral, per_char_lc, drop_cn: BertNormalizer, as in make_reference.mjs.
+//   cjk_astral, per_char_lc, controls: BertNormalizer, as in make_reference.mjs.
 // bert-base-uncased is make_reference.mjs' (reference.jsonl).
 // Lines where unpatched transformers.js gives other ids are listed with the
 // patches responsible in pipelines/<name>.js_divergences.jsonl.

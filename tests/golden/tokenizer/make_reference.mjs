@@ -9,11 +9,14 @@
 // patched to it; each patch names the transformers.js behaviour it replaces:
 //   cjk_astral   CJK ideographs outside the BMP (U+20000...) are isolated like
 //                the others (transformers.js tests UTF-16 units, so it never
-//                sees them).
+//                sees them), in the crate's ranges (extension E from U+2B920).
 //   per_char_lc  lower-casing is per code point (Rust char::to_lowercase): no
 //                Greek final-sigma context rule (ΑΣ -> ασ, not ας).
-//   drop_cn      unassigned code points (Cn) are dropped with the other
-//                "other" categories (Rust is_other(), Python category "C*").
+//   controls     the characters dropped as controls are the crate's
+//                is_other(): Cc, Cf, Co, Cs from tables older than Unicode 9.0;
+//                unassigned code points and noncharacters (Cn) stay (and make
+//                their word [UNK]), as the crate itself shows (rust/). Unpatched
+//                transformers.js agrees on this corpus (no line lists it).
 // Lines where unpatched transformers.js gives other ids are listed with the
 // patches responsible in js_divergences.jsonl.
 //

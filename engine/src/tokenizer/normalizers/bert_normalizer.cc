@@ -8,7 +8,7 @@ namespace {
 
 // Rust's BertNormalizer counts \t \n \r as whitespace, not as controls.
 bool IsControl(char32_t cp) {
-  return cp != U'\t' && cp != U'\n' && cp != U'\r' && IsOtherCategory(cp);
+  return cp != U'\t' && cp != U'\n' && cp != U'\r' && IsBertControlCategory(cp);
 }
 
 }  // namespace
