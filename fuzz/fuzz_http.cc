@@ -34,7 +34,8 @@ void CheckError(const absl::Status& status) {
   }
 }
 
-void Embeddings(const Service& service, const absl::StatusOr<server::http::EmbeddingsCall>& call) {
+void Embeddings(const fuzz::Service& service,
+                const absl::StatusOr<server::http::EmbeddingsCall>& call) {
   if (!call.ok()) {
     CheckError(call.status());
     return;
