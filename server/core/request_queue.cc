@@ -88,6 +88,7 @@ void BatchCostModel::Observe(int64_t tokens, Clock::duration time) {
     // separate the two.
     fixed_ = mean_y;
     per_token_ = 0;
+    mean_per_token_ = mean_y / mean_x;
     return;
   }
   fixed_ = std::min(fixed_, mean_y);
@@ -95,8 +96,16 @@ void BatchCostModel::Observe(int64_t tokens, Clock::duration time) {
 }
 
 Clock::duration BatchCostModel::Predict(int64_t batches, int64_t tokens) const {
-  const double seconds =
-      fixed_ * static_cast<double>(batches) + per_token_ * static_cast<double>(tokens);
+  double seconds = fixed_ * static_cast<double>(batches) + per_token_ * static_cast<double>(tokens);
+  if (!fitted_) {
+    // The two terms are not told apart yet (every batch so far about one
+    // size). Taking it all as fixed makes a small request after full batches
+    // look as long as a full batch: with a tight deadline every request is
+    // refused, no batch runs, and the model never learns otherwise. Taking it
+    // all per token makes a long queue after small batches look hopeless.
+    // The smaller of the two refuses neither.
+    seconds = std::min(seconds, mean_per_token_ * static_cast<double>(tokens));
+  }
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 

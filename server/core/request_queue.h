@@ -75,8 +75,9 @@ class RequestQueue {
 // (as under overload, when every batch is full) the two terms cannot be told
 // apart: the fixed part is kept from the last fit that could, and the slope
 // explains the rest (so a machine that slows down shows up per token); before
-// any fit, all of it is taken as fixed (see Observe). A batch counts at most
-// kMaxSurprise times what was expected of it.
+// any fit, a prediction is the smaller of "all of it fixed" and "all of it
+// per token" (see Predict). A batch counts at most kMaxSurprise times what was
+// expected of it.
 class BatchCostModel {
  public:
   static constexpr double kDecay = 0.9;
@@ -97,6 +98,8 @@ class BatchCostModel {
   double fixed_ = 0;      // seconds per batch
   double per_token_ = 0;  // seconds per token
   bool fitted_ = false;   // both terms were told apart at least once
+  // Before the first fit: the recent batches' mean time per token.
+  double mean_per_token_ = 0;
 };
 
 }  // namespace server

@@ -401,6 +401,25 @@ TEST(BatchCostModelTest, FitsTheFixedAndPerTokenCostsFromBatchesOfDifferentSizes
   EXPECT_NEAR(after_stall, 0.9 * 0.210 + 0.1 * 0.840, 1e-3);
 }
 
+// Full batches only (a closed loop that keeps the queue full): the terms
+// cannot be told apart, and a small request must not be predicted as long as
+// a full batch, or a tight deadline refuses everything and nothing ever runs
+// to correct the model (seen as 60 s without one OK call in the overload test).
+TEST(BatchCostModelTest, FullBatchesOnlyDoNotMakeASmallRequestLookLong) {
+  BatchCostModel model;
+  for (int i = 0; i < 20; ++i) model.Observe(3000, seconds(1));
+  const double small = std::chrono::duration<double>(model.Predict(1, 100)).count();
+  EXPECT_NEAR(small, 100.0 / 3000.0, 1e-6);  // the per-token view, not 1 s
+  const double two_full = std::chrono::duration<double>(model.Predict(2, 6000)).count();
+  EXPECT_NEAR(two_full, 2.0, 1e-6);  // sums of doubles over 20 batches
+  // And the other way round: small batches only do not make a long queue of
+  // few batches look hopeless (the per-batch view wins there).
+  BatchCostModel small_batches;
+  for (int i = 0; i < 20; ++i) small_batches.Observe(10, milliseconds(20));
+  const double queue = std::chrono::duration<double>(small_batches.Predict(2, 1000)).count();
+  EXPECT_NEAR(queue, 0.040, 1e-6);
+}
+
 TEST_F(BatcherTest, RefusesAtSubmitARequestThatCouldNotFinishBeforeItsDeadline) {
   BatcherConfig config = Config(50, 256, std::chrono::microseconds(0));
   config.queue_wait_headroom = 2.0;  // the server's default
