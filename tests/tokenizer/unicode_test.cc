@@ -91,9 +91,9 @@ TEST(UnicodeTest, Categories) {
   EXPECT_TRUE(IsBertControlCategory(U'\u200B'));   // Cf (Unicode 4.0)
   EXPECT_TRUE(IsBertControlCategory(U'\u061C'));   // Cf (Unicode 6.3)
   EXPECT_FALSE(IsBertControlCategory(U'\u08E2'));  // Cf, but assigned in Unicode 9.0
-  EXPECT_FALSE(IsBertControlCategory(0x378));       // Cn: kept
-  EXPECT_FALSE(IsBertControlCategory(0xFFFF));      // a noncharacter: kept
-  EXPECT_TRUE(IsBertControlCategory(0xE000));       // Co
+  EXPECT_FALSE(IsBertControlCategory(0x378));      // Cn: kept
+  EXPECT_FALSE(IsBertControlCategory(0xFFFF));     // a noncharacter: kept
+  EXPECT_TRUE(IsBertControlCategory(0xE000));      // Co
   EXPECT_FALSE(IsBertControlCategory(U'a'));
   EXPECT_TRUE(IsChineseChar(0x20000));
   EXPECT_FALSE(IsChineseChar(0x2B820));  // not in the crate's extension E range

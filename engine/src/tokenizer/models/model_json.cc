@@ -7,7 +7,9 @@
 namespace engine::tokenizer {
 namespace {
 
-absl::StatusOr<std::unique_ptr<Model>> FromWordPiece(const json& j, const std::string& where) {
+// The {"token": id, ...} "vocab" object WordPiece and BPE share.
+absl::StatusOr<std::vector<std::pair<std::string, int32_t>>> VocabObject(const json& j,
+                                                                         const std::string& where) {
   const auto vocab = j.find("vocab");
   if (vocab == j.end() || !vocab->is_object()) return JsonError(where, "missing vocab");
   std::vector<std::pair<std::string, int32_t>> tokens;
@@ -17,6 +19,13 @@ absl::StatusOr<std::unique_ptr<Model>> FromWordPiece(const json& j, const std::s
     if (!checked.ok()) return checked.status();
     tokens.emplace_back(token, *checked);
   }
+  return tokens;
+}
+
+absl::StatusOr<std::unique_ptr<Model>> FromWordPiece(const json& j, const std::string& where) {
+  absl::StatusOr<std::vector<std::pair<std::string, int32_t>>> vocab_tokens = VocabObject(j, where);
+  if (!vocab_tokens.ok()) return vocab_tokens.status();
+  std::vector<std::pair<std::string, int32_t>> tokens = *std::move(vocab_tokens);
   WordPieceOptions o;
   for (auto s :
        {OptionalField(j, "unk_token", where, &o.unk_token),
@@ -66,15 +75,9 @@ absl::StatusOr<std::unique_ptr<Model>> FromUnigram(
 }
 
 absl::StatusOr<std::unique_ptr<Model>> FromBpe(const json& j, const std::string& where) {
-  const auto vocab = j.find("vocab");
-  if (vocab == j.end() || !vocab->is_object()) return JsonError(where, "missing vocab");
-  std::vector<std::pair<std::string, int32_t>> tokens;
-  tokens.reserve(vocab->size());
-  for (const auto& [token, id] : vocab->items()) {
-    auto checked = TokenId(id, absl::StrCat(where, ".vocab[\"", token, "\"]"));
-    if (!checked.ok()) return checked.status();
-    tokens.emplace_back(token, *checked);
-  }
+  absl::StatusOr<std::vector<std::pair<std::string, int32_t>>> vocab_tokens = VocabObject(j, where);
+  if (!vocab_tokens.ok()) return vocab_tokens.status();
+  std::vector<std::pair<std::string, int32_t>> tokens = *std::move(vocab_tokens);
   const auto list = j.find("merges");
   if (list == j.end() || !list->is_array()) return JsonError(where, "missing merges");
   std::vector<std::pair<std::string, std::string>> merges;
