@@ -15,6 +15,24 @@ void AppendChars(std::string_view text, int32_t base, std::vector<NormChar>* out
   }
 }
 
+void ApplyChanges(const std::vector<NormChar>& in, size_t skipped,
+                  const std::vector<CharChange>& changes, std::vector<NormChar>* out) {
+  out->clear();
+  // The crate aligns a character inserted before any input one to (0, 0).
+  const NormChar none{0, in.empty() ? 0 : in.front().begin, in.empty() ? 0 : in.front().begin, 0};
+  size_t next = skipped;  // the next input character to replace
+  for (const CharChange& c : changes) {
+    const NormChar* source = &none;
+    if (c.change > 0) {
+      if (next > 0 && next <= in.size()) source = &in[next - 1];
+    } else {
+      if (next < in.size()) source = &in[next];
+      next += 1 + static_cast<size_t>(-c.change);
+    }
+    out->push_back({c.cp, source->begin, source->end, 0});
+  }
+}
+
 void CharsToUtf8(const std::vector<NormChar>& chars, size_t begin, size_t end, std::string* utf8,
                  std::vector<int32_t>* starts) {
   utf8->clear();

@@ -23,6 +23,22 @@ struct Span {
   uint32_t end;
 };
 
+// One output character of a normalizer and how it relates to the input, as
+// the Rust crate's NormalizedString::transform takes it: 0 replaces the next
+// input character (and takes its offsets); +1 is inserted (and takes the
+// offsets of the input character before it); -n replaces the next input
+// character and drops the n after it. Following these rules exactly is what
+// keeps offsets identical to the crate's where text is composed or removed.
+struct CharChange {
+  char32_t cp;
+  int32_t change;
+};
+
+// The characters `changes` make of `in`, whose first `skipped` characters are
+// dropped first.
+void ApplyChanges(const std::vector<NormChar>& in, size_t skipped,
+                  const std::vector<CharChange>& changes, std::vector<NormChar>* out);
+
 // Appends one NormChar per code point of `text` (valid UTF-8; a stray byte
 // becomes U+FFFD), offsets shifted by `base`.
 void AppendChars(std::string_view text, int32_t base, std::vector<NormChar>* out);

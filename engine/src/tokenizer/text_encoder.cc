@@ -59,13 +59,10 @@ bool WordAfter(std::string_view text, size_t i) {
   return i < text.size() && DecodeUtf8(text, i, &cp) > 0 && IsWordChar(cp);
 }
 
+// As the crate: from the first character's start to the last one's end
+// (after NFD reordering or removals these need not be the extremes).
 Piece SpanOf(int32_t id, const std::vector<NormChar>& chars, size_t b, size_t e) {
-  Piece p{id, chars[b].begin, chars[b].end};
-  for (size_t i = b + 1; i < e; ++i) {
-    p.begin = std::min(p.begin, chars[i].begin);
-    p.end = std::max(p.end, chars[i].end);
-  }
-  return p;
+  return Piece{id, chars[b].begin, chars[e - 1].end};
 }
 
 std::vector<std::string> RawPatterns(const std::vector<AddedToken>& tokens) {

@@ -84,21 +84,42 @@ std::optional<std::string_view> Precompiled::Transform(std::string_view chunk) c
   return std::nullopt;
 }
 
+namespace {
+
+// The crate's `replace` for a part of `old_count` characters normalized to
+// `text`: the new characters replace the old one by one; extra ones are
+// inserted; missing ones are dropped after the last character emitted so far
+// (even one of an earlier part, and none at all before the first: the
+// crate's alignment, quirks included).
+void Replace(size_t old_count, std::string_view text, std::vector<CharChange>* changes) {
+  const size_t first_new = changes->size();
+  for (size_t i = 0; i < text.size();) {
+    char32_t cp = 0;
+    int n = DecodeUtf8(text, i, &cp);
+    if (n == 0) n = 1;
+    changes->push_back({cp, 0});
+    i += n;
+  }
+  const auto diff =
+      static_cast<int64_t>(changes->size() - first_new) - static_cast<int64_t>(old_count);
+  if (diff > 0) {
+    for (size_t k = changes->size() - static_cast<size_t>(diff); k < changes->size(); ++k) {
+      (*changes)[k].change = 1;
+    }
+  } else if (diff < 0 && !changes->empty()) {
+    changes->back().change += static_cast<int32_t>(diff);
+  }
+}
+
+}  // namespace
+
 void Precompiled::Normalize(std::vector<NormChar>* chars) const {
   thread_local std::string utf8;
   thread_local std::vector<int32_t> starts;
+  thread_local std::vector<CharChange> changes;
   thread_local std::vector<NormChar> out;
   CharsToUtf8(*chars, 0, chars->size(), &utf8, &starts);
-  out.clear();
-  const auto emit = [](std::string_view text, int32_t begin, int32_t end) {
-    for (size_t i = 0; i < text.size();) {
-      char32_t cp = 0;
-      int n = DecodeUtf8(text, i, &cp);
-      if (n == 0) n = 1;
-      out.push_back({cp, begin, end, 0});
-      i += n;
-    }
-  };
+  changes.clear();
   icu::BreakIterator* graphemes = Graphemes();
   UErrorCode status = U_ZERO_ERROR;
   UText* text = utext_openUTF8(nullptr, utf8.data(), static_cast<int64_t>(utf8.size()), &status);
@@ -111,14 +132,7 @@ void Precompiled::Normalize(std::vector<NormChar>* chars) const {
     const std::string_view cluster(utf8.data() + b, e - b);
     if (cluster.size() < 6) {
       if (const auto r = Transform(cluster)) {
-        // The replacement stands for the whole cluster.
-        int32_t begin = (*chars)[c].begin;
-        int32_t end = (*chars)[c].end;
-        for (size_t k = c + 1; k < c_end; ++k) {
-          begin = std::min(begin, (*chars)[k].begin);
-          end = std::max(end, (*chars)[k].end);
-        }
-        emit(*r, begin, end);
+        Replace(c_end - c, *r, &changes);
         c = c_end;
         continue;
       }
@@ -126,13 +140,14 @@ void Precompiled::Normalize(std::vector<NormChar>* chars) const {
     for (; c < c_end; ++c) {
       const std::string_view one(utf8.data() + starts[c], starts[c + 1] - starts[c]);
       if (const auto r = Transform(one)) {
-        emit(*r, (*chars)[c].begin, (*chars)[c].end);
+        Replace(1, *r, &changes);
       } else {
-        out.push_back((*chars)[c]);
+        changes.push_back({(*chars)[c].cp, 0});
       }
     }
   }
   utext_close(text);
+  ApplyChanges(*chars, 0, changes, &out);
   chars->swap(out);
 }
 
