@@ -2,7 +2,7 @@
 # A model served with a real XLM-R tokenizer (BAAI/bge-m3's tokenizer.json
 # from ../shared/tokenizers, random weights of a 250,002-token xlm-roberta
 # model) end to end over gRPC, against Hugging Face's ids
-# (tests/golden/tokenizer/pipelines/BAAI--bge-m3.jsonl):
+# (tests/golden/tokenizer/rust/BAAI--bge-m3.jsonl):
 #   - encoder-client tokenize gives exactly the reference ids;
 #   - encode of the text equals encode of the reference ids (same vector,
 #     |diff| <= 1e-6: the same ids through the same engine);
@@ -22,7 +22,7 @@ source "$(dirname "$0")/../support/e2e_lib.sh"
 trap cleanup EXIT
 
 tokenizer="$root/../shared/tokenizers/BAAI--bge-m3/tokenizer.json"
-reference="$root/tests/golden/tokenizer/pipelines/BAAI--bge-m3.jsonl"
+reference="$root/tests/golden/tokenizer/rust/BAAI--bge-m3.jsonl"
 corpus="$root/tests/golden/tokenizer/corpus.jsonl"
 [ -f "$tokenizer" ] || fail "missing $tokenizer (../shared beside the checkout)"
 

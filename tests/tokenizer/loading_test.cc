@@ -141,10 +141,16 @@ TEST(LoadingTest, ErrorsNameTheFile) {
   ExpectError(DirWithJson("{}"), absl::StatusCode::kInvalidArgument, "tokenizer.json",
               "missing \"model\"");
 
-  json bpe = BertJson();
-  bpe["model"]["type"] = "WordLevel";
-  ExpectError(DirWithJson(bpe.dump()), absl::StatusCode::kUnimplemented, "tokenizer.json",
-              "model: type \"WordLevel\" is not implemented");
+  json other_model = BertJson();
+  other_model["model"]["type"] = "NoSuchModel";
+  ExpectError(DirWithJson(other_model.dump()), absl::StatusCode::kUnimplemented, "tokenizer.json",
+              "model: type \"NoSuchModel\" is not implemented");
+
+  // WordLevel gives every word outside the vocabulary its unknown token.
+  json word_level = BertJson();
+  word_level["model"] = {{"type", "WordLevel"}, {"vocab", word_level["model"]["vocab"]}};
+  ExpectError(DirWithJson(word_level.dump()), absl::StatusCode::kInvalidArgument, "tokenizer.json",
+              "unknown token \"<unk>\" is not in the vocabulary");
 
   json no_unk = BertJson();
   no_unk["model"]["unk_token"] = "<unk>";

@@ -81,9 +81,15 @@ std::vector<Reference> ReadReferences(const std::string& path) {
   return out;
 }
 
-const std::vector<Reference>& References() {
-  static const std::vector<Reference> refs = ReadReferences(GoldenDir() + "/reference.jsonl");
-  return refs;
+const std::vector<Reference>& RustReferences(const std::string& name) {
+  static std::mutex mu;
+  static std::map<std::string, std::vector<Reference>> cache;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache.find(name);
+  if (it == cache.end()) {
+    it = cache.emplace(name, ReadReferences(GoldenDir() + "/rust/" + name + ".jsonl")).first;
+  }
+  return it->second;
 }
 
 absl::StatusOr<Encoding> EncodeReference(const Tokenizer& tok, const Reference& r) {

@@ -28,10 +28,11 @@ struct Reference {
   bool has_decoded = false;  // `decoded` is Decode(ids, skip_special_tokens=true)
   std::string decoded;
 };
-// A reference file (reference.jsonl, pipelines/*.jsonl).
+// A reference file of records as above.
 std::vector<Reference> ReadReferences(const std::string& path);
-// reference.jsonl, made by make_reference.mjs.
-const std::vector<Reference>& References();
+// rust/<name>.jsonl: the Rust crate's records for a tokenizer (make_rust_reference.mjs),
+// read once per process.
+const std::vector<Reference>& RustReferences(const std::string& name);
 
 // ../shared/tokenizers: the real tokenizer files, read in place (not in the repository).
 std::string SharedTokenizersDir();

@@ -65,6 +65,10 @@ Piece SpanOf(int32_t id, const std::vector<NormChar>& chars, size_t b, size_t e)
   return Piece{id, chars[b].begin, chars[e - 1].end};
 }
 
+int32_t NextSplit(const std::vector<Piece>& pieces) {
+  return pieces.empty() ? 0 : pieces.back().split + 1;
+}
+
 std::vector<std::string> RawPatterns(const std::vector<AddedToken>& tokens) {
   std::vector<std::string> patterns;
   for (const AddedToken& t : tokens) patterns.push_back(t.content);
@@ -130,7 +134,8 @@ void TextEncoder::Encode(std::string_view text, EncodeScratch* s, std::vector<Pi
     if (token.lstrip) begin -= TrailingWhitespace(text.substr(pos, begin - pos));
     if (token.rstrip) end += LeadingWhitespace(text.substr(end));
     EncodeSegment(text.substr(pos, begin - pos), static_cast<int32_t>(pos), s, out);
-    out->push_back({token.id, static_cast<int32_t>(begin), static_cast<int32_t>(end)});
+    out->push_back(
+        {token.id, static_cast<int32_t>(begin), static_cast<int32_t>(end), NextSplit(*out), true});
     pos = end;
     search = end;
   }
@@ -167,7 +172,10 @@ void TextEncoder::EncodeSegment(std::string_view segment, int32_t base, EncodeSc
     while (token.lstrip && begin > pos && IsWhitespace(cps[begin - 1])) --begin;
     while (token.rstrip && end < cps.size() && IsWhitespace(cps[end])) ++end;
     EncodeWords(pos, begin, s, out);
-    out->push_back(SpanOf(token.id, chars, begin, end));
+    Piece piece = SpanOf(token.id, chars, begin, end);
+    piece.split = NextSplit(*out);
+    piece.added = true;
+    out->push_back(piece);
     pos = end;
     search = end;
   }
@@ -187,8 +195,11 @@ void TextEncoder::EncodeWords(size_t from, size_t to, EncodeScratch* s,
     s->subwords.clear();
     model_->Tokenize(s->word, s->char_starts.data(), static_cast<int>(w.end - w.begin),
                      &s->subwords);
+    const int32_t split = NextSplit(*out);
     for (const SubWord& sw : s->subwords) {
-      out->push_back(SpanOf(sw.id, chars, w.begin + sw.begin, w.begin + sw.end));
+      Piece piece = SpanOf(sw.id, chars, w.begin + sw.begin, w.begin + sw.end);
+      piece.split = split;
+      out->push_back(piece);
     }
   }
 }

@@ -19,6 +19,8 @@ struct Piece {
   int32_t id;
   int32_t begin;  // [begin, end): bytes of the text it came from
   int32_t end;
+  int32_t split = 0;   // the pre-token or added token it belongs to, in text order
+  bool added = false;  // an added token (not the model's)
 };
 
 // Buffers reused across calls (one set per thread) so that encoding a text

@@ -14,6 +14,7 @@
 #include "processors/template_processing.h"
 #include "text_encoder.h"
 #include "tokenizer_spec.h"
+#include "truncation.h"
 #include "unicode.h"
 #include "utf8.h"
 
@@ -250,6 +251,8 @@ absl::StatusOr<Encoding> Tokenizer::EncodePair(std::string_view text, std::strin
   int keep_first = static_cast<int>(s.first.size());
   int keep_second = static_cast<int>(s.second.size());
   if (max_length > 0) {
+    keep_first = tokenizer::TokensBeforeEarlyExit(s.first, max_length, side);
+    keep_second = tokenizer::TokensBeforeEarlyExit(s.second, max_length, side);
     tokenizer::TruncateLongestFirst(max_length, num_special, &keep_first, &keep_second);
   }
   Encoding enc = impl_->Assemble(impl_->parts.pair, Impl::Keep(s.first, keep_first, side),

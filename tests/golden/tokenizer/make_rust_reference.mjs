@@ -6,7 +6,8 @@
 // ids, token type ids (left out when all 0) and byte offsets into the text
 // (the crate reports them in characters; converted here), over every corpus
 // line, pairs, and truncation on the right and on the left (the crate's own
-// longest_first truncation through setTruncation).
+// longest_first truncation through setTruncation), and for every third line
+// the crate's decode of its ids (special tokens skipped).
 //
 // Unlike make_reference.mjs / make_pipeline_reference.mjs nothing is patched
 // or re-implemented here: this is the reference the others approximate.
@@ -73,7 +74,11 @@ for (const [name, file] of Object.entries(FILES)) {
   tok.disableTruncation();
   tok.disablePadding();
   const records = [];
-  for (let i = 0; i < corpus.length; ++i) records.push(await record(tok, corpus[i], null, { line: i + 1 }));
+  for (let i = 0; i < corpus.length; ++i) {
+    const r = await record(tok, corpus[i], null, { line: i + 1 });
+    if (i % 3 === 0 && r.ids.length > 0) r.decoded = await tok.decode(r.ids, true);
+    records.push(r);
+  }
   for (let i = 0; i + 1 < corpus.length; i += 5) {
     let j = i + 1;
     while (j < corpus.length && corpus[j] === '') ++j;

@@ -1,6 +1,7 @@
 // model objects of tokenizer.json.
 #include "models/bpe.h"
 #include "models/unigram.h"
+#include "models/word_level.h"
 #include "models/wordpiece.h"
 #include "parts_from_json.h"
 
@@ -40,6 +41,21 @@ absl::StatusOr<std::unique_ptr<Model>> FromWordPiece(const json& j, const std::s
   if (model->unk_id() < 0) {
     return JsonError(
         where, absl::StrCat("the unknown token \"", o.unk_token, "\" is not in the vocabulary"));
+  }
+  return std::unique_ptr<Model>(std::move(model));
+}
+
+absl::StatusOr<std::unique_ptr<Model>> FromWordLevel(const json& j, const std::string& where) {
+  absl::StatusOr<std::vector<std::pair<std::string, int32_t>>> tokens = VocabObject(j, where);
+  if (!tokens.ok()) return tokens.status();
+  std::string unk_token = "<unk>";
+  if (auto s = OptionalField(j, "unk_token", where, &unk_token); !s.ok()) return s;
+  auto model = std::make_unique<WordLevel>(*std::move(tokens), unk_token);
+  // The crate fails the encode of any word outside the vocabulary then; a
+  // server must give every text ids, so such a file is refused up front.
+  if (model->unk_id() < 0) {
+    return JsonError(
+        where, absl::StrCat("the unknown token \"", unk_token, "\" is not in the vocabulary"));
   }
   return std::unique_ptr<Model>(std::move(model));
 }
@@ -139,6 +155,7 @@ absl::StatusOr<std::unique_ptr<Model>> ModelFromJson(
   if (type == "WordPiece") return FromWordPiece(j, where);
   if (type == "Unigram") return FromUnigram(j, where, pieces);
   if (type == "BPE") return FromBpe(j, where);
+  if (type == "WordLevel") return FromWordLevel(j, where);
   return NotImplemented(where, type);
 }
 

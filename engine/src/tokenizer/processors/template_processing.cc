@@ -68,24 +68,4 @@ Template RobertaTemplate(int32_t cls_id, int32_t sep_id, bool pair) {
   return t;
 }
 
-void TruncateLongestFirst(int max_length, int num_special, int* len_a, int* len_b) {
-  const int budget = max_length - num_special;
-  if (*len_b < 0) {
-    *len_a = std::min(*len_a, budget);
-    return;
-  }
-  if (*len_a + *len_b <= budget) return;
-  // Give the shorter text all it needs up to the budget, the longer the rest;
-  // if both are too long, split the budget (the odd token to the longer one).
-  const bool swapped = *len_a > *len_b;
-  int shorter = swapped ? *len_b : *len_a;
-  int longer = shorter > budget ? shorter : std::max(shorter, budget - shorter);
-  if (shorter + longer > budget) {
-    shorter = budget / 2;
-    longer = shorter + budget % 2;
-  }
-  *len_a = swapped ? longer : shorter;
-  *len_b = swapped ? shorter : longer;
-}
-
 }  // namespace engine::tokenizer

@@ -37,10 +37,4 @@ Template BertTemplate(int32_t cls_id, int32_t sep_id, bool pair);
 // RobertaProcessing: <s> A </s> (and </s> B </s> for pairs), all of type 0.
 Template RobertaTemplate(int32_t cls_id, int32_t sep_id, bool pair);
 
-// How many tokens of each sequence to keep so that, with `num_special`
-// special tokens, at most `max_length` ids remain; the Rust crate's
-// TruncationStrategy::LongestFirst. `len_b` < 0 means there is no second text.
-// Requires max_length >= num_special.
-void TruncateLongestFirst(int max_length, int num_special, int* len_a, int* len_b);
-
 }  // namespace engine::tokenizer
