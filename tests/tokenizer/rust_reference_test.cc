@@ -22,7 +22,7 @@ class RustReferenceTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(RustReferenceTest, IdsTypesAndOffsetsMatchTheRustCrate) {
   const std::vector<Reference>& refs = RustReferences(GetParam());
-  ASSERT_GT(refs.size(), 4000u);
+  ASSERT_GT(refs.size(), 3000u);
   int pairs = 0;
   int truncated = 0;
   for (const Reference& r : refs) {
@@ -30,8 +30,8 @@ TEST_P(RustReferenceTest, IdsTypesAndOffsetsMatchTheRustCrate) {
     pairs += r.pair_line != 0;
     truncated += r.max_length != 0;
   }
-  ASSERT_GT(pairs, 400);
-  ASSERT_GT(truncated, 1000);
+  ASSERT_GT(pairs, 150);
+  ASSERT_GT(truncated, 400);
   std::string report;
   const int same = CompareAll(NamedTokenizer(GetParam()), refs, &report);
   std::cout << "[rust] " << GetParam() << ": " << same << "/" << refs.size()
@@ -63,7 +63,10 @@ INSTANTIATE_TEST_SUITE_P(
     Tokenizers, RustReferenceTest,
     ::testing::Values("bert-base-uncased", "BAAI--bge-m3",
                       "sentence-transformers--paraphrase-multilingual-mpnet-base-v2",
-                      "sentence-transformers--all-mpnet-base-v2", "FacebookAI--roberta-base"),
+                      "sentence-transformers--all-mpnet-base-v2", "FacebookAI--roberta-base",
+                      // Pipelines of parts those five do not use (parts/*.json).
+                      "parts--nfkc-whitespace", "parts--nfd-punctuation-digits", "parts--nfc-split",
+                      "parts--nfkd-word-level", "parts--byte-level-prefix-space"),
     [](const auto& info) { return TestNameOf(info.param); });
 
 // A BERT model directory with only vocab.txt (no tokenizer.json) tokenizes

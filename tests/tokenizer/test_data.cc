@@ -149,14 +149,34 @@ int CompareAll(const Tokenizer& tok, const std::vector<Reference>& refs, std::st
   return identical;
 }
 
+namespace {
+
+std::string TokenizerDir(const std::string& name) {
+  return name == "bert-base-uncased" ? BertDir() : SharedTokenizersDir() + "/" + name;
+}
+
+// "parts--<x>": parts/<x>.json's merge patch over its base tokenizer.json,
+// written to a temporary directory (as make_rust_reference.mjs does).
+std::string PartsDir(const std::string& name) {
+  const std::string spec_path = absl::StrCat(GoldenDir(), "/parts/", name.substr(7), ".json");
+  const nlohmann::json spec = nlohmann::json::parse(ReadFile(spec_path));
+  nlohmann::json tokenizer = nlohmann::json::parse(
+      ReadFile(TokenizerDir(spec.at("base").get<std::string>()) + "/tokenizer.json"));
+  tokenizer.merge_patch(spec.at("patch"));
+  const std::string dir = TempDir();
+  WriteFile(dir + "/tokenizer.json", tokenizer.dump());
+  return dir;
+}
+
+}  // namespace
+
 const Tokenizer& NamedTokenizer(const std::string& name) {
   static std::map<std::string, std::unique_ptr<Tokenizer>> loaded;
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   auto& slot = loaded[name];
   if (slot == nullptr) {
-    const std::string dir =
-        name == "bert-base-uncased" ? BertDir() : SharedTokenizersDir() + "/" + name;
+    const std::string dir = name.rfind("parts--", 0) == 0 ? PartsDir(name) : TokenizerDir(name);
     const auto start = std::chrono::steady_clock::now();
     auto tok = Tokenizer::Load(dir);
     const double ms =

@@ -45,8 +45,9 @@ std::string DescribeReference(const Reference& r);
 int CompareAll(const Tokenizer& tok, const std::vector<Reference>& refs, std::string* report,
                bool compare_offsets = true);
 
-// A tokenizer by name: "bert-base-uncased" (the copy in GoldenDir()) or a
-// directory of SharedTokenizersDir(); loaded once per process.
+// A tokenizer by name: "bert-base-uncased" (the copy in GoldenDir()), a
+// directory of SharedTokenizersDir(), or "parts--<x>" (GoldenDir()/parts/<x>.json:
+// a merge patch over one of those); loaded once per process.
 const Tokenizer& NamedTokenizer(const std::string& name);
 
 // A tokenizer's name as a gtest parameter name (letters, digits and '_').

@@ -35,17 +35,6 @@ size_t LeadingWhitespace(std::string_view s) {
   return i;
 }
 
-// Input bytes behind normalized characters [b, e); canonical reordering can
-// permute sources, hence min/max rather than first/last.
-// The regex crate's Unicode \w (the Rust crate's single_word test): Alphabetic,
-// marks, decimal digits, connector punctuation, joiners.
-bool IsWordChar(char32_t c) {
-  const auto u = static_cast<UChar32>(c);
-  return u_hasBinaryProperty(u, UCHAR_ALPHABETIC) ||
-         (U_GET_GC_MASK(u) & (U_GC_M_MASK | U_GC_ND_MASK | U_GC_PC_MASK)) != 0 ||
-         u_hasBinaryProperty(u, UCHAR_JOIN_CONTROL);
-}
-
 // Whether the code point ending at / starting at byte i of `text` is a word character.
 bool WordBefore(std::string_view text, size_t i) {
   if (i == 0) return false;

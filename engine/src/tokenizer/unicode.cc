@@ -38,6 +38,13 @@ bool IsBertControlCategory(char32_t cp) {
 
 bool IsWhitespace(char32_t cp) { return u_isUWhiteSpace(static_cast<UChar32>(cp)); }
 
+bool IsWordChar(char32_t cp) {
+  const auto u = static_cast<UChar32>(cp);
+  return u_hasBinaryProperty(u, UCHAR_ALPHABETIC) ||
+         (U_GET_GC_MASK(u) & (U_GC_M_MASK | U_GC_ND_MASK | U_GC_PC_MASK)) != 0 ||
+         u_hasBinaryProperty(u, UCHAR_JOIN_CONTROL);
+}
+
 bool IsPunctuation(char32_t cp) {
   const auto c = static_cast<UChar32>(cp);
   if (cp < 0x80) return u_isgraph(c) && !u_isalnum(c);

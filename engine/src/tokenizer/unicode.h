@@ -16,6 +16,11 @@ bool IsBertControlCategory(char32_t cp);
 // The White_Space property (Rust char::is_whitespace).
 bool IsWhitespace(char32_t cp);
 
+// A regex \w character as UTS #18 defines it and both engines the crate uses
+// (Rust's regex, Oniguruma) match it: Alphabetic, marks, decimal digits,
+// connector punctuation and the joiners U+200C/U+200D.
+bool IsWordChar(char32_t cp);
+
 // BERT's punctuation: any ASCII graphic that is not a letter or digit
 // (33-47, 58-64, 91-96, 123-126) or a Unicode P* character.
 bool IsPunctuation(char32_t cp);

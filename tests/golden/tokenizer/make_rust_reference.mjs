@@ -13,7 +13,8 @@
 // or re-implemented here: this is the reference the others approximate.
 //
 //   npm ci --ignore-scripts && node make_rust_reference.mjs [shared_dir]
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { readFileSync, writeFileSync, mkdirSync, mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createRequire } from 'node:module';
@@ -32,6 +33,31 @@ const FILES = {
     join(shared, 'sentence-transformers--all-mpnet-base-v2/tokenizer.json'),
   'FacebookAI--roberta-base': join(shared, 'FacebookAI--roberta-base/tokenizer.json'),
 };
+
+// parts/<name>.json: a pipeline of parts no shared tokenizer uses, as an RFC 7386
+// merge patch over one of the tokenizers above (the C++ test applies the same
+// patch with nlohmann::json::merge_patch).
+function mergePatch(target, patch) {
+  if (patch === null || typeof patch !== 'object' || Array.isArray(patch)) return patch;
+  const out = target !== null && typeof target === 'object' && !Array.isArray(target) ? { ...target } : {};
+  for (const [key, value] of Object.entries(patch)) {
+    if (value === null) delete out[key];
+    else out[key] = mergePatch(out[key], value);
+  }
+  return out;
+}
+const partsDir = join(here, 'parts');
+const scratch = mkdtempSync(join(tmpdir(), 'tokenizer-parts-'));
+const PARTS = new Set();
+for (const entry of readdirSync(partsDir).filter((f) => f.endsWith('.json')).sort()) {
+  const name = `parts--${entry.replace(/\.json$/, '')}`;
+  const spec = JSON.parse(readFileSync(join(partsDir, entry), 'utf8'));
+  const base = JSON.parse(readFileSync(FILES[spec.base], 'utf8'));
+  const file = join(scratch, `${name}.json`);
+  writeFileSync(file, JSON.stringify(mergePatch(base, spec.patch)));
+  FILES[name] = file;
+  PARTS.add(name);
+}
 
 const corpus = readFileSync(join(here, 'corpus.jsonl'), 'utf8')
   .split('\n')
@@ -79,7 +105,9 @@ for (const [name, file] of Object.entries(FILES)) {
     if (i % 3 === 0 && r.ids.length > 0) r.decoded = await tok.decode(r.ids, true);
     records.push(r);
   }
-  for (let i = 0; i + 1 < corpus.length; i += 5) {
+  // The part pipelines: every line, fewer pairs and truncations (smaller files).
+  const step = PARTS.has(name) ? 3 : 1;
+  for (let i = 0; i + 1 < corpus.length; i += 5 * step) {
     let j = i + 1;
     while (j < corpus.length && corpus[j] === '') ++j;
     if (j >= corpus.length || corpus[i] === '') continue;
@@ -87,7 +115,7 @@ for (const [name, file] of Object.entries(FILES)) {
   }
   let skipped = 0;
   for (const direction of ['right', 'left']) {
-    for (let i = direction === 'right' ? 0 : 3; i < corpus.length; i += 7) {
+    for (let i = direction === 'right' ? 0 : 3; i < corpus.length; i += 7 * step) {
       const maxLength = lengths[Math.floor(i / 7) % lengths.length];
       const j = (i * 13 + 5) % corpus.length;
       tok.setTruncation(maxLength, { strategy: 'LongestFirst', direction });

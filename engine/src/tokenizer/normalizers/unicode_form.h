@@ -1,6 +1,7 @@
-// Hugging Face's NFC, NFD, NFKC and NFKD normalizers, through ICU. Each run of
-// characters between normalization boundaries is normalized as a unit; its
-// output characters carry the input bytes of the whole run.
+// Hugging Face's NFC, NFD, NFKC and NFKD normalizers, through ICU's
+// decomposition mappings, combining classes and pairwise composition, applied
+// step by step as the crate's unicode-normalization-alignments does so that
+// every output character is aligned to the input one the crate aligns it to.
 #pragma once
 
 #include <unicode/uversion.h>
@@ -24,8 +25,11 @@ class UnicodeNormalizer : public Normalizer {
   void Normalize(std::vector<NormChar>* chars) const override;
 
  private:
-  explicit UnicodeNormalizer(const icu::Normalizer2* n) : normalizer_(n) {}
-  const icu::Normalizer2* normalizer_;  // owned by ICU
+  UnicodeNormalizer(const icu::Normalizer2* decomposer, const icu::Normalizer2* composer)
+      : decomposer_(decomposer), composer_(composer) {}
+  // Owned by ICU; composer_ is null for NFD and NFKD.
+  const icu::Normalizer2* decomposer_;
+  const icu::Normalizer2* composer_;
 };
 
 }  // namespace engine::tokenizer

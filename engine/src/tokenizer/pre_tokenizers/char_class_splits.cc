@@ -7,12 +7,6 @@
 namespace engine::tokenizer {
 namespace {
 
-// Oniguruma's Unicode \w.
-bool IsWordChar(char32_t c) {
-  const uint32_t mask = U_GET_GC_MASK(static_cast<UChar32>(c));
-  return (mask & (U_GC_L_MASK | U_GC_M_MASK | U_GC_ND_MASK | U_GC_PC_MASK)) != 0;
-}
-
 bool IsPunct(char32_t c) {
   if (c < 0x80)
     return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
