@@ -18,7 +18,8 @@ void AppendChars(std::string_view text, int32_t base, std::vector<NormChar>* out
 void ApplyChanges(const std::vector<NormChar>& in, size_t skipped,
                   const std::vector<CharChange>& changes, std::vector<NormChar>* out) {
   out->clear();
-  // The crate aligns a character inserted before any input one to (0, 0).
+  // The crate aligns a character inserted before any input one to (0, 0), the
+  // start of its text; ours carry absolute offsets, so: the first one's start.
   const NormChar none{0, in.empty() ? 0 : in.front().begin, in.empty() ? 0 : in.front().begin, 0};
   size_t next = skipped;  // the next input character to replace
   for (const CharChange& c : changes) {
