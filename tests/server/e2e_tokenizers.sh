@@ -37,26 +37,39 @@ client() { "$client_bin" --target "127.0.0.1:$port" "$@"; }
 check "text_input true in info" holds '$a.text_input == true and $a.architecture == "roberta"' \
   "$(client info)"
 
-checked=0
-decoded=0
-# Single texts of the fixture with at least one real token (lines 4..60).
-while read -r entry; do
-  line=$(jq -r .line <<<"$entry")
-  want=$(jq -c .ids <<<"$entry")
-  text=$(sed -n "${line}p" "$corpus" | jq -r .)
-  got=$(client tokenize -- "$text" | jq -c .ids)
-  [ "$got" = "$want" ] || fail "line $line: tokenize gave $got, Hugging Face $want"
-  by_text=$(client encode --pooling mean -- "$text" | jq -c .embedding)
-  by_ids=$(client encode --pooling mean --ids "$(jq -r 'join(",")' <<<"$want")" | jq -c .embedding)
-  check "line $line: encode(text) == encode(reference ids)" \
-    holds '[$a, $b] | transpose | map(.[0] - .[1] | fabs) | max <= 1e-6' "$by_text" "$by_ids"
-  if jq -e 'has("decoded")' <<<"$entry" >/dev/null; then
-    want_text=$(jq -c .decoded <<<"$entry")
-    got_text=$(client decode --ids "$(jq -r 'join(",")' <<<"$want")" | jq -c .text)
-    [ "$got_text" = "$want_text" ] || fail "line $line: decode gave $got_text, Hugging Face $want_text"
-    decoded=$((decoded + 1))
-  fi
-  checked=$((checked + 1))
-done < <(jq -c 'select(.line >= 4 and .line <= 60 and (.ids | length) > 2 and (has("pair_line") or has("max_length") | not))' "$reference")
+# Single texts of the fixture with at least one real token (lines 4..60), all
+# in one call of each kind (one process per call, not per text).
+jq -c 'select(.line >= 4 and .line <= 60 and (.ids | length) > 2 and (has("pair_line") or has("max_length") | not))' \
+  "$reference" >"$work/entries.jsonl"
+checked=$(wc -l <"$work/entries.jsonl")
 [ "$checked" -ge 20 ] || fail "only $checked reference lines checked"
+jq -c --slurpfile corpus <(jq -s . "$corpus") '{text: $corpus[0][.line - 1]}' "$work/entries.jsonl" \
+  >"$work/texts.jsonl"
+jq -c '{ids}' "$work/entries.jsonl" >"$work/ids.jsonl"
+
+client tokenize --input "$work/texts.jsonl" >"$work/tokenized.jsonl" || fail "tokenize failed"
+client encode --pooling mean --input "$work/texts.jsonl" >"$work/by_text.jsonl" ||
+  fail "encode of the texts failed"
+client encode --pooling mean --input "$work/ids.jsonl" >"$work/by_ids.jsonl" ||
+  fail "encode of the ids failed"
+client decode --input "$work/ids.jsonl" >"$work/decoded.jsonl" || fail "decode failed"
+for f in tokenized by_text by_ids decoded; do
+  [ "$(wc -l <"$work/$f.jsonl")" -eq "$checked" ] || fail "$f: $(wc -l <"$work/$f.jsonl") answers for $checked inputs"
+done
+
+# One line per text: {line, want ids, got ids, embeddings by text and by ids,
+# want and got decoded text}.
+mismatches=$(paste -d '\n' "$work/entries.jsonl" "$work/tokenized.jsonl" "$work/by_text.jsonl" \
+  "$work/by_ids.jsonl" "$work/decoded.jsonl" | jq -r -n '
+  def rows: [inputs] as $all | range(0; $all | length; 5) | $all[. : . + 5];
+  rows | . as [$entry, $tokens, $text, $ids, $decoded]
+  | [ (if $tokens.ids != $entry.ids then
+         "line \($entry.line): tokenize gave \($tokens.ids), Hugging Face \($entry.ids)" else empty end),
+      (if ([$text.embedding, $ids.embedding] | transpose | map(.[0] - .[1] | fabs) | max) > 1e-6 then
+         "line \($entry.line): encode(text) != encode(reference ids)" else empty end),
+      (if ($entry | has("decoded")) and $decoded.text != $entry.decoded then
+         "line \($entry.line): decode gave \($decoded.text | tojson), Hugging Face \($entry.decoded | tojson)"
+       else empty end) ][]')
+[ -z "$mismatches" ] || fail "$(printf '%s\n' "$mismatches" | head -n 5)"
+decoded=$(jq -s 'map(select(has("decoded"))) | length' "$work/entries.jsonl")
 log "$checked texts tokenized and encoded as Hugging Face's ids, $decoded decoded: PASS"
