@@ -1,6 +1,6 @@
 // Writes the seed corpora of the fuzz targets into fuzz/corpus/<target>/
 // (committed; rerun after changing a format):
-//   build-fuzz/fuzz/fuzz_make_corpus fuzz/corpus
+//   build-sanitize/fuzz/fuzz_make_corpus fuzz/corpus
 // Seeds are small and meaningful: tiny real models (F32, F16, BF16, pre- and
 // post-LN), the golden test models' configs and a real BF16 checkpoint,
 // texts in many scripts from the tokenizer's golden corpus, and valid and

@@ -1,5 +1,5 @@
 // Histogram bucket upper bounds for the server's metrics (the +Inf bucket is
-// implicit). Chosen once at start; see the README's metrics table.
+// implicit). Chosen once at start; see the metrics table in docs/metrics.md.
 #pragma once
 
 #include <cstdint>

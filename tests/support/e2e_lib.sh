@@ -36,7 +36,7 @@ check() {  # check DESCRIPTION COMMAND...: fail unless the command succeeds
   "$@" || fail "$what"
 }
 # check_memory DESCRIPTION COMMAND...: a memory bound, for the plain build.
-# Under ASan (scripts/test stage asan sets ENCODER_TEST_SANITIZED=1) RSS is
+# Under ASan (scripts/test stage sanitize sets ENCODER_TEST_SANITIZED=1) RSS is
 # not the server's: redzones and the freed-memory quarantine inflate it.
 check_memory() {
   if [ "${ENCODER_TEST_SANITIZED:-0}" = 1 ]; then

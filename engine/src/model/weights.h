@@ -1,7 +1,7 @@
 // The encoder's weights in the form the layers run on: dense layers already
 // in oneDNN's blocked layout (float or s8, per the precision), vectors as
 // float32. Loaded from a checkpoint by the names the model's architecture
-// gives (models/architecture.h; README "Weights and tensor names").
+// gives (models/architecture.h; docs/models.md, "Weights and tensor names").
 #pragma once
 
 #include <memory>
