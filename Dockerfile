@@ -1,4 +1,4 @@
-# encoder-server: a CPU inference service for BERT-family encoders.
+# encoder-server: a CPU inference service for Transformer encoders (embeddings over gRPC and HTTP).
 #
 #   docker build -t encoder-server .
 #   docker run --rm -p 50051:50051 -p 8081:8081 --cpus 2 -e ENCODER_THREADS=2 \
@@ -18,7 +18,7 @@ FROM docker.io/library/debian:bookworm AS build
 # built here, but the top-level CMakeLists.txt finds them at configure time.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      g++ cmake make pkg-config binutils \
+      g++ cmake make pkg-config binutils ccache \
       libdnnl-dev ocl-icd-opencl-dev libabsl-dev nlohmann-json3-dev libicu-dev \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
       prometheus-cpp-dev libcivetweb-dev libgtest-dev libgmock-dev libbenchmark-dev \
@@ -35,7 +35,11 @@ COPY server server
 COPY client client
 COPY tests tests
 COPY bench bench
-RUN cmake -S /src -B /build -DCMAKE_BUILD_TYPE=Release >/dev/null \
+# ccache (which CMake picks up) keeps its cache in a build-cache mount that
+# outlives the build and is in no layer (BuildKit and buildah/podman both
+# support it): after a source change, only the changed files recompile.
+RUN --mount=type=cache,target=/root/.cache/ccache \
+    cmake -S /src -B /build -DCMAKE_BUILD_TYPE=Release >/dev/null \
  && cmake --build /build --target encoder-server encoder-client -j"$(nproc)" \
  && mkdir -p /out \
  && install -m 0755 -s /build/server/app/encoder-server /build/client/encoder-client /out/
@@ -91,9 +95,9 @@ ARG VERSION=dev
 ARG REVISION=unknown
 ARG CREATED=unknown
 LABEL org.opencontainers.image.title="encoder-server" \
-      org.opencontainers.image.description="CPU inference service for BERT-family Transformer encoders (gRPC, oneDNN)" \
+      org.opencontainers.image.description="CPU inference service for Transformer encoders: embeddings over gRPC and HTTP (OpenAI, TEI), oneDNN" \
       org.opencontainers.image.version="${VERSION}" \
       org.opencontainers.image.revision="${REVISION}" \
       org.opencontainers.image.created="${CREATED}" \
       org.opencontainers.image.base.name="docker.io/library/debian:bookworm-slim" \
-      org.opencontainers.image.documentation="README.md: Run with Docker, Deploy on Kubernetes"
+      org.opencontainers.image.documentation="README.md: Run with Docker, Deploy on Kubernetes; docs/deploy.md"

@@ -35,7 +35,7 @@ ModelInfoLabels MetricsLabels(const LoadedModel& model) {
 constexpr std::chrono::milliseconds kGoawayHeadStart(20);
 // How long the batcher must have answered nothing before gRPC's shutdown
 // starts (see FinishShutdown).
-constexpr std::chrono::milliseconds kQuietBeforeGoaway(30);
+constexpr std::chrono::milliseconds kQuietBeforeGoaway(100);
 
 int ToIntMs(std::chrono::milliseconds duration) {
   return static_cast<int>(std::clamp<int64_t>(duration.count(), 0, INT_MAX));
