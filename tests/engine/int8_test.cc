@@ -14,6 +14,7 @@
 #include "engine/encoder.h"
 #include "engine/isa.h"
 #include "nlohmann/json.hpp"
+#include "support/files.h"
 #include "test_models.h"
 
 namespace engine {
@@ -256,7 +257,7 @@ class Int8GoldenTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(Int8GoldenTest, PooledOutputsMatchFloat32) {
   const std::string dir = std::string(GOLDEN_DIR) + "/" + GetParam();
   const nlohmann::json reference =
-      nlohmann::json::parse(testing::ReadFileOrDie(dir + "/reference.json"));
+      nlohmann::json::parse(testing_support::ReadFile(dir + "/reference.json"));
   std::vector<std::vector<int32_t>> storage;
   const std::vector<Sequence> batch = GoldenBatch(reference, &storage);
   const CosineStats stats = ComparePooled(dir + "/model", batch);
@@ -279,7 +280,7 @@ class Int8FamilyTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(Int8FamilyTest, TokenStatesMatchPyTorch) {
   const std::string dir = std::string(GOLDEN_DIR) + "/" + GetParam();
   const nlohmann::json reference =
-      nlohmann::json::parse(testing::ReadFileOrDie(dir + "/reference.json"));
+      nlohmann::json::parse(testing_support::ReadFile(dir + "/reference.json"));
   std::vector<std::vector<int32_t>> storage;
   const std::vector<Sequence> batch = GoldenBatch(reference, &storage);
   EncoderOptions options;

@@ -21,6 +21,7 @@
 
 #include "engine/encoder.h"
 #include "nlohmann/json.hpp"
+#include "support/files.h"
 #include "test_models.h"
 
 namespace engine {
@@ -38,7 +39,7 @@ struct Fixture {
 Fixture LoadFixture(const std::string& name) {
   Fixture f;
   f.reference = nlohmann::json::parse(
-      testing::ReadFileOrDie(std::string(GOLDEN_DIR) + "/" + name + "/reference.json"));
+      testing_support::ReadFile(std::string(GOLDEN_DIR) + "/" + name + "/reference.json"));
   for (const auto& input : f.reference["inputs"]) {
     f.ids.push_back(input["ids"].get<std::vector<int32_t>>());
     f.token_types.push_back(input.contains("token_type_ids")

@@ -1,4 +1,5 @@
-// Small models and scratch directories for engine tests.
+// Small models for engine tests. Scratch directories and file reads are the
+// support library's (tests/support/files.h).
 #pragma once
 
 #include <cstdint>
@@ -10,16 +11,12 @@
 
 namespace engine::testing {
 
-// A fresh empty directory under the test's temporary directory.
-std::string MakeTempDir(const std::string& name);
-
 // A tiny model shape: fast to load and run.
 RandomModelSpec TinySpec(LayerNormPlacement placement = LayerNormPlacement::kPost);
 
-// Writes TinySpec() (or `spec`) into a new temporary directory; returns it.
+// Writes TinySpec() (or `spec`) into a new temporary directory (removed at
+// exit; `name` is part of its name); returns it.
 std::string WriteTinyModel(const std::string& name, const RandomModelSpec& spec = TinySpec());
-
-std::string ReadFileOrDie(const std::string& path);
 
 // The family fixtures under GOLDEN_DIR (tests/golden/make_families.py), as
 // paths relative to it: "families/roberta", ...
