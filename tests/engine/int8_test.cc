@@ -265,8 +265,7 @@ TEST_P(Int8GoldenTest, PooledOutputsMatchFloat32) {
   PrintStats(GetParam(), stats);
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, Int8GoldenTest,
-                         ::testing::Values("post_ln", "pre_ln", "variants", "bf16"));
+INSTANTIATE_TEST_SUITE_P(Golden, Int8GoldenTest, ::testing::ValuesIn(testing::kBertFixtures));
 // Every family of the registry in int8, token by token against the PyTorch
 // reference (float64) of its fixture: the last hidden state of each token,
 // mean cosine >= 0.995 and none below 0.98. These fixtures are made for
@@ -308,7 +307,7 @@ TEST_P(Int8FamilyTest, TokenStatesMatchPyTorch) {
   EXPECT_GE(min, 0.98);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, Int8FamilyTest, ::testing::ValuesIn(testing::kFamilyFixtures),
+INSTANTIATE_TEST_SUITE_P(Families, Int8FamilyTest, ::testing::ValuesIn(testing::FamilyFixtures()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return testing::FixtureTestName(info.param);
                          });

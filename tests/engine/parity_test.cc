@@ -112,14 +112,13 @@ TEST_P(ParityTest, MatchesPyTorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, ParityTest,
-                         ::testing::Values("post_ln", "pre_ln", "variants", "bf16"));
+INSTANTIATE_TEST_SUITE_P(Golden, ParityTest, ::testing::ValuesIn(testing::kBertFixtures));
 
 // One fixture per family of the architecture registry, from
 // tests/golden/make_families.py: hub tensor names with and without the task
 // prefix, unused heads and the legacy position_ids buffer in the
 // checkpoint, F32 / F16 / BF16, inputs of 1 to 128 tokens in one batch.
-INSTANTIATE_TEST_SUITE_P(Families, ParityTest, ::testing::ValuesIn(testing::kFamilyFixtures),
+INSTANTIATE_TEST_SUITE_P(Families, ParityTest, ::testing::ValuesIn(testing::FamilyFixtures()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return testing::FixtureTestName(info.param);
                          });

@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 
+#include "models/architecture.h"
 #include "support/files.h"
 
 namespace engine::testing {
@@ -39,6 +41,24 @@ std::vector<std::vector<int32_t>> RandomSequences(const std::vector<int>& length
     out.push_back(std::move(ids));
   }
   return out;
+}
+
+std::vector<std::string> FamilyFixtures() {
+  std::vector<std::string> fixtures;
+  for (const Architecture& architecture : Architectures()) {
+    for (std::string type : architecture.model_types) {
+      if (type == kBertModelType) continue;
+      std::replace(type.begin(), type.end(), '-', '_');
+      fixtures.push_back("families/" + type);
+    }
+  }
+  return fixtures;
+}
+
+std::string FixtureModelType(const std::string& directory_name) {
+  std::string type = directory_name;
+  std::replace(type.begin(), type.end(), '_', '-');
+  return type;
 }
 
 std::string FixtureTestName(const std::string& fixture) {
