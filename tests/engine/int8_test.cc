@@ -14,6 +14,7 @@
 #include "engine/encoder.h"
 #include "engine/isa.h"
 #include "nlohmann/json.hpp"
+#include "support/files.h"
 #include "test_models.h"
 
 namespace engine {
@@ -256,7 +257,7 @@ class Int8GoldenTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(Int8GoldenTest, PooledOutputsMatchFloat32) {
   const std::string dir = std::string(GOLDEN_DIR) + "/" + GetParam();
   const nlohmann::json reference =
-      nlohmann::json::parse(testing::ReadFileOrDie(dir + "/reference.json"));
+      nlohmann::json::parse(testing_support::ReadFile(dir + "/reference.json"));
   std::vector<std::vector<int32_t>> storage;
   const std::vector<Sequence> batch = GoldenBatch(reference, &storage);
   const CosineStats stats = ComparePooled(dir + "/model", batch);
@@ -264,8 +265,7 @@ TEST_P(Int8GoldenTest, PooledOutputsMatchFloat32) {
   PrintStats(GetParam(), stats);
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, Int8GoldenTest,
-                         ::testing::Values("post_ln", "pre_ln", "variants", "bf16"));
+INSTANTIATE_TEST_SUITE_P(Golden, Int8GoldenTest, ::testing::ValuesIn(testing::kBertFixtures));
 // Every family of the registry in int8, token by token against the PyTorch
 // reference (float64) of its fixture: the last hidden state of each token,
 // mean cosine >= 0.995 and none below 0.98. These fixtures are made for
@@ -279,7 +279,7 @@ class Int8FamilyTest : public ::testing::TestWithParam<std::string> {};
 TEST_P(Int8FamilyTest, TokenStatesMatchPyTorch) {
   const std::string dir = std::string(GOLDEN_DIR) + "/" + GetParam();
   const nlohmann::json reference =
-      nlohmann::json::parse(testing::ReadFileOrDie(dir + "/reference.json"));
+      nlohmann::json::parse(testing_support::ReadFile(dir + "/reference.json"));
   std::vector<std::vector<int32_t>> storage;
   const std::vector<Sequence> batch = GoldenBatch(reference, &storage);
   EncoderOptions options;
@@ -307,7 +307,7 @@ TEST_P(Int8FamilyTest, TokenStatesMatchPyTorch) {
   EXPECT_GE(min, 0.98);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, Int8FamilyTest, ::testing::ValuesIn(testing::kFamilyFixtures),
+INSTANTIATE_TEST_SUITE_P(Families, Int8FamilyTest, ::testing::ValuesIn(testing::FamilyFixtures()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return testing::FixtureTestName(info.param);
                          });

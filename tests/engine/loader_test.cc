@@ -11,13 +11,14 @@
 #include "model/safetensors.h"
 #include "model/safetensors_writer.h"
 #include "nlohmann/json.hpp"
+#include "support/files.h"
 #include "test_models.h"
 
 namespace engine {
 namespace {
 
-using testing::ReadFileOrDie;
 using testing::WriteTinyModel;
+using testing_support::ReadFile;
 namespace fs = std::filesystem;
 
 absl::Status LoadStatus(const std::string& dir) {
@@ -87,7 +88,7 @@ TEST(LoaderTest, BadConfigJson) {
 
 void EditConfig(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
   const std::string path = fs::path(dir) / "config.json";
-  nlohmann::json config = nlohmann::json::parse(ReadFileOrDie(path));
+  nlohmann::json config = nlohmann::json::parse(ReadFile(path));
   edit(config);
   ASSERT_TRUE(WriteFile(path, config.dump()).ok());
 }
@@ -145,7 +146,7 @@ TEST(LoaderTest, UnsupportedDtype) {
   const std::string dir = WriteTinyModel("dtype");
   RewriteWeights(dir, [](std::vector<NamedTensor>&) {});
   // Re-label one F32 tensor as I32: the header stays self-consistent.
-  std::string bytes = ReadFileOrDie(WeightsPath(dir));
+  std::string bytes = ReadFile(WeightsPath(dir));
   uint64_t header_size = 0;
   for (int i = 7; i >= 0; --i) header_size = (header_size << 8) | static_cast<uint8_t>(bytes[i]);
   nlohmann::json header = nlohmann::json::parse(bytes.substr(8, header_size));
@@ -171,7 +172,7 @@ TEST(LoaderTest, UnknownDtypeInHeader) {
 
 TEST(LoaderTest, TruncatedFile) {
   const std::string dir = WriteTinyModel("truncated");
-  const std::string bytes = ReadFileOrDie(WeightsPath(dir));
+  const std::string bytes = ReadFile(WeightsPath(dir));
   ASSERT_TRUE(WriteFile(WeightsPath(dir), bytes.substr(0, bytes.size() / 2)).ok());
   ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
               {"model.safetensors", "run past the end", "truncated"});
@@ -356,7 +357,7 @@ TEST(LoaderTest, ConvertsAZeroSizeTensorIntoNothing) {
 
 // A copy of a family fixture's model directory (tests/golden/families).
 std::string CopyFamilyModel(const std::string& family, const std::string& name) {
-  const std::string dir = testing::MakeTempDir(name);
+  const std::string dir = testing_support::MakeTempDir(name + "_");
   fs::copy(std::string(GOLDEN_DIR) + "/families/" + family + "/model", dir,
            fs::copy_options::recursive | fs::copy_options::overwrite_existing);
   return dir;

@@ -21,6 +21,7 @@
 
 #include "engine/encoder.h"
 #include "nlohmann/json.hpp"
+#include "support/files.h"
 #include "test_models.h"
 
 namespace engine {
@@ -38,7 +39,7 @@ struct Fixture {
 Fixture LoadFixture(const std::string& name) {
   Fixture f;
   f.reference = nlohmann::json::parse(
-      testing::ReadFileOrDie(std::string(GOLDEN_DIR) + "/" + name + "/reference.json"));
+      testing_support::ReadFile(std::string(GOLDEN_DIR) + "/" + name + "/reference.json"));
   for (const auto& input : f.reference["inputs"]) {
     f.ids.push_back(input["ids"].get<std::vector<int32_t>>());
     f.token_types.push_back(input.contains("token_type_ids")
@@ -111,14 +112,13 @@ TEST_P(ParityTest, MatchesPyTorch) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Golden, ParityTest,
-                         ::testing::Values("post_ln", "pre_ln", "variants", "bf16"));
+INSTANTIATE_TEST_SUITE_P(Golden, ParityTest, ::testing::ValuesIn(testing::kBertFixtures));
 
 // One fixture per family of the architecture registry, from
 // tests/golden/make_families.py: hub tensor names with and without the task
 // prefix, unused heads and the legacy position_ids buffer in the
 // checkpoint, F32 / F16 / BF16, inputs of 1 to 128 tokens in one batch.
-INSTANTIATE_TEST_SUITE_P(Families, ParityTest, ::testing::ValuesIn(testing::kFamilyFixtures),
+INSTANTIATE_TEST_SUITE_P(Families, ParityTest, ::testing::ValuesIn(testing::FamilyFixtures()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return testing::FixtureTestName(info.param);
                          });

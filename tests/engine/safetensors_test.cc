@@ -4,13 +4,14 @@
 
 #include "model/safetensors.h"
 #include "model/safetensors_writer.h"
+#include "support/files.h"
 #include "test_models.h"
 
 namespace engine {
 namespace {
 
 TEST(SafetensorsTest, RoundTripsFloatTensors) {
-  const std::string path = testing::MakeTempDir("roundtrip") + "/t.safetensors";
+  const std::string path = testing_support::MakeTempDir("roundtrip_") + "/t.safetensors";
   std::vector<NamedTensor> tensors = {{"a", {2, 3}, {1, 2, 3, 4, 5, 6}}, {"b", {1}, {-0.5f}}};
   ASSERT_TRUE(WriteSafetensors(path, tensors).ok());
   auto file = SafetensorsFile::Open(path);

@@ -2,20 +2,13 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
+#include <algorithm>
 #include <random>
-#include <sstream>
+
+#include "models/architecture.h"
+#include "support/files.h"
 
 namespace engine::testing {
-
-std::string MakeTempDir(const std::string& name) {
-  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
-                                    ("engine_test_" + std::to_string(getpid())) / name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir.string();
-}
 
 RandomModelSpec TinySpec(LayerNormPlacement placement) {
   RandomModelSpec spec;
@@ -30,18 +23,10 @@ RandomModelSpec TinySpec(LayerNormPlacement placement) {
 }
 
 std::string WriteTinyModel(const std::string& name, const RandomModelSpec& spec) {
-  const std::string dir = MakeTempDir(name);
+  const std::string dir = testing_support::MakeTempDir("engine_test_" + name + "_");
   const absl::Status status = WriteRandomModel(dir, spec);
   EXPECT_TRUE(status.ok()) << status;
   return dir;
-}
-
-std::string ReadFileOrDie(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  EXPECT_TRUE(in.good()) << path;
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
 }
 
 std::vector<std::vector<int32_t>> RandomSequences(const std::vector<int>& lengths, int vocab,
@@ -56,6 +41,24 @@ std::vector<std::vector<int32_t>> RandomSequences(const std::vector<int>& length
     out.push_back(std::move(ids));
   }
   return out;
+}
+
+std::vector<std::string> FamilyFixtures() {
+  std::vector<std::string> fixtures;
+  for (const Architecture& architecture : Architectures()) {
+    for (std::string type : architecture.model_types) {
+      if (type == kBertModelType) continue;
+      std::replace(type.begin(), type.end(), '-', '_');
+      fixtures.push_back("families/" + type);
+    }
+  }
+  return fixtures;
+}
+
+std::string FixtureModelType(const std::string& directory_name) {
+  std::string type = directory_name;
+  std::replace(type.begin(), type.end(), '_', '-');
+  return type;
 }
 
 std::string FixtureTestName(const std::string& fixture) {

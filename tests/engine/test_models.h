@@ -1,4 +1,5 @@
-// Small models and scratch directories for engine tests.
+// Small models and the golden fixtures for engine tests. Scratch directories
+// and file reads are the support library's (tests/support/files.h).
 #pragma once
 
 #include <cstdint>
@@ -10,22 +11,27 @@
 
 namespace engine::testing {
 
-// A fresh empty directory under the test's temporary directory.
-std::string MakeTempDir(const std::string& name);
-
 // A tiny model shape: fast to load and run.
 RandomModelSpec TinySpec(LayerNormPlacement placement = LayerNormPlacement::kPost);
 
-// Writes TinySpec() (or `spec`) into a new temporary directory; returns it.
+// Writes TinySpec() (or `spec`) into a new temporary directory (removed at
+// exit; `name` is part of its name); returns it.
 std::string WriteTinyModel(const std::string& name, const RandomModelSpec& spec = TinySpec());
 
-std::string ReadFileOrDie(const std::string& path);
+// BERT's fixtures under GOLDEN_DIR (tests/golden/make_golden.py): post- and
+// pre-LN, the name and dtype variants, BF16. The registry's "bert" is tested
+// on these; every other model_type has a family fixture.
+inline constexpr const char* kBertModelType = "bert";
+inline const std::vector<std::string> kBertFixtures = {"post_ln", "pre_ln", "variants", "bf16"};
 
-// The family fixtures under GOLDEN_DIR (tests/golden/make_families.py), as
-// paths relative to it: "families/roberta", ...
-inline const std::vector<std::string> kFamilyFixtures = {
-    "families/roberta",    "families/xlm_roberta", "families/camembert",
-    "families/distilbert", "families/mpnet",       "families/electra"};
+// The family fixture (tests/golden/make_families.py) of every model_type of
+// the architecture registry but BERT, in registration order, as a path
+// relative to GOLDEN_DIR: "families/<model_type with '-' as '_'>", e.g.
+// "families/xlm_roberta". A family registered without its fixture fails the
+// tests that read it (and the registry's own fixture test).
+std::vector<std::string> FamilyFixtures();
+// The model_type a fixture directory's name stands for: "xlm_roberta" -> "xlm-roberta".
+std::string FixtureModelType(const std::string& directory_name);
 // A gtest name for a fixture path: "families/xlm_roberta" -> "xlm_roberta".
 std::string FixtureTestName(const std::string& fixture);
 

@@ -18,8 +18,7 @@
 #include "client/bench_texts.h"
 #include "client/commands.h"
 #include "scrape.h"
-#include "server/app/encoder_server.h"
-#include "test_model.h"
+#include "support/test_server.h"
 
 namespace client {
 namespace {
@@ -95,29 +94,11 @@ TEST(BenchTextsTest, WordRangesTextsAndRequests) {
   EXPECT_EQ(requests.Invalid().inputs(1).text(), "");
 }
 
-class BenchRunTest : public ::testing::Test {
+class BenchRunTest : public testing_support::TestServerSuite {
  protected:
-  static void SetUpTestSuite() {
-    model_ = new server::TestModel();
-    server::ServerConfig config;
-    config.model_dir = model_->dir();
-    config.host = "127.0.0.1";
-    config.port = 0;
-    config.metrics_port = 0;
-    config.threads = 2;
-    config.batcher.max_batch_tokens = 4096;
-    auto started = server::EncoderServer::Start(config);
-    ASSERT_TRUE(started.ok()) << started.status();
-    server_ = started->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete model_;
-  }
-
   nlohmann::json Bench(BenchOptions options) {
     ConnectionOptions connection;
-    connection.target = "127.0.0.1:" + std::to_string(server_->port());
+    connection.target = "127.0.0.1:" + std::to_string(suite_server().port());
     options.json = true;
     options.progress = false;
     std::ostringstream out, err;
@@ -130,7 +111,7 @@ class BenchRunTest : public ::testing::Test {
   Codes ServerCodes(int64_t requests) {
     Codes codes;
     for (int attempt = 0; attempt < 200; ++attempt) {
-      absl::StatusOr<server::Scrape> scrape = server::ScrapeMetrics(server_->metrics_port());
+      absl::StatusOr<server::Scrape> scrape = server::ScrapeMetrics(suite_server().metrics_port());
       EXPECT_TRUE(scrape.ok()) << scrape.status();
       if (!scrape.ok()) break;
       codes.clear();
@@ -147,13 +128,7 @@ class BenchRunTest : public ::testing::Test {
     }
     return codes;
   }
-
-  static server::TestModel* model_;
-  static server::EncoderServer* server_;
 };
-
-server::TestModel* BenchRunTest::model_ = nullptr;
-server::EncoderServer* BenchRunTest::server_ = nullptr;
 
 TEST_F(BenchRunTest, ClosedLoopCountsMatchTheServersMetrics) {
   BenchOptions options;

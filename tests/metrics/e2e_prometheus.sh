@@ -16,50 +16,17 @@
 #
 # Usage: e2e_prometheus.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI DEPLOY_DIR
 set -euo pipefail
+name=metrics_e2e
 server_bin=$1
 client_bin=$2
 cli_bin=$3
 deploy=$4
-
-for tool in prometheus curl jq; do
-  command -v "$tool" >/dev/null ||
-    { echo "metrics_e2e: $tool not found: install it (scripts/setup installs the test packages)" >&2; exit 1; }
-done
-
 work=$(mktemp -d)
-server_pid=""
-prometheus_pid=""
-cleanup() {
-  for pid in "$server_pid" "$prometheus_pid"; do
-    if [ -n "$pid" ]; then kill -9 "$pid" 2>/dev/null || true; fi
-  done
-  rm -rf "$work"
-}
+# shellcheck source=../support/e2e_lib.sh
+source "$(dirname "$0")/../support/e2e_lib.sh"
 trap cleanup EXIT
-
-log() { echo "metrics_e2e: $*"; }
-fail() {
-  echo "metrics_e2e: FAIL: $*" >&2
-  for f in server.log prometheus.log; do
-    [ -f "$work/$f" ] && tail -n 20 "$work/$f" | sed "s/^/  $f: /" >&2
-  done
-  exit 1
-}
-
-# A port nothing listens on (IPv4 or IPv6 tables), other than $1.
-free_port() {
-  local port hex
-  for _ in $(seq 1 200); do
-    port=$((20000 + RANDOM % 30000))
-    hex=$(printf ':%04X' "$port")
-    if [ "$port" != "${1:-}" ] &&
-      ! awk -v h="$hex" '$2 ~ h"$" {found=1} END {exit !found}' /proc/net/tcp /proc/net/tcp6 2>/dev/null; then
-      echo "$port"
-      return 0
-    fi
-  done
-  return 1
-}
+extra_logs+=(prometheus.log)
+require_tools prometheus curl jq
 
 # query PROMQL: the JSON answer of /api/v1/query (status "success" checked).
 query() {
@@ -71,26 +38,11 @@ query() {
 }
 # scalar PROMQL: the single value of an instant vector with one element ("" if none).
 scalar() { query "$1" | jq -r '.data.result[0].value[1] // ""'; }
-# is JQ_EXPRESSION over the numbers a and b true?
-holds() { jq -en --argjson a "$2" --argjson b "${3:-0}" "$1" >/dev/null; }
 
 # ---- the server ---------------------------------------------------------------
-"$cli_bin" make-model --out "$work/model" --hidden 64 --layers 2 --heads 4 --intermediate 128 \
-  --max-position 128 --seed 5 >/dev/null
-"$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 --threads 2 \
-  2>"$work/server.log" &
-server_pid=$!
-grpc_port=""
-for _ in $(seq 1 300); do
-  grpc_port=$(sed -n 's/.*serving on 127\.0\.0\.1:\([0-9]*\).*/\1/p' "$work/server.log")
-  [ -n "$grpc_port" ] && break
-  kill -0 "$server_pid" 2>/dev/null || fail "the server exited while starting"
-  sleep 0.1
-done
-[ -n "$grpc_port" ] || fail "the server did not start within 30 s"
-metrics_port=$(sed -n 's/.*metrics on http:\/\/127\.0\.0\.1:\([0-9]*\)\/metrics.*/\1/p' "$work/server.log")
-[ -n "$metrics_port" ] || fail "the server did not log its metrics port"
-log "encoder-server: gRPC on $grpc_port, /metrics on $metrics_port"
+make_model "$work/model" 64 2 4 128
+start_server "$work/model" --threads 2
+log "encoder-server: gRPC on $port, /metrics on $metrics_port"
 
 # ---- Prometheus ---------------------------------------------------------------
 cat >"$work/prometheus.yml" <<YAML
@@ -107,11 +59,12 @@ scrape_configs:
 YAML
 ready=""
 for attempt in 1 2 3; do  # a port taken between the check and the bind: try another
-  prom_port=$(free_port "$metrics_port") || fail "no free port for Prometheus"
+  prom_port=$(free_port) || fail "no free port for Prometheus"
   prom="http://127.0.0.1:$prom_port"
   prometheus --config.file="$work/prometheus.yml" --storage.tsdb.path="$work/data-$attempt" \
     --web.listen-address="127.0.0.1:$prom_port" --log.level=warn >"$work/prometheus.log" 2>&1 &
   prometheus_pid=$!
+  extra_pids+=("$prometheus_pid")
   for _ in $(seq 1 300); do
     if curl -fsS --max-time 2 "$prom/-/ready" >/dev/null 2>&1; then ready=1; break; fi
     kill -0 "$prometheus_pid" 2>/dev/null || break
@@ -146,7 +99,7 @@ done
 log "before the first request: all 18 families, 90 transport x rpc x code series at 0"
 
 # ---- load ----------------------------------------------------------------------
-"$client_bin" bench --target "127.0.0.1:$grpc_port" --concurrency 32 --duration 8s \
+"$client_bin" bench --target "127.0.0.1:$port" --concurrency 32 --duration 8s \
   --invalid-fraction 0.05 --text-words 4:24 --timeout 30s --json >"$work/bench.json" ||
   fail "bench failed: $(cat "$work/bench.json")"
 requests=$(jq .requests "$work/bench.json")
@@ -235,12 +188,9 @@ done < <(jq -r '.templating.list[] | select(.type == "query") | .definition' "$d
 log "all $count dashboard expressions and its variables run with data"
 
 # ---- stop -------------------------------------------------------------------------
-kill -TERM "$server_pid"
 status=0
-wait "$server_pid" || status=$?
-server_pid=""
+stop_server || status=$?
 [ "$status" -eq 0 ] || fail "the server exited $status after SIGTERM"
 kill -TERM "$prometheus_pid"
 wait "$prometheus_pid" 2>/dev/null || true
-prometheus_pid=""
 log "all checks passed"

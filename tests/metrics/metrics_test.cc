@@ -22,7 +22,8 @@
 #include "server/app/encoder_server.h"
 #include "server/core/metrics.h"
 #include "server/grpc/status_mapping.h"
-#include "test_model.h"
+#include "support/net.h"
+#include "support/test_server.h"
 
 namespace server {
 namespace {
@@ -30,38 +31,26 @@ namespace {
 using encoder::v1::EncodeRequest;
 using encoder::v1::EncodeResponse;
 using Labels = std::map<std::string, std::string>;
+using testing_support::Connect;
+using testing_support::Encode;
+using testing_support::StartServer;
+using testing_support::TestModel;
+using testing_support::TestServerSuite;
 
 constexpr const char* kRpcs[] = {"Encode", "EncodeStream", "Tokenize", "GetModelInfo", "Decode"};
 
+// The budgets the count buckets end at (checked below).
 ServerConfig TestConfig(const std::string& model_dir) {
-  ServerConfig config;
-  config.model_dir = model_dir;
-  config.host = "127.0.0.1";
-  config.port = 0;
-  config.metrics_port = 0;
-  config.threads = 2;
-  config.batcher.max_batch_tokens = 4096;
+  ServerConfig config = testing_support::TestServerConfig(model_dir);
   config.batcher.max_batch_inputs = 64;
   config.batcher.max_queue_tokens = 65536;
   return config;
-}
-
-std::unique_ptr<encoder::v1::Encoder::Stub> Connect(int port) {
-  return encoder::v1::Encoder::NewStub(
-      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials()));
 }
 
 EncodeRequest Texts(const std::vector<std::string>& texts) {
   EncodeRequest request;
   for (const std::string& text : texts) request.add_inputs()->set_text(text);
   return request;
-}
-
-grpc::Status Call(encoder::v1::Encoder::Stub& stub, const EncodeRequest& request,
-                  EncodeResponse* response) {
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-  return stub.Encode(&context, request, response);
 }
 
 Scrape MustScrape(int port) {
@@ -99,34 +88,22 @@ std::vector<std::string> EncoderSeries(const Scrape& scrape) {
   return keys;
 }
 
-class MetricsTest : public ::testing::Test {
+class MetricsTest : public TestServerSuite {
  protected:
   static void SetUpTestSuite() {
-    model_ = new TestModel();
-    auto server = EncoderServer::Start(TestConfig(model_->dir()));
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = server->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    delete model_;
+    StartSuiteServer([](ServerConfig& config) { config = TestConfig(config.model_dir); });
   }
   void SetUp() override {
-    ASSERT_NE(server_, nullptr);
-    stub_ = Connect(server_->port());
+    ASSERT_NO_FATAL_FAILURE(TestServerSuite::SetUp());
+    stub_ = encoder::v1::Encoder::NewStub(Connect(suite_server().port()));
   }
 
-  static TestModel* model_;
-  static EncoderServer* server_;
   std::unique_ptr<encoder::v1::Encoder::Stub> stub_;
 };
 
-TestModel* MetricsTest::model_ = nullptr;
-EncoderServer* MetricsTest::server_ = nullptr;
-
 // Runs first in this binary; under ctest every test has a fresh server anyway.
 TEST_F(MetricsTest, EveryFamilyIsThereWithZerosBeforeTheFirstRequest) {
-  const Scrape scrape = MustScrape(server_->metrics_port());
+  const Scrape scrape = MustScrape(suite_server().metrics_port());
   const std::map<std::string, std::string> families = {
       {"encoder_request_duration_seconds", "histogram"},
       {"encoder_tokenize_duration_seconds", "histogram"},
@@ -193,7 +170,7 @@ TEST_F(MetricsTest, EveryFamilyIsThereWithZerosBeforeTheFirstRequest) {
   }
   EXPECT_EQ(scrape.Value("encoder_queue_tokens_limit"), 65536);
   EXPECT_EQ(scrape.Value("encoder_model_info",
-                         {{"model", server_->model().name},
+                         {{"model", suite_server().server().model().name},
                           {"precision", "fp32"},
                           {"layer_norm", "post"},
                           {"hidden_size", "64"},
@@ -211,7 +188,7 @@ TEST_F(MetricsTest, EveryFamilyIsThereWithZerosBeforeTheFirstRequest) {
 }
 
 TEST_F(MetricsTest, CountsFollowWhatTheClientsSaw) {
-  const int port = server_->metrics_port();
+  const int port = suite_server().metrics_port();
   int64_t inputs = 0;
   int64_t tokens = 0;
   const auto count_outputs = [&](const EncodeResponse& response) {
@@ -222,14 +199,14 @@ TEST_F(MetricsTest, CountsFollowWhatTheClientsSaw) {
   for (int i = 0; i < 5; ++i) {
     EncodeResponse response;
     const grpc::Status status =
-        Call(*stub_, i % 2 ? Texts({"hello world", "the quick brown fox"}) : Texts({"one more"}),
-             &response);
+        Encode(*stub_, i % 2 ? Texts({"hello world", "the quick brown fox"}) : Texts({"one more"}),
+               &response);
     ASSERT_TRUE(status.ok()) << status.error_message();
     count_outputs(response);
   }
   for (const auto& bad : {Texts({"fine", ""}), EncodeRequest()}) {
     EncodeResponse response;
-    EXPECT_EQ(Call(*stub_, bad, &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_EQ(Encode(*stub_, bad, &response).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   }
   // Tokenize: 1 OK, 1 refused. GetModelInfo: 1 OK.
   for (const char* text : {"tokenize me", ""}) {
@@ -301,13 +278,13 @@ TEST_F(MetricsTest, CountsFollowWhatTheClientsSaw) {
 }
 
 TEST_F(MetricsTest, RequestsAddNoSeries) {
-  const std::vector<std::string> before = EncoderSeries(MustScrape(server_->metrics_port()));
+  const std::vector<std::string> before = EncoderSeries(MustScrape(suite_server().metrics_port()));
   for (int i = 0; i < 20; ++i) {
     EncodeResponse response;
-    Call(*stub_, Texts({"same series", i % 4 == 0 ? "" : "again"}), &response);
+    Encode(*stub_, Texts({"same series", i % 4 == 0 ? "" : "again"}), &response);
   }
-  const Scrape after =
-      ScrapeUntil(server_->metrics_port(), [](const Scrape& s) { return RequestsTotal(s) >= 20; });
+  const Scrape after = ScrapeUntil(suite_server().metrics_port(),
+                                   [](const Scrape& s) { return RequestsTotal(s) >= 20; });
   EXPECT_EQ(EncoderSeries(after), before);
 }
 
@@ -318,10 +295,9 @@ TEST(MetricsCodesTest, DeadlineAndCancellationCountAsTheClientSawThem) {
   TestModel model;
   ServerConfig config = TestConfig(model.dir());
   config.batcher.max_queue_delay = std::chrono::seconds(1);
-  auto started = EncoderServer::Start(config);
-  ASSERT_TRUE(started.ok()) << started.status();
-  std::unique_ptr<EncoderServer> server = *std::move(started);
-  auto stub = Connect(server->port());
+  std::unique_ptr<EncoderServer> server = StartServer(config);
+  ASSERT_NE(server, nullptr);
+  auto stub = encoder::v1::Encoder::NewStub(Connect(server->port()));
 
   grpc::ClientContext late;
   late.set_deadline(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
@@ -369,11 +345,13 @@ TEST(MetricsStartTest, RefusesABusyMetricsPortAndTheGrpcPortTwice) {
                                            " on 127.0.0.1 is already in use (--metrics-port)");
 
   ServerConfig same = TestConfig(model.dir());
-  same.port = 50123;
-  same.metrics_port = 50123;
+  same.port = testing_support::FreePort();
+  ASSERT_GT(same.port, 0);
+  same.metrics_port = same.port;
   auto refused = EncoderServer::Start(same);
   ASSERT_FALSE(refused.ok());
-  EXPECT_EQ(refused.status().message(), "--metrics-port must differ from --port (both are 50123)");
+  EXPECT_EQ(refused.status().message(),
+            "--metrics-port must differ from --port (both are " + std::to_string(same.port) + ")");
 }
 
 }  // namespace

@@ -1,7 +1,5 @@
 #include "scrape.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "absl/strings/str_cat.h"
+#include "support/net.h"
 
 namespace server {
 namespace {
@@ -69,19 +68,10 @@ bool Scrape::Has(const std::string& name, const std::map<std::string, std::strin
 }
 
 absl::StatusOr<std::string> HttpGet(int port, const std::string& path) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) return absl::InternalError(absl::StrCat("socket: ", std::strerror(errno)));
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  timeval timeout{10, 0};
-  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-  if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    const int error = errno;
-    close(fd);
+  const int fd = testing_support::ConnectLoopback(port, /*read_timeout_seconds=*/10);
+  if (fd < 0) {
     return absl::UnavailableError(
-        absl::StrCat("connect to port ", port, ": ", std::strerror(error)));
+        absl::StrCat("connect to port ", port, ": ", std::strerror(errno)));
   }
   const std::string request = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
   if (send(fd, request.data(), request.size(), 0) != static_cast<ssize_t>(request.size())) {

@@ -36,7 +36,7 @@ name=overload
 source "$(dirname "$0")/../support/e2e_lib.sh"
 take_arguments "$@"
 trap cleanup EXIT
-for tool in jq curl; do command -v "$tool" >/dev/null || fail "$tool not found"; done
+require_tools jq curl
 : >"$summary"
 
 # Under sanitizers 4 s and 20 s (load_seconds): the same ratios, fewer calls.

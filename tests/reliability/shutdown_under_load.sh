@@ -28,7 +28,7 @@ name=shutdown_under_load
 source "$(dirname "$0")/../support/e2e_lib.sh"
 take_arguments "$@"
 trap cleanup EXIT
-for tool in jq curl; do command -v "$tool" >/dev/null || fail "$tool not found"; done
+require_tools jq curl
 : >"$summary"
 
 grace_seconds=10

@@ -50,7 +50,7 @@ name=slow_clients
 source "$(dirname "$0")/../support/e2e_lib.sh"
 take_arguments "$@"
 trap cleanup EXIT
-for tool in jq curl; do command -v "$tool" >/dev/null || fail "$tool not found"; done
+require_tools jq curl
 : >"$summary"
 
 hidden=128 intermediate=512

@@ -32,7 +32,7 @@ cleanup_faults() {
   cleanup
 }
 trap cleanup_faults EXIT
-command -v jq >/dev/null || fail "jq not found"
+require_tools jq
 : >"$summary"
 
 make_model "$work/good" 128 2 4 512

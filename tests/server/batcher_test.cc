@@ -15,9 +15,9 @@
 #include <utility>
 #include <vector>
 
-#include "fake_backend.h"
-#include "fake_clock.h"
 #include "server/core/request_queue.h"
+#include "support/fake_backend.h"
+#include "support/fake_clock.h"
 
 namespace server {
 namespace {
@@ -25,6 +25,8 @@ namespace {
 using Result = absl::StatusOr<std::vector<InputOutput>>;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
+using testing_support::FakeBackend;
+using testing_support::FakeClock;
 
 constexpr std::chrono::hours kLongDelay(1);
 

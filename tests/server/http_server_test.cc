@@ -11,43 +11,30 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
-#include "core_service.h"
-#include "http_test_client.h"
-#include "server/core/api_keys.h"
-#include "server/http/http_server.h"
+#include "support/http_test_server.h"
 
 namespace server::http {
 namespace {
 
 using nlohmann::json;
+using testing_support::CoreService;
+using testing_support::HttpResponse;
+using testing_support::HttpTestConnection;
+using testing_support::HttpTestServer;
+using testing_support::TestModel;
 
 class HttpServerTest : public ::testing::Test {
  protected:
   void Start(std::vector<std::string> keys = {}, HttpOptions options = {},
              BatcherConfig batcher = CoreService::DefaultConfig()) {
-    core_ = std::make_unique<CoreService>(batcher);
-    keys_ = std::make_unique<ApiKeys>(keys);
-    options.host = "127.0.0.1";
-    options.port = 0;
-    HttpModelInfo info{"test-model",          "float32", "cls", TestModel::kHidden,
-                       TestModel::kMaxLength, 16384,     64};
-    auto server = HttpServer::Start(options, info, &core_->dispatcher(), &core_->metrics(),
-                                    keys_.get(), SystemClock(), {core_->metrics().registry()});
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = *std::move(server);
-  }
-  void TearDown() override {
-    if (core_ != nullptr) core_->backend().Release();
-    server_.reset();
+    http_ = std::make_unique<HttpTestServer>(std::move(keys), options, batcher);
+    ASSERT_TRUE(http_->ok());
   }
 
+  CoreService& core() { return http_->core(); }
   HttpResponse Call(const std::string& method, const std::string& path,
                     const std::string& body = "", const std::string& headers = "") {
-    HttpTestConnection connection(server_->port());
-    EXPECT_TRUE(connection.connected());
-    absl::StatusOr<HttpResponse> response = connection.Request(method, path, body, headers);
-    EXPECT_TRUE(response.ok()) << response.status();
-    return response.ok() ? *response : HttpResponse{};
+    return http_->Call(method, path, body, headers);
   }
 
   // Whether GET /metrics shows `line` within 5 s.
@@ -61,9 +48,7 @@ class HttpServerTest : public ::testing::Test {
     return false;
   }
 
-  std::unique_ptr<CoreService> core_;
-  std::unique_ptr<ApiKeys> keys_;
-  std::unique_ptr<HttpServer> server_;
+  std::unique_ptr<HttpTestServer> http_;
 };
 
 TEST_F(HttpServerTest, OpenAiEmbeddingsShapeAndValues) {
@@ -80,8 +65,8 @@ TEST_F(HttpServerTest, OpenAiEmbeddingsShapeAndValues) {
                                              "embedding": [5.0, 3.0]})"));
   EXPECT_EQ(body["data"][1]["embedding"], json::parse("[9.0, 2.0]"));
   // OpenAI's vectors are normalized: the request asked the core for it.
-  ASSERT_FALSE(core_->backend().specs().empty());
-  EXPECT_TRUE(core_->backend().specs()[0].normalize);
+  ASSERT_FALSE(core().backend().specs().empty());
+  EXPECT_TRUE(core().backend().specs()[0].normalize);
 
   // dimensions 1 of (5, 3): (1); base64 of 1.0f is AACAPw==.
   const json cut =
@@ -101,12 +86,12 @@ TEST_F(HttpServerTest, TeiRoutes) {
       Call("POST", "/embed", R"({"inputs": [[4, 5], [6]], "normalize": false})");
   ASSERT_EQ(embed.status, 200) << embed.body;
   EXPECT_EQ(json::parse(embed.body), json::parse("[[4.0, 2.0], [6.0, 1.0]]"));
-  EXPECT_FALSE(core_->backend().specs()[0].normalize);
+  EXPECT_FALSE(core().backend().specs()[0].normalize);
 
   const HttpResponse tokenize = Call("POST", "/tokenize", R"({"inputs": "hello"})");
   ASSERT_EQ(tokenize.status, 200) << tokenize.body;
   const json tokens = json::parse(tokenize.body);
-  const engine::Encoding expected = core_->model().tokenizer->Encode("hello", 0).value();
+  const engine::Encoding expected = core().model().tokenizer->Encode("hello", 0).value();
   ASSERT_EQ(tokens[0].size(), expected.ids.size());
   EXPECT_EQ(tokens[0][0]["id"], expected.ids[0]);
   EXPECT_EQ(tokens[0][0]["special"], true);
@@ -167,7 +152,7 @@ TEST_F(HttpServerTest, BodyLimitAndHalfSentBodiesLeaveOthersServed) {
             std::string::npos);
 
   // Says 100 bytes, sends 10, then stalls: answered 400 after the I/O timeout.
-  HttpTestConnection stalled(server_->port());
+  HttpTestConnection stalled(http_->port());
   ASSERT_TRUE(stalled
                   .SendRaw("POST /embed HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n"
                            "{\"inputs\":")
@@ -183,7 +168,7 @@ TEST_F(HttpServerTest, BodyLimitAndHalfSentBodiesLeaveOthersServed) {
 
 TEST_F(HttpServerTest, KeepAliveServesManyRequestsOnOneConnection) {
   Start();
-  HttpTestConnection connection(server_->port());
+  HttpTestConnection connection(http_->port());
   for (int i = 0; i < 20; ++i) {
     absl::StatusOr<HttpResponse> response =
         connection.Request("POST", "/embed", absl::StrCat(R"({"inputs": [[)", 10 + i, "]]}"));
@@ -218,20 +203,20 @@ TEST_F(HttpServerTest, OverloadDeadlineAndShutdown) {
   batcher.max_batch_tokens = 64;
   batcher.max_queue_tokens = 64;
   Start({}, {}, batcher);
-  core_->backend().Hold();
+  core().backend().Hold();
   // The engine is busy with the first request; it fills the queue's budget.
   std::thread first(
       [&] { EXPECT_EQ(Call("POST", "/embed", R"({"inputs": [[1, 2]]})").status, 200); });
-  ASSERT_TRUE(core_->backend().AwaitStarted(1));
+  ASSERT_TRUE(core().backend().AwaitStarted(1));
   // While the engine is busy with the first request, 60 tokens fill the queue.
   std::vector<int32_t> ids(60, 5);
   std::thread filler([&] {
     EXPECT_EQ(Call("POST", "/embed", json({{"inputs", {ids}}}).dump()).status, 200);
   });
-  for (int i = 0; i < 2000 && core_->batcher().queued_tokens() < 60; ++i) {
+  for (int i = 0; i < 2000 && core().batcher().queued_tokens() < 60; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  ASSERT_EQ(core_->batcher().queued_tokens(), 60);
+  ASSERT_EQ(core().batcher().queued_tokens(), 60);
   const HttpResponse overloaded = Call("POST", "/v1/embeddings", json({{"input", ids}}).dump());
   EXPECT_EQ(overloaded.status, 429);
   EXPECT_EQ(overloaded.headers.at("retry-after"), "1");
@@ -239,13 +224,13 @@ TEST_F(HttpServerTest, OverloadDeadlineAndShutdown) {
 
   EXPECT_EQ(Call("POST", "/embed", R"({"inputs": [[1]]})", "X-Request-Timeout-Ms: abc\r\n").status,
             422);
-  core_->backend().Release();
+  core().backend().Release();
   first.join();
   filler.join();
 
-  server_->SetServing(false);
+  http_->server().SetServing(false);
   EXPECT_EQ(Call("GET", "/health").status, 503);
-  core_->dispatcher().StopAccepting();
+  core().dispatcher().StopAccepting();
   const HttpResponse draining = Call("POST", "/embed", R"({"inputs": [[1]]})");
   EXPECT_EQ(draining.status, 503);
   EXPECT_EQ(json::parse(draining.body)["error_type"], "unhealthy");
@@ -253,14 +238,14 @@ TEST_F(HttpServerTest, OverloadDeadlineAndShutdown) {
 
 TEST_F(HttpServerTest, PastTheDeadlineIs504) {
   Start();
-  core_->backend().Hold();
+  core().backend().Hold();
   std::thread first([&] { Call("POST", "/embed", R"({"inputs": [[1, 2]]})"); });
-  ASSERT_TRUE(core_->backend().AwaitStarted(1));
+  ASSERT_TRUE(core().backend().AwaitStarted(1));
   // Queued behind a held batch with 1 ms to live: refused at admission (429)
   // or dropped when its deadline passes (504), never computed.
   std::thread release([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    core_->backend().Release();
+    core().backend().Release();
   });
   const HttpResponse late =
       Call("POST", "/embed", R"({"inputs": [[3, 4]]})", "X-Request-Timeout-Ms: 1\r\n");

@@ -15,7 +15,7 @@
 #include "encoder/v1/encoder.grpc.pb.h"
 #include "server/app/encoder_server.h"
 #include "server/app/server_config.h"
-#include "test_model.h"
+#include "support/test_server.h"
 
 namespace server {
 namespace {
@@ -23,32 +23,11 @@ namespace {
 using encoder::v1::EncodeRequest;
 using encoder::v1::EncodeResponse;
 using std::chrono::seconds;
-
-ServerConfig LimitsConfig(const std::string& model_dir) {
-  ServerConfig config;
-  config.model_dir = model_dir;
-  config.host = "127.0.0.1";
-  config.port = 0;
-  config.metrics_port = 0;
-  config.threads = 2;
-  config.batcher.max_batch_tokens = 4096;
-  config.shutdown_grace = seconds(5);
-  return config;
-}
-
-std::unique_ptr<EncoderServer> StartServer(const ServerConfig& config) {
-  auto server = EncoderServer::Start(config);
-  EXPECT_TRUE(server.ok()) << server.status();
-  return server.ok() ? *std::move(server) : nullptr;
-}
-
-std::shared_ptr<grpc::Channel> Connect(int port) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);
-  args.SetMaxSendMessageSize(-1);
-  return grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
-                                   grpc::InsecureChannelCredentials(), args);
-}
+using testing_support::Connect;
+using testing_support::Encode;
+using testing_support::StartServer;
+using testing_support::TestModel;
+using testing_support::TestServerConfig;
 
 std::chrono::system_clock::time_point In(seconds timeout) {
   return std::chrono::system_clock::now() + timeout;
@@ -71,13 +50,6 @@ EncodeRequest Request(const std::vector<encoder::v1::Input>& inputs, bool trunca
   return request;
 }
 
-grpc::Status Encode(encoder::v1::Encoder::Stub* stub, const EncodeRequest& request,
-                    EncodeResponse* response) {
-  grpc::ClientContext context;
-  context.set_deadline(In(seconds(30)));
-  return stub->Encode(&context, request, response);
-}
-
 class LimitsTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { model_ = new TestModel(); }
@@ -91,7 +63,7 @@ class LimitsTest : public ::testing::Test {
 TestModel* LimitsTest::model_ = nullptr;
 
 TEST_F(LimitsTest, AMessageOverMaxReceiveMessageBytesIsResourceExhaustedAndOthersAreServed) {
-  ServerConfig config = LimitsConfig(model_->dir());
+  ServerConfig config = TestServerConfig(model_->dir());
   config.max_receive_message_bytes = 16384;
   std::unique_ptr<EncoderServer> server = StartServer(config);
   ASSERT_NE(server, nullptr);
@@ -103,7 +75,7 @@ TEST_F(LimitsTest, AMessageOverMaxReceiveMessageBytesIsResourceExhaustedAndOther
   encoder::v1::Input big;
   big.set_text(words);  // under --max-text-bytes (65536), over the message limit
   EncodeResponse response;
-  grpc::Status status = Encode(stub.get(), Request({big}, /*truncate=*/true), &response);
+  grpc::Status status = Encode(*stub, Request({big}, /*truncate=*/true), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << status.error_message();
 
   // On a stream: the stream ends with it.
@@ -122,31 +94,31 @@ TEST_F(LimitsTest, AMessageOverMaxReceiveMessageBytesIsResourceExhaustedAndOther
   // The same connection and a new one still serve, a message under the limit included.
   encoder::v1::Input under;
   under.set_text(words.substr(0, 15000));
-  status = Encode(stub.get(), Request({under}, /*truncate=*/true), &response);
+  status = Encode(*stub, Request({under}, /*truncate=*/true), &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(response.outputs(0).tokens(), TestModel::kMaxLength);
   auto other = encoder::v1::Encoder::NewStub(Connect(server->port()));
-  status = Encode(other.get(), Request({Ids(5)}), &response);
+  status = Encode(*other, Request({Ids(5)}), &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(response.outputs(0).tokens(), 5);
 }
 
 TEST_F(LimitsTest, TokensOverMaxTokensPerRequestAreInvalidArgumentNamingTheInput) {
-  ServerConfig config = LimitsConfig(model_->dir());
+  ServerConfig config = TestServerConfig(model_->dir());
   config.max_tokens_per_request = 20;
   std::unique_ptr<EncoderServer> server = StartServer(config);
   ASSERT_NE(server, nullptr);
   auto stub = encoder::v1::Encoder::NewStub(Connect(server->port()));
 
   EncodeResponse response;
-  grpc::Status status = Encode(stub.get(), Request({Ids(8), Ids(8), Ids(8)}), &response);
+  grpc::Status status = Encode(*stub, Request({Ids(8), Ids(8), Ids(8)}), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(status.error_message(),
             "input 2: the request reaches 24 tokens here, more than the limit of 20 tokens per "
             "request (--max-tokens-per-request)");
 
   // Exactly at the limit is fine.
-  status = Encode(stub.get(), Request({Ids(8), Ids(8), Ids(4)}), &response);
+  status = Encode(*stub, Request({Ids(8), Ids(8), Ids(4)}), &response);
   ASSERT_TRUE(status.ok()) << status.error_message();
   EXPECT_EQ(response.outputs_size(), 3);
 
@@ -156,7 +128,7 @@ TEST_F(LimitsTest, TokensOverMaxTokensPerRequestAreInvalidArgumentNamingTheInput
   for (int i = 0; i < 100; ++i) words += "word ";
   encoder::v1::Input text;
   text.set_text(words);
-  status = Encode(stub.get(), Request({Ids(2), text}, /*truncate=*/true), &response);
+  status = Encode(*stub, Request({Ids(2), text}, /*truncate=*/true), &response);
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(status.error_message(),
             "input 1: the request reaches " + std::to_string(2 + TestModel::kMaxLength) +
@@ -218,7 +190,7 @@ struct OpenStream {
 };
 
 TEST_F(LimitsTest, StreamsBeyondMaxConcurrentStreamsWaitForAFreeSlotAndAllComplete) {
-  ServerConfig config = LimitsConfig(model_->dir());
+  ServerConfig config = TestServerConfig(model_->dir());
   config.max_concurrent_streams = 2;
   std::unique_ptr<EncoderServer> server = StartServer(config);
   ASSERT_NE(server, nullptr);
@@ -227,7 +199,7 @@ TEST_F(LimitsTest, StreamsBeyondMaxConcurrentStreamsWaitForAFreeSlotAndAllComple
   // A first call: the connection is up and the client has the server's
   // SETTINGS (with the limit) before the streams open.
   EncodeResponse response;
-  ASSERT_TRUE(Encode(stub.get(), Request({Ids(4)}), &response).ok());
+  ASSERT_TRUE(Encode(*stub, Request({Ids(4)}), &response).ok());
 
   OpenStream first, second;
   ASSERT_TRUE(first.Open(stub.get(), "first"));
@@ -269,14 +241,14 @@ TEST_F(LimitsTest, StreamsBeyondMaxConcurrentStreamsWaitForAFreeSlotAndAllComple
 }
 
 TEST_F(LimitsTest, AnIdleConnectionIsClosedAfterMaxConnectionIdle) {
-  ServerConfig config = LimitsConfig(model_->dir());
+  ServerConfig config = TestServerConfig(model_->dir());
   config.max_connection_idle = std::chrono::seconds(1);
   std::unique_ptr<EncoderServer> server = StartServer(config);
   ASSERT_NE(server, nullptr);
   std::shared_ptr<grpc::Channel> channel = Connect(server->port());
   auto stub = encoder::v1::Encoder::NewStub(channel);
   EncodeResponse response;
-  ASSERT_TRUE(Encode(stub.get(), Request({Ids(4)}), &response).ok());
+  ASSERT_TRUE(Encode(*stub, Request({Ids(4)}), &response).ok());
   ASSERT_EQ(channel->GetState(false), GRPC_CHANNEL_READY);
 
   // The server sends GOAWAY once the connection has had no call for 1 s;
@@ -287,7 +259,7 @@ TEST_F(LimitsTest, AnIdleConnectionIsClosedAfterMaxConnectionIdle) {
   EXPECT_NE(channel->GetState(false), GRPC_CHANNEL_READY);
 
   // A new call reconnects.
-  EXPECT_TRUE(Encode(stub.get(), Request({Ids(4)}), &response).ok());
+  EXPECT_TRUE(Encode(*stub, Request({Ids(4)}), &response).ok());
 }
 
 TEST(LimitsConfigTest, DefaultsAndValidationNameTheFlag) {
@@ -306,7 +278,7 @@ TEST(LimitsConfigTest, DefaultsAndValidationNameTheFlag) {
   EXPECT_EQ(defaults.max_concurrent_streams, 256);
   EXPECT_EQ(defaults.max_connection_idle, std::chrono::minutes(5));
 
-  ServerConfig config = LimitsConfig("/some/model");
+  ServerConfig config = TestServerConfig("/some/model");
   ASSERT_TRUE(ValidateServerConfig(config).ok());
   const auto error = [](const ServerConfig& bad) {
     return std::string(ValidateServerConfig(bad).message());
@@ -337,7 +309,7 @@ TEST(LimitsConfigTest, DefaultsAndValidationNameTheFlag) {
 // the level is checked when the server starts (exit 1,
 // reliability_startup_faults).
 TEST(ServerConfigTest, IsaIsEmptyOrALevelName) {
-  ServerConfig config = LimitsConfig("/some/model");
+  ServerConfig config = TestServerConfig("/some/model");
   EXPECT_TRUE(ValidateServerConfig(config).ok());  // empty: the CPU's best
   for (const char* level :
        {"scalar", "avx2", "avx2_vnni", "avx512", "avx512_vnni", "avx512_bf16"}) {

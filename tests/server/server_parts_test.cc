@@ -1,7 +1,6 @@
 // The server's small parts on their own: UTF-8 checking, the model's default
 // pooling, the environment-variable rule for flags, and status mapping.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <filesystem>
 #include <fstream>
@@ -13,6 +12,7 @@
 #include "server/core/prompts_config.h"
 #include "server/core/utf8.h"
 #include "server/grpc/status_mapping.h"
+#include "support/files.h"
 
 ABSL_FLAG(int, test_port, 1, "a flag for the environment-override test");
 ABSL_FLAG(std::string, test_model_dir, "", "a flag for the environment-override test");
@@ -52,17 +52,12 @@ TEST(Utf8Test, FindsTheFirstBadByte) {
 
 class PoolingConfigTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "pooling_config_XXXXXX";
-    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
-    dir_ = pattern;
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   void WritePoolingConfig(const std::string& json) {
     std::filesystem::create_directories(dir_ + "/1_Pooling");
     std::ofstream(dir_ + "/1_Pooling/config.json") << json;
   }
-  std::string dir_;
+  const testing_support::TempDir temp_{"pooling_config_"};  // removed after each test
+  const std::string dir_ = temp_.path();
 };
 
 TEST_F(PoolingConfigTest, IsClsWithoutTheFile) {

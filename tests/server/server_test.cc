@@ -25,7 +25,8 @@
 #include "grpc/health/v1/health.grpc.pb.h"
 #include "server/app/encoder_server.h"
 #include "server/grpc/encode_stream.h"
-#include "test_model.h"
+#include "support/proto_conversions.h"
+#include "support/test_server.h"
 
 namespace server {
 namespace {
@@ -35,6 +36,13 @@ using encoder::v1::EncodeResponse;
 using encoder::v1::Input;
 using grpc::health::v1::HealthCheckResponse;
 using std::chrono::seconds;
+using testing_support::Connect;
+using testing_support::SetDeadline;
+using testing_support::StartServer;
+using testing_support::TestModel;
+using testing_support::TestServerSuite;
+using testing_support::ToCoreInput;
+using testing_support::ToEnginePooling;
 
 constexpr float kTolerance = 1e-5f;
 
@@ -69,41 +77,11 @@ EncodeRequest Request(const std::vector<Input>& inputs,
   return request;
 }
 
-engine::Pooling FromProto(encoder::v1::Pooling pooling) {
-  switch (pooling) {
-    case encoder::v1::POOLING_MEAN:
-      return engine::Pooling::kMean;
-    case encoder::v1::POOLING_NONE:
-      return engine::Pooling::kNone;
-    case encoder::v1::POOLING_POOLER:
-      return engine::Pooling::kPooler;
-    default:
-      return engine::Pooling::kCls;
-  }
-}
-
-ServerConfig TestConfig(const std::string& model_dir) {
-  ServerConfig config;
-  config.model_dir = model_dir;
-  config.host = "127.0.0.1";
-  config.port = 0;
-  config.metrics_port = 0;
-  config.threads = 2;
-  config.batcher.max_batch_tokens = 4096;
-  config.batcher.max_queue_tokens = 65536;
-  config.shutdown_grace = std::chrono::seconds(20);
+// The servers here drain queued work when they stop: the default grace.
+ServerConfig Config(const std::string& model_dir) {
+  ServerConfig config = testing_support::TestServerConfig(model_dir);
+  config.shutdown_grace = seconds(20);
   return config;
-}
-
-std::shared_ptr<grpc::Channel> Connect(int port) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(-1);
-  return grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
-                                   grpc::InsecureChannelCredentials(), args);
-}
-
-void SetDeadline(grpc::ClientContext* context, seconds timeout = seconds(30)) {
-  context->set_deadline(std::chrono::system_clock::now() + timeout);
 }
 
 // Records the batcher's queue so a test can wait until its request is queued.
@@ -125,40 +103,33 @@ class QueueWatcher : public BatcherObserver {
   int64_t tokens_ = 0;
 };
 
-class ServerTest : public ::testing::Test {
+class ServerTest : public TestServerSuite {
  protected:
   static void SetUpTestSuite() {
-    model_ = new TestModel();
-    auto server = EncoderServer::Start(TestConfig(model_->dir()));
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = server->release();
-  }
-  static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-    delete model_;
-    model_ = nullptr;
+    StartSuiteServer([](ServerConfig& config) { config = Config(config.model_dir); });
   }
   void SetUp() override {
-    ASSERT_NE(server_, nullptr);
-    channel_ = Connect(server_->port());
+    ASSERT_NO_FATAL_FAILURE(TestServerSuite::SetUp());
+    channel_ = Connect(server().port());
     stub_ = encoder::v1::Encoder::NewStub(channel_);
   }
 
+  static TestModel& model() { return suite_server().model(); }
+  static EncoderServer& server() { return suite_server().server(); }
+
   grpc::Status Encode(const EncodeRequest& request, EncodeResponse* response) {
-    grpc::ClientContext context;
-    SetDeadline(&context);
-    return stub_->Encode(&context, request, response);
+    return testing_support::Encode(*stub_, request, response);
   }
 
   // Each output equals its input encoded alone by the engine.
   static void ExpectMatchesAlone(const EncodeRequest& request, const EncodeResponse& response) {
     ASSERT_EQ(response.outputs_size(), request.inputs_size());
-    const engine::Pooling pooling = FromProto(response.pooling());
+    const engine::Pooling pooling = ToEnginePooling(response.pooling());
     for (int i = 0; i < request.inputs_size(); ++i) {
       int rows = 0, tokens = 0;
-      const std::vector<float> expected = model_->EncodeAlone(
-          request.inputs(i), pooling, request.normalize(), request.truncate(), &rows, &tokens);
+      const std::vector<float> expected =
+          model().EncodeAlone(ToCoreInput(request.inputs(i)), pooling, request.normalize(),
+                              request.truncate(), &rows, &tokens);
       const encoder::v1::Output& output = response.outputs(i);
       ASSERT_EQ(output.rows(), rows) << "input " << i;
       ASSERT_EQ(output.cols(), TestModel::kHidden) << "input " << i;
@@ -183,14 +154,9 @@ class ServerTest : public ::testing::Test {
     return response.status();
   }
 
-  static TestModel* model_;
-  static EncoderServer* server_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<encoder::v1::Encoder::Stub> stub_;
 };
-
-TestModel* ServerTest::model_ = nullptr;
-EncoderServer* ServerTest::server_ = nullptr;
 
 TEST_F(ServerTest, HealthIsServingOnceStarted) {
   EXPECT_EQ(Health(""), HealthCheckResponse::SERVING);
@@ -258,13 +224,13 @@ TEST_F(ServerTest, GetModelInfoDescribesTheModel) {
   SetDeadline(&context);
   encoder::v1::ModelInfo info;
   ASSERT_TRUE(stub_->GetModelInfo(&context, {}, &info).ok());
-  EXPECT_EQ(info.name(), model_->dir().substr(model_->dir().rfind('/') + 1));
+  EXPECT_EQ(info.name(), model().dir().substr(model().dir().rfind('/') + 1));
   EXPECT_EQ(info.model_type(), "bert");
   EXPECT_EQ(info.hidden_size(), TestModel::kHidden);
   EXPECT_EQ(info.num_layers(), 2);
   EXPECT_EQ(info.num_heads(), 4);
   EXPECT_EQ(info.max_length(), TestModel::kMaxLength);
-  EXPECT_EQ(info.vocab_size(), model_->encoder().config().vocab_size);
+  EXPECT_EQ(info.vocab_size(), model().encoder().config().vocab_size);
   EXPECT_EQ(info.default_pooling(), encoder::v1::POOLING_CLS);
   EXPECT_EQ(info.precision(), encoder::v1::PRECISION_FLOAT32);
   EXPECT_EQ(info.layer_norm_placement(), encoder::v1::LAYER_NORM_PLACEMENT_POST);
@@ -320,10 +286,10 @@ TEST_F(ServerTest, TruncateKeepsTheClosingSep) {
   ExpectMatchesAlone(request, response);
 
   std::vector<int32_t> ids, types;
-  model_->Tokenize(request.inputs(2), /*truncate=*/true, &ids, &types);
+  model().Tokenize(ToCoreInput(request.inputs(2)), /*truncate=*/true, &ids, &types);
   EXPECT_EQ(ids.back(), 3);  // the reference keeps the last id too
-  model_->Tokenize(request.inputs(0), /*truncate=*/true, &ids, &types);
-  EXPECT_EQ(ids.back(), model_->tokenizer().sep_id());
+  model().Tokenize(ToCoreInput(request.inputs(0)), /*truncate=*/true, &ids, &types);
+  EXPECT_EQ(ids.back(), model().tokenizer().sep_id());
 }
 
 TEST_F(ServerTest, TruncationDirectionIsOneTheApiDefines) {
@@ -349,7 +315,7 @@ TEST_F(ServerTest, TokenizeReturnsIdsTokensAndOffsets) {
   request.set_text("Hello, world!");
   encoder::v1::TokenizeResponse response;
   ASSERT_TRUE(stub_->Tokenize(&context, request, &response).ok());
-  auto expected = model_->tokenizer().Encode("Hello, world!");
+  auto expected = model().tokenizer().Encode("Hello, world!");
   ASSERT_TRUE(expected.ok());
   ASSERT_EQ(response.ids_size(), static_cast<int>(expected->ids.size()));
   for (int i = 0; i < response.ids_size(); ++i) {
@@ -363,7 +329,7 @@ TEST_F(ServerTest, TokenizeReturnsIdsTokensAndOffsets) {
 }
 
 TEST_F(ServerTest, DecodeMapsIdsBackToText) {
-  auto encoding = model_->tokenizer().Encode("hello world");
+  auto encoding = model().tokenizer().Encode("hello world");
   ASSERT_TRUE(encoding.ok());
   encoder::v1::DecodeRequest request;
   for (int32_t id : encoding->ids) request.add_ids(id);
@@ -375,7 +341,7 @@ TEST_F(ServerTest, DecodeMapsIdsBackToText) {
     ASSERT_TRUE(stub_->Decode(&context, request, &response).ok());
     EXPECT_EQ(response.text(), keep ? "[CLS] hello world [SEP]" : "hello world");
   }
-  request.add_ids(model_->encoder().config().vocab_size);
+  request.add_ids(model().encoder().config().vocab_size);
   grpc::ClientContext context;
   SetDeadline(&context);
   encoder::v1::DecodeResponse response;
@@ -401,7 +367,7 @@ struct BadRequest {
 };
 
 TEST_F(ServerTest, EachBadInputIsInvalidArgumentNamingItsIndexAndTheServerKeepsServing) {
-  const int vocab = model_->encoder().config().vocab_size;
+  const int vocab = model().encoder().config().vocab_size;
   std::vector<Input> too_many(65, Text("x"));
   EncodeRequest unknown_pooling = Request({Text("x")});
   unknown_pooling.set_pooling(static_cast<encoder::v1::Pooling>(42));
@@ -452,7 +418,7 @@ TEST_F(ServerTest, EachBadInputIsInvalidArgumentNamingItsIndexAndTheServerKeepsS
 TEST_F(ServerTest, SixtyFourConcurrentClientsGetWhatEachInputGivesAlone) {
   constexpr int kClients = 64;
   constexpr int kRequestsPerClient = 4;
-  const int vocab = model_->encoder().config().vocab_size;
+  const int vocab = model().encoder().config().vocab_size;
   const std::vector<std::string> words = {"the",   "quick", "brown", "fox",   "jumps",
                                           "over",  "lazy",  "dog",   "hello", "world",
                                           "batch", "token", "café",  "naïve", "server"};
@@ -473,7 +439,7 @@ TEST_F(ServerTest, SixtyFourConcurrentClientsGetWhatEachInputGivesAlone) {
           text += words[pick(words.size())] + " ";
         return text;
       };
-      auto stub = encoder::v1::Encoder::NewStub(Connect(server_->port()));
+      auto stub = encoder::v1::Encoder::NewStub(Connect(server().port()));
       for (int r = 0; r < kRequestsPerClient; ++r) {
         const bool truncate = pick(2) == 1;
         const int max_words = truncate ? 80 : 8;  // untruncated inputs stay under 64 tokens
@@ -487,11 +453,11 @@ TEST_F(ServerTest, SixtyFourConcurrentClientsGetWhatEachInputGivesAlone) {
               inputs.push_back(Pair(sentence(max_words / 2 + 1), sentence(max_words / 2 + 1)));
               break;
             default: {
-              std::vector<int32_t> ids = {model_->tokenizer().cls_id()};
+              std::vector<int32_t> ids = {model().tokenizer().cls_id()};
               for (int k = 0, n = pick(truncate ? 100 : 40); k < n; ++k) {
                 ids.push_back(5 + pick(vocab - 5));
               }
-              ids.push_back(model_->tokenizer().sep_id());
+              ids.push_back(model().tokenizer().sep_id());
               inputs.push_back(Ids(ids));
             }
           }
@@ -583,14 +549,13 @@ TEST_F(ServerTest, EncodeStreamPausesReadingPastItsInFlightCapAndResumes) {
 // so requests stay queued until the test shuts it down.
 TEST(ServerShutdownTest, QueueFullDeadlineCancellationAndShutdownPaths) {
   TestModel model;
-  ServerConfig config = TestConfig(model.dir());
+  ServerConfig config = Config(model.dir());
   config.batcher.max_queue_delay = std::chrono::hours(1);
   config.batcher.max_batch_tokens = 64;
   config.batcher.max_queue_tokens = 64;
   QueueWatcher queue;
-  auto started = EncoderServer::Start(config, &queue);
-  ASSERT_TRUE(started.ok()) << started.status();
-  std::unique_ptr<EncoderServer> server = *std::move(started);
+  std::unique_ptr<EncoderServer> server = StartServer(config, &queue);
+  ASSERT_NE(server, nullptr);
   auto channel = Connect(server->port());
   auto stub = encoder::v1::Encoder::NewStub(channel);
   const auto ids = [](int count) {
@@ -704,16 +669,16 @@ TEST(ServerShutdownTest, QueueFullDeadlineCancellationAndShutdownPaths) {
 }
 
 TEST(ServerStartTest, RefusesABadModelDirAndABusyPortAndReadsThePoolingConfig) {
-  ServerConfig config = TestConfig("/nonexistent/model");
+  ServerConfig config = Config("/nonexistent/model");
   auto missing = EncoderServer::Start(config);
   ASSERT_FALSE(missing.ok());
   EXPECT_NE(missing.status().message().find("/nonexistent/model"), absl::string_view::npos)
       << missing.status();
 
   TestModel model;
-  auto first = EncoderServer::Start(TestConfig(model.dir()));
+  auto first = EncoderServer::Start(Config(model.dir()));
   ASSERT_TRUE(first.ok()) << first.status();
-  ServerConfig same_port = TestConfig(model.dir());
+  ServerConfig same_port = Config(model.dir());
   same_port.port = (*first)->port();
   auto second = EncoderServer::Start(same_port);
   ASSERT_FALSE(second.ok());
@@ -725,7 +690,7 @@ TEST(ServerStartTest, RefusesABadModelDirAndABusyPortAndReadsThePoolingConfig) {
     std::filesystem::create_directories(model.dir() + "/1_Pooling");
     std::ofstream(model.dir() + "/1_Pooling/config.json")
         << R"({"pooling_mode_cls_token": false, "pooling_mode_mean_tokens": true})";
-    auto mean_model = EncoderServer::Start(TestConfig(model.dir()));
+    auto mean_model = EncoderServer::Start(Config(model.dir()));
     ASSERT_TRUE(mean_model.ok()) << mean_model.status();
     auto stub = encoder::v1::Encoder::NewStub(Connect((*mean_model)->port()));
     grpc::ClientContext context;
@@ -736,7 +701,7 @@ TEST(ServerStartTest, RefusesABadModelDirAndABusyPortAndReadsThePoolingConfig) {
     std::filesystem::remove_all(model.dir() + "/1_Pooling");
   }
 
-  ServerConfig bad_flag = TestConfig(model.dir());
+  ServerConfig bad_flag = Config(model.dir());
   bad_flag.batcher.max_batch_tokens = 16;
   auto too_small = EncoderServer::Start(bad_flag);
   ASSERT_FALSE(too_small.ok());
@@ -746,11 +711,11 @@ TEST(ServerStartTest, RefusesABadModelDirAndABusyPortAndReadsThePoolingConfig) {
 
 TEST(ServerApiKeysTest, GrpcCallsNeedAKeyWhileHealthStaysOpen) {
   TestModel model;
-  ServerConfig config = TestConfig(model.dir());
+  ServerConfig config = Config(model.dir());
   config.api_keys = {"first-key", "second-key"};
-  auto server = EncoderServer::Start(config);
-  ASSERT_TRUE(server.ok()) << server.status();
-  auto channel = Connect((*server)->port());
+  std::unique_ptr<EncoderServer> server = StartServer(config);
+  ASSERT_NE(server, nullptr);
+  auto channel = Connect(server->port());
   auto stub = encoder::v1::Encoder::NewStub(channel);
   const EncodeRequest request = Request({Text("a key please")});
   const auto call = [&](const char* authorization) {

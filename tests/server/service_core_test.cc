@@ -10,12 +10,14 @@
 #include <thread>
 #include <vector>
 
-#include "core_service.h"
+#include "support/core_service.h"
 
 namespace server {
 namespace {
 
 using Result = absl::StatusOr<core::EncodeResult>;
+using testing_support::CoreService;
+using testing_support::TestModel;
 
 core::EncodeRequest IdsRequest(std::vector<std::vector<int32_t>> inputs) {
   core::EncodeRequest request;

@@ -4,12 +4,9 @@
 // a second, untrusted CA with its own client certificate. The clients are
 // encoder-client's (client::MakeChannel), so its TLS flags are tested too.
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
 #include <chrono>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -21,7 +18,8 @@
 #include "server/app/encoder_server.h"
 #include "server/app/server_config.h"
 #include "server/grpc/tls.h"
-#include "test_model.h"
+#include "support/files.h"
+#include "support/test_server.h"
 
 #ifndef MAKE_TEST_CERTS_SCRIPT
 #error "MAKE_TEST_CERTS_SCRIPT must name tests/server/make_test_certs.sh"
@@ -31,42 +29,23 @@ namespace server {
 namespace {
 
 using std::chrono::seconds;
+using testing_support::ReadFile;
+using testing_support::TempDir;
+using testing_support::TestModel;
+using testing_support::TestServerSuite;
+using testing_support::WriteFile;
 
-// A fresh directory of certificates; empty (and a failure) when openssl fails.
-std::string MakeCertificates() {
-  std::string pattern = ::testing::TempDir() + "encoder_tls_test_XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) {
-    ADD_FAILURE() << "mkdtemp failed";
-    return "";
-  }
+// A fresh directory of certificates, removed with the result; null (and a
+// failure) when openssl fails.
+std::unique_ptr<TempDir> MakeCertificates() {
+  auto dir = std::make_unique<TempDir>("encoder_tls_test_");
   const std::string command =
-      std::string("bash '") + MAKE_TEST_CERTS_SCRIPT + "' '" + pattern + "'";
+      std::string("bash '") + MAKE_TEST_CERTS_SCRIPT + "' '" + dir->path() + "'";
   if (std::system(command.c_str()) != 0) {
     ADD_FAILURE() << "making test certificates failed: " << command;
-    return "";
+    return nullptr;
   }
-  return pattern;
-}
-
-void WriteFile(const std::string& path, const std::string& contents) {
-  std::ofstream(path, std::ios::binary) << contents;
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream file(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(file), std::istreambuf_iterator<char>());
-}
-
-ServerConfig BaseConfig(const std::string& model_dir) {
-  ServerConfig config;
-  config.model_dir = model_dir;
-  config.host = "127.0.0.1";
-  config.port = 0;
-  config.metrics_port = 0;
-  config.threads = 2;
-  config.batcher.max_batch_tokens = 4096;
-  config.shutdown_grace = seconds(5);
-  return config;
+  return dir;
 }
 
 // One Encode call and one health check; the first failure, or OK.
@@ -96,38 +75,30 @@ grpc::Status EncodeAndCheckHealth(const client::ConnectionOptions& options) {
 
 // A server with TLS (mutual when kMutual) for the whole suite.
 template <bool kMutual>
-class TlsServerTest : public ::testing::Test {
+class TlsServerTest : public TestServerSuite {
  protected:
   static void SetUpTestSuite() {
-    model_ = new TestModel();
-    certs_ = new std::string(MakeCertificates());
-    if (certs_->empty()) return;
-    ServerConfig config = BaseConfig(model_->dir());
-    config.tls_cert = Cert("server.pem");
-    config.tls_key = Cert("server.key");
-    if (kMutual) config.tls_client_ca = Cert("ca.pem");
-    auto server = EncoderServer::Start(config);
-    ASSERT_TRUE(server.ok()) << server.status();
-    server_ = server->release();
+    certs_ = MakeCertificates().release();
+    if (certs_ == nullptr) return;
+    StartSuiteServer([](ServerConfig& config) {
+      config.tls_cert = Cert("server.pem");
+      config.tls_key = Cert("server.key");
+      if (kMutual) config.tls_client_ca = Cert("ca.pem");
+    });
   }
   static void TearDownTestSuite() {
-    delete server_;
-    server_ = nullptr;
-    delete model_;
-    model_ = nullptr;
-    if (certs_ != nullptr && !certs_->empty()) std::filesystem::remove_all(*certs_);
+    TestServerSuite::TearDownTestSuite();
     delete certs_;
     certs_ = nullptr;
   }
-  void SetUp() override { ASSERT_NE(server_, nullptr); }
 
-  static std::string Cert(const std::string& name) { return *certs_ + "/" + name; }
+  static std::string Cert(const std::string& name) { return certs_->path() + "/" + name; }
 
   // encoder-client's options for 127.0.0.1:port with these TLS flags.
   static client::ConnectionOptions Options(const client::TlsFiles& files,
                                            const std::string& host = "127.0.0.1") {
     client::ConnectionOptions options;
-    options.target = host + ":" + std::to_string(server_->port());
+    options.target = host + ":" + std::to_string(suite_server().port());
     options.timeout = seconds(20);
     absl::StatusOr<client::TlsOptions> tls = client::LoadTlsFiles(files);
     EXPECT_TRUE(tls.ok()) << tls.status();
@@ -135,17 +106,11 @@ class TlsServerTest : public ::testing::Test {
     return options;
   }
 
-  static TestModel* model_;
-  static std::string* certs_;
-  static EncoderServer* server_;
+  static TempDir* certs_;
 };
 
 template <bool kMutual>
-TestModel* TlsServerTest<kMutual>::model_ = nullptr;
-template <bool kMutual>
-std::string* TlsServerTest<kMutual>::certs_ = nullptr;
-template <bool kMutual>
-EncoderServer* TlsServerTest<kMutual>::server_ = nullptr;
+TempDir* TlsServerTest<kMutual>::certs_ = nullptr;
 
 using TlsTest = TlsServerTest<false>;
 using MutualTlsTest = TlsServerTest<true>;
@@ -230,21 +195,18 @@ class TlsStartTest : public ::testing::Test {
  protected:
   void SetUp() override {
     certs_ = MakeCertificates();
-    ASSERT_FALSE(certs_.empty());
+    ASSERT_NE(certs_, nullptr);
     WriteFile(Cert("garbage.pem"), "this is not PEM\n");
     const std::string server_pem = ReadFile(Cert("server.pem"));
     WriteFile(Cert("truncated.pem"), server_pem.substr(0, server_pem.size() / 2));
   }
-  void TearDown() override {
-    if (!certs_.empty()) std::filesystem::remove_all(certs_);
-  }
-  std::string Cert(const std::string& name) const { return certs_ + "/" + name; }
+  std::string Cert(const std::string& name) const { return certs_->path() + "/" + name; }
 
   // A TLS config on a model directory that does not exist: a TLS error
   // proves the files are checked before the model loads.
   ServerConfig Config(const std::string& cert, const std::string& key,
                       const std::string& client_ca = "") const {
-    ServerConfig config = BaseConfig("/nonexistent/model");
+    ServerConfig config = testing_support::TestServerConfig("/nonexistent/model");
     config.tls_cert = cert;
     config.tls_key = key;
     config.tls_client_ca = client_ca;
@@ -260,7 +222,7 @@ class TlsStartTest : public ::testing::Test {
     return std::string(server.status().message());
   }
 
-  std::string certs_;
+  std::unique_ptr<TempDir> certs_;
 };
 
 TEST_F(TlsStartTest, GoodFilesLoad) {

@@ -6,12 +6,15 @@
 # The sourcing script sets: name (for messages), work (a temporary directory),
 # server_bin, client_bin, cli_bin; the reliability scripts also probe_bin and
 # summary (the JSON lines file). client_flags holds the flags encoder-client
-# needs to reach the server (TLS), used by the health wait.
+# needs to reach the server (TLS), used by the health wait. A script that runs
+# other processes adds their pids to extra_pids (killed by cleanup) and their
+# logs in $work to extra_logs (shown by fail beside the server's).
 
 server_pid=""
 port=""
 metrics_port=""
 extra_pids=()
+extra_logs=()
 client_flags=()
 
 # take_arguments ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI RELIABILITY_PROBE SUMMARY_JSONL:
@@ -28,7 +31,18 @@ log() { echo "$name: $*"; }
 fail() {
   echo "$name: FAIL: $*" >&2
   if [ -f "$work/server.log" ]; then tail -n 20 "$work/server.log" | sed 's/^/  server log: /' >&2; fi
+  local file
+  for file in "${extra_logs[@]}"; do
+    if [ -f "$work/$file" ]; then tail -n 20 "$work/$file" | sed "s/^/  $file: /" >&2; fi
+  done
   exit 1
+}
+require_tools() {  # require_tools TOOL...: fail unless each is on PATH
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null ||
+      fail "$tool not found: install it (scripts/setup installs the test packages)"
+  done
 }
 check() {  # check DESCRIPTION COMMAND...: fail unless the command succeeds
   local what=$1

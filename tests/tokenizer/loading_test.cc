@@ -20,7 +20,7 @@ json BertJson() { return json::parse(ReadFile(BertDir() + "/tokenizer.json")); }
 
 // A directory holding `tokenizer_json` as tokenizer.json.
 std::string DirWithJson(const std::string& tokenizer_json) {
-  const std::string dir = TempDir();
+  const std::string dir = MakeTempDir();
   WriteFile(dir + "/tokenizer.json", tokenizer_json);
   return dir;
 }
@@ -42,7 +42,7 @@ TEST(LoadingTest, BertFromTokenizerJson) {
 }
 
 TEST(LoadingTest, VocabTxtWithoutConfigUsesBertDefaults) {
-  const std::string dir = TempDir();
+  const std::string dir = MakeTempDir();
   std::filesystem::copy_file(BertDir() + "/vocab.txt", dir + "/vocab.txt");
   auto tok = Tokenizer::Load(dir);
   ASSERT_TRUE(tok.ok()) << tok.status();
@@ -51,7 +51,7 @@ TEST(LoadingTest, VocabTxtWithoutConfigUsesBertDefaults) {
 }
 
 TEST(LoadingTest, VocabTxtWithCrlfLinesAndCasedConfig) {
-  const std::string dir = TempDir();
+  const std::string dir = MakeTempDir();
   WriteFile(dir + "/vocab.txt", "[PAD]\r\n[UNK]\r\n[CLS]\r\n[SEP]\r\nHello\r\nhello\r\n");
   WriteFile(dir + "/tokenizer_config.json",
             R"({"do_lower_case": false, "unk_token": {"content": "[UNK]", "special": true}})");
@@ -61,7 +61,7 @@ TEST(LoadingTest, VocabTxtWithCrlfLinesAndCasedConfig) {
 }
 
 TEST(LoadingTest, AddedTokensDecoderExtendsTheVocabulary) {
-  const std::string dir = TempDir();
+  const std::string dir = MakeTempDir();
   WriteFile(dir + "/vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n");
   WriteFile(dir + "/tokenizer_config.json",
             R"({"added_tokens_decoder": {"5": {"content": "<extra>", "special": true}}})");
@@ -177,17 +177,17 @@ TEST(LoadingTest, ErrorsNameTheFile) {
   ExpectError(DirWithJson(wrong_type.dump()), absl::StatusCode::kInvalidArgument, "tokenizer.json",
               "normalizer.lowercase");
 
-  const std::string bad_vocab = TempDir();
+  const std::string bad_vocab = MakeTempDir();
   WriteFile(bad_vocab + "/vocab.txt", "[UNK]\n[CLS]\n[SEP]\nbad\xFFtoken\n");
   ExpectError(bad_vocab, absl::StatusCode::kInvalidArgument, "vocab.txt", "UTF-8");
 
-  const std::string bad_config = TempDir();
+  const std::string bad_config = MakeTempDir();
   WriteFile(bad_config + "/vocab.txt", "[UNK]\n[CLS]\n[SEP]\n");
   WriteFile(bad_config + "/tokenizer_config.json", R"({"do_lower_case": "yes"})");
   ExpectError(bad_config, absl::StatusCode::kInvalidArgument, "tokenizer_config.json",
               "do_lower_case");
 
-  const std::string no_sep = TempDir();
+  const std::string no_sep = MakeTempDir();
   WriteFile(no_sep + "/vocab.txt", "[UNK]\n[CLS]\nhello\n");
   ExpectError(no_sep, absl::StatusCode::kInvalidArgument, "vocab.txt", "[CLS]/[SEP]");
 }

@@ -72,7 +72,7 @@ INSTANTIATE_TEST_SUITE_P(
 // A BERT model directory with only vocab.txt (no tokenizer.json) tokenizes
 // exactly as the crate does with bert-base-uncased's tokenizer.json.
 TEST(RustReferenceVocabTxtTest, VocabTxtPathGivesTheSameEncodings) {
-  const std::string dir = TempDir();
+  const std::string dir = MakeTempDir();
   for (const char* name : {"vocab.txt", "tokenizer_config.json"}) {
     std::filesystem::copy_file(BertDir() + "/" + name, dir + "/" + name);
   }

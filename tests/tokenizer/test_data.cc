@@ -4,13 +4,11 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <sstream>
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
@@ -29,15 +27,6 @@ std::vector<std::string> ReadLines(const std::string& path) {
   }
   return lines;
 }
-
-// Removes the temporary directories when the test binary exits.
-struct TempDirs {
-  std::vector<std::string> paths;
-  ~TempDirs() {
-    std::error_code ec;
-    for (const auto& p : paths) std::filesystem::remove_all(p, ec);
-  }
-};
 
 }  // namespace
 
@@ -163,7 +152,7 @@ std::string PartsDir(const std::string& name) {
   nlohmann::json tokenizer = nlohmann::json::parse(
       ReadFile(TokenizerDir(spec.at("base").get<std::string>()) + "/tokenizer.json"));
   tokenizer.merge_patch(spec.at("patch"));
-  const std::string dir = TempDir();
+  const std::string dir = MakeTempDir();
   WriteFile(dir + "/tokenizer.json", tokenizer.dump());
   return dir;
 }
@@ -203,28 +192,6 @@ const Tokenizer& Bert() {
     return *std::move(t);
   }();
   return *tokenizer;
-}
-
-std::string TempDir() {
-  static TempDirs dirs;
-  std::string pattern = (std::filesystem::temp_directory_path() / "tokenizer_test.XXXXXX").string();
-  if (mkdtemp(pattern.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
-  dirs.paths.push_back(pattern);
-  return pattern;
-}
-
-void WriteFile(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary);
-  out << content;
-  if (!out) throw std::runtime_error("cannot write " + path);
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw std::runtime_error("cannot open " + path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 std::string Escape(const std::string& text) {

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "engine/tokenizer.h"
+#include "support/files.h"
 
 namespace engine::tokenizer_test {
 
@@ -56,10 +57,10 @@ std::string TestNameOf(std::string name);
 // The bert-base-uncased tokenizer loaded from tokenizer.json (shared, loaded once).
 const Tokenizer& Bert();
 
-// A fresh temporary directory, removed at exit of the test process.
-std::string TempDir();
-void WriteFile(const std::string& path, const std::string& content);
-std::string ReadFile(const std::string& path);
+// Scratch directories and whole files: the support library's.
+using testing_support::MakeTempDir;
+using testing_support::ReadFile;
+using testing_support::WriteFile;
 
 // Printable form of a text for failure messages (escapes controls, keeps UTF-8).
 std::string Escape(const std::string& text);

@@ -71,6 +71,8 @@ struct Architecture {
   TensorNames names;
 };
 
+// Every family of the registry, in registration order (BERT first).
+const std::vector<Architecture>& Architectures();
 // The family that loads `model_type`, or null.
 const Architecture* FindArchitecture(const std::string& model_type);
 // Every model_type the registry loads, comma-separated, for error messages.

@@ -4,9 +4,8 @@
 #include "models/architecture.h"
 
 namespace engine {
-namespace {
 
-const std::vector<Architecture>& Registry() {
+const std::vector<Architecture>& Architectures() {
   static const std::vector<Architecture> registry = {
       BertArchitecture(),  RobertaArchitecture(), DistilBertArchitecture(),
       MpnetArchitecture(), ElectraArchitecture(),
@@ -14,10 +13,8 @@ const std::vector<Architecture>& Registry() {
   return registry;
 }
 
-}  // namespace
-
 const Architecture* FindArchitecture(const std::string& model_type) {
-  for (const Architecture& architecture : Registry()) {
+  for (const Architecture& architecture : Architectures()) {
     for (const std::string& type : architecture.model_types) {
       if (type == model_type) return &architecture;
     }
@@ -27,7 +24,7 @@ const Architecture* FindArchitecture(const std::string& model_type) {
 
 std::string SupportedModelTypes() {
   std::vector<std::string> types;
-  for (const Architecture& architecture : Registry()) {
+  for (const Architecture& architecture : Architectures()) {
     types.insert(types.end(), architecture.model_types.begin(), architecture.model_types.end());
   }
   return absl::StrJoin(types, ", ");

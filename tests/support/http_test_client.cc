@@ -1,7 +1,5 @@
-#include "http_test_client.h"
+#include "support/http_test_client.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -12,23 +10,11 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "support/net.h"
 
-namespace server {
+namespace testing_support {
 
-HttpTestConnection::HttpTestConnection(int port) {
-  fd_ = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_port = htons(static_cast<uint16_t>(port));
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    close(fd_);
-    fd_ = -1;
-  }
-  // A test must not hang on a server that never answers.
-  timeval timeout{30, 0};
-  if (fd_ >= 0) setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
-}
+HttpTestConnection::HttpTestConnection(int port) : fd_(ConnectLoopback(port)) {}
 
 HttpTestConnection::~HttpTestConnection() {
   if (fd_ >= 0) close(fd_);
@@ -92,4 +78,4 @@ absl::StatusOr<HttpResponse> HttpTestConnection::Request(const std::string& meth
   return ReadResponse();
 }
 
-}  // namespace server
+}  // namespace testing_support

@@ -6,11 +6,12 @@
 #include <string>
 #include <vector>
 
-#include "encoder/v1/encoder.pb.h"
 #include "engine/encoder.h"
 #include "engine/tokenizer.h"
+#include "server/core/service_types.h"
+#include "support/files.h"
 
-namespace server {
+namespace testing_support {
 
 class TestModel {
  public:
@@ -21,22 +22,22 @@ class TestModel {
   TestModel();
   ~TestModel();  // removes the directory
 
-  const std::string& dir() const { return dir_; }
+  const std::string& dir() const { return dir_.path(); }
   engine::Encoder& encoder() { return *encoder_; }
   const engine::Tokenizer& tokenizer() const { return *tokenizer_; }
 
   // The token ids and types the server should compute for `input`.
-  void Tokenize(const encoder::v1::Input& input, bool truncate, std::vector<int32_t>* ids,
+  void Tokenize(const server::core::Input& input, bool truncate, std::vector<int32_t>* ids,
                 std::vector<int32_t>* types) const;
 
   // `input` encoded alone: rows x kHidden floats (rows = tokens for kNone).
-  std::vector<float> EncodeAlone(const encoder::v1::Input& input, engine::Pooling pooling,
+  std::vector<float> EncodeAlone(const server::core::Input& input, engine::Pooling pooling,
                                  bool normalize, bool truncate, int* rows, int* tokens);
 
  private:
-  std::string dir_;
+  TempDir dir_;
   std::unique_ptr<engine::Encoder> encoder_;
   std::unique_ptr<engine::Tokenizer> tokenizer_;
 };
 
-}  // namespace server
+}  // namespace testing_support

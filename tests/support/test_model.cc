@@ -1,21 +1,14 @@
-#include "test_model.h"
+#include "support/test_model.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
-
-#include <filesystem>
 
 #include "engine/random_model.h"
 
-namespace server {
+namespace testing_support {
 
-TestModel::TestModel() {
-  std::string pattern = ::testing::TempDir() + "encoder_server_test_XXXXXX";
-  if (mkdtemp(pattern.data()) == nullptr) {
-    ADD_FAILURE() << "mkdtemp failed";
-    return;
-  }
-  dir_ = pattern;
+using server::core::Input;
+
+TestModel::TestModel() : dir_("encoder_server_test_") {
   engine::RandomModelSpec spec;
   spec.config.hidden_size = kHidden;
   spec.config.num_layers = 2;
@@ -23,15 +16,15 @@ TestModel::TestModel() {
   spec.config.intermediate_size = 128;
   spec.config.max_position_embeddings = kMaxLength;
   spec.seed = 7;
-  const absl::Status written = engine::WriteRandomModel(dir_, spec);
+  const absl::Status written = engine::WriteRandomModel(dir(), spec);
   if (!written.ok()) {
     ADD_FAILURE() << written;
     return;
   }
   engine::EncoderOptions options;
   options.max_batch_tokens = 4096;
-  auto encoder = engine::Encoder::Load(dir_, options);
-  auto tokenizer = engine::Tokenizer::Load(dir_);
+  auto encoder = engine::Encoder::Load(dir(), options);
+  auto tokenizer = engine::Tokenizer::Load(dir());
   if (!encoder.ok() || !tokenizer.ok()) {
     ADD_FAILURE() << encoder.status() << " " << tokenizer.status();
     return;
@@ -40,33 +33,29 @@ TestModel::TestModel() {
   tokenizer_ = *std::move(tokenizer);
 }
 
-TestModel::~TestModel() {
-  if (!dir_.empty()) std::filesystem::remove_all(dir_);
-}
+TestModel::~TestModel() = default;
 
-void TestModel::Tokenize(const encoder::v1::Input& input, bool truncate, std::vector<int32_t>* ids,
+void TestModel::Tokenize(const Input& input, bool truncate, std::vector<int32_t>* ids,
                          std::vector<int32_t>* types) const {
   const int cut = truncate ? kMaxLength : 0;
   types->clear();
-  switch (input.kind_case()) {
-    case encoder::v1::Input::kText: {
-      auto encoding = tokenizer_->Encode(input.text(), cut);
+  switch (input.kind) {
+    case Input::Kind::kText: {
+      auto encoding = tokenizer_->Encode(input.text, cut);
       ASSERT_TRUE(encoding.ok()) << encoding.status();
       *ids = encoding->ids;
       break;
     }
-    case encoder::v1::Input::kTextPair: {
-      auto encoding =
-          tokenizer_->EncodePair(input.text_pair().text(), input.text_pair().text_pair(), cut);
+    case Input::Kind::kTextPair: {
+      auto encoding = tokenizer_->EncodePair(input.text, input.text_pair, cut);
       ASSERT_TRUE(encoding.ok()) << encoding.status();
       *ids = encoding->ids;
       *types = encoding->token_type_ids;
       break;
     }
     default: {
-      ids->assign(input.token_ids().ids().begin(), input.token_ids().ids().end());
-      types->assign(input.token_ids().token_type_ids().begin(),
-                    input.token_ids().token_type_ids().end());
+      *ids = input.ids;
+      *types = input.token_type_ids;
       if (truncate && static_cast<int>(ids->size()) > kMaxLength) {
         const int32_t last = ids->back();
         ids->resize(kMaxLength);
@@ -81,7 +70,7 @@ void TestModel::Tokenize(const encoder::v1::Input& input, bool truncate, std::ve
   }
 }
 
-std::vector<float> TestModel::EncodeAlone(const encoder::v1::Input& input, engine::Pooling pooling,
+std::vector<float> TestModel::EncodeAlone(const Input& input, engine::Pooling pooling,
                                           bool normalize, bool truncate, int* rows, int* tokens) {
   std::vector<int32_t> ids, types;
   Tokenize(input, truncate, &ids, &types);
@@ -107,4 +96,4 @@ std::vector<float> TestModel::EncodeAlone(const encoder::v1::Input& input, engin
   return pooled;
 }
 
-}  // namespace server
+}  // namespace testing_support

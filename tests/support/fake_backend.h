@@ -14,7 +14,12 @@
 #include "fake_clock.h"
 #include "server/core/backend.h"
 
-namespace server {
+namespace testing_support {
+
+using server::Backend;
+using server::Clock;
+using server::InputOutput;
+using server::OutputSpec;
 
 class FakeBackend : public Backend {
  public:
@@ -101,4 +106,4 @@ class FakeBackend : public Backend {
   std::vector<OutputSpec> specs_;
 };
 
-}  // namespace server
+}  // namespace testing_support

@@ -11,9 +11,9 @@
 
 #include "server/core/clock.h"
 
-namespace server {
+namespace testing_support {
 
-class FakeClock : public Clock {
+class FakeClock : public server::Clock {
  public:
   time_point Now() override {
     std::lock_guard<std::mutex> lock(mu_);
@@ -51,4 +51,4 @@ class FakeClock : public Clock {
   std::set<time_point> waited_for_;
 };
 
-}  // namespace server
+}  // namespace testing_support

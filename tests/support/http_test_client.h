@@ -9,7 +9,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace server {
+namespace testing_support {
 
 struct HttpResponse {
   int status = 0;
@@ -40,4 +40,4 @@ class HttpTestConnection {
   std::string buffered_;  // read past the last response
 };
 
-}  // namespace server
+}  // namespace testing_support

@@ -1,0 +1,65 @@
+// The service core assembled as the server assembles it, on a fake engine:
+// a small random model for tokenizing and validating, FakeBackend for the
+// batches (each output is {first id, token count}), the real batcher,
+// builder, dispatcher and metrics. No gRPC, no HTTP. Shared by the core's
+// and the HTTP adapter's tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "server/core/batcher.h"
+#include "server/core/encode_dispatcher.h"
+#include "server/core/metrics.h"
+#include "server/core/model_loader.h"
+#include "server/core/request_builder.h"
+#include "support/fake_backend.h"
+#include "support/test_model.h"
+
+namespace testing_support {
+
+class CoreService {
+ public:
+  explicit CoreService(server::BatcherConfig config = DefaultConfig(),
+                       server::RequestLimits limits = {})
+      : loaded_(Load(model_.dir())),
+        metrics_(config,
+                 server::ModelInfoLabels{"test", "fp32", "post", TestModel::kHidden, 2, "avx2"}),
+        batcher_(config, &backend_, server::SystemClock(), &metrics_),
+        builder_(&loaded_, limits),
+        dispatcher_(&builder_, &batcher_, &metrics_) {
+    batcher_.Start();
+  }
+
+  static server::BatcherConfig DefaultConfig() {
+    server::BatcherConfig config;
+    config.max_queue_delay = std::chrono::microseconds(0);
+    return config;
+  }
+
+  const server::LoadedModel& model() const { return loaded_; }
+  FakeBackend& backend() { return backend_; }
+  server::Batcher& batcher() { return batcher_; }
+  server::ServerMetrics& metrics() { return metrics_; }
+  server::EncodeDispatcher& dispatcher() { return dispatcher_; }
+
+ private:
+  static server::LoadedModel Load(const std::string& dir) {
+    engine::EncoderOptions options;
+    options.threads = 1;
+    absl::StatusOr<server::LoadedModel> model = server::LoadModel(dir, options);
+    EXPECT_TRUE(model.ok()) << model.status();
+    return model.ok() ? *std::move(model) : server::LoadedModel{};
+  }
+
+  TestModel model_;
+  server::LoadedModel loaded_;
+  FakeBackend backend_;
+  server::ServerMetrics metrics_;
+  server::Batcher batcher_;
+  server::RequestBuilder builder_;
+  server::EncodeDispatcher dispatcher_;
+};
+
+}  // namespace testing_support

@@ -1,0 +1,45 @@
+// The HTTP adapter in-process: HttpServer on 127.0.0.1 (a free port) over a
+// CoreService (the real core on FakeBackend, so the numbers of a response
+// are known without an engine), with API keys when given. What the HTTP
+// adapter's tests call over a real socket.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/core/api_keys.h"
+#include "server/http/http_server.h"
+#include "support/core_service.h"
+#include "support/http_test_client.h"
+
+namespace testing_support {
+
+class HttpTestServer {
+ public:
+  // Starts the server; a start failure fails the current test and ok() is false.
+  explicit HttpTestServer(std::vector<std::string> keys = {},
+                          server::http::HttpOptions options = {},
+                          server::BatcherConfig batcher = CoreService::DefaultConfig());
+  // Releases a held backend, then stops the server before the core.
+  ~HttpTestServer();
+  HttpTestServer(const HttpTestServer&) = delete;
+  HttpTestServer& operator=(const HttpTestServer&) = delete;
+
+  bool ok() const { return server_ != nullptr; }
+  CoreService& core() { return *core_; }
+  server::http::HttpServer& server() { return *server_; }
+  int port() const { return server_->port(); }
+
+  // One request on a connection of its own; a failed connection or an
+  // unreadable response fails the current test (and returns status 0).
+  HttpResponse Call(const std::string& method, const std::string& path,
+                    const std::string& body = "", const std::string& headers = "");
+
+ private:
+  std::unique_ptr<CoreService> core_;
+  server::ApiKeys keys_;
+  std::unique_ptr<server::http::HttpServer> server_;
+};
+
+}  // namespace testing_support

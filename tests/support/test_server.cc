@@ -1,0 +1,69 @@
+#include "support/test_server.h"
+
+#include <gtest/gtest.h>
+
+namespace testing_support {
+
+server::ServerConfig TestServerConfig(const std::string& model_dir) {
+  server::ServerConfig config;
+  config.model_dir = model_dir;
+  config.host = "127.0.0.1";
+  config.port = 0;
+  config.metrics_port = 0;
+  config.threads = 2;
+  config.batcher.max_batch_tokens = 4096;
+  config.shutdown_grace = std::chrono::seconds(5);
+  return config;
+}
+
+std::unique_ptr<server::EncoderServer> StartServer(const server::ServerConfig& config,
+                                                   server::BatcherObserver* observer) {
+  auto server = server::EncoderServer::Start(config, observer);
+  EXPECT_TRUE(server.ok()) << server.status();
+  return server.ok() ? *std::move(server) : nullptr;
+}
+
+TestServer::TestServer(const std::function<void(server::ServerConfig&)>& configure) {
+  server::ServerConfig config = TestServerConfig(model_.dir());
+  if (configure) configure(config);
+  server_ = StartServer(config);
+}
+
+TestServer* TestServerSuite::suite_server_ = nullptr;
+
+void TestServerSuite::StartSuiteServer(
+    const std::function<void(server::ServerConfig&)>& configure) {
+  delete suite_server_;
+  suite_server_ = new TestServer(configure);
+}
+
+void TestServerSuite::TearDownTestSuite() {
+  delete suite_server_;
+  suite_server_ = nullptr;
+}
+
+void TestServerSuite::SetUp() {
+  ASSERT_TRUE(suite_server_ != nullptr && suite_server_->ok())
+      << "the suite's server did not start";
+}
+
+std::shared_ptr<grpc::Channel> Connect(int port) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(-1);
+  args.SetMaxSendMessageSize(-1);
+  return grpc::CreateCustomChannel("127.0.0.1:" + std::to_string(port),
+                                   grpc::InsecureChannelCredentials(), args);
+}
+
+void SetDeadline(grpc::ClientContext* context, std::chrono::seconds timeout) {
+  context->set_deadline(std::chrono::system_clock::now() + timeout);
+}
+
+grpc::Status Encode(encoder::v1::Encoder::Stub& stub, const encoder::v1::EncodeRequest& request,
+                    encoder::v1::EncodeResponse* response, std::chrono::seconds timeout) {
+  grpc::ClientContext context;
+  SetDeadline(&context, timeout);
+  return stub.Encode(&context, request, response);
+}
+
+}  // namespace testing_support
