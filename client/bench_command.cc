@@ -5,9 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
-#include <mutex>
 #include <thread>
 
 #include "client/bench_driver.h"
@@ -16,6 +14,7 @@
 #include "client/channel.h"
 #include "client/commands.h"
 #include "client/inputs.h"
+#include "common/mutex.h"
 
 namespace client {
 namespace {
@@ -47,22 +46,24 @@ class ProgressPrinter {
       : stats_(stats), driver_(driver), thread_([this] { Loop(); }) {}
   ~ProgressPrinter() {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      common::MutexLock lock(&mu_);
       done_ = true;
     }
-    cv_.notify_all();
+    cv_.SignalAll();
     thread_.join();
     std::fputs("\r\033[K", stderr);
     std::fflush(stderr);
   }
 
  private:
-  void Loop() {
+  void Loop() ABSL_LOCKS_EXCLUDED(mu_) {
     const auto start = std::chrono::steady_clock::now();
     int64_t last_answered = 0;
-    std::unique_lock<std::mutex> lock(mu_);
-    for (auto next = start + std::chrono::seconds(1);
-         !cv_.wait_until(lock, next, [this] { return done_; }); next += std::chrono::seconds(1)) {
+    common::MutexLock lock(&mu_);
+    for (auto next = start + std::chrono::seconds(1);; next += std::chrono::seconds(1)) {
+      bool timed_out = false;
+      while (!done_ && !timed_out) timed_out = cv_.WaitWithDeadline(&mu_, next);
+      if (done_) return;
       int64_t answered = 0;
       int64_t failed = 0;
       stats_->Counts(&answered, &failed);
@@ -79,9 +80,9 @@ class ProgressPrinter {
 
   const BenchStats* const stats_;
   const BenchDriver* const driver_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool done_ = false;   // guarded by mu_
+  common::Mutex mu_;
+  common::CondVar cv_;
+  bool done_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: starts once the rest is ready
 };
 

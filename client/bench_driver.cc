@@ -26,14 +26,17 @@ BenchDriver::BenchDriver(std::vector<std::unique_ptr<encoder::v1::Encoder::Stub>
 BenchDriver::Clock::duration BenchDriver::Run() {
   const Clock::time_point first_start = Clock::now();
   stop_at_ = first_start + options_.duration;
-  last_answer_ = first_start;
+  {
+    common::MutexLock lock(&mu_);
+    last_answer_ = first_start;
+  }
   if (options_.rate > 0) {
     RunOpenLoop(options_.concurrency);
   } else {
     RunClosedLoop(options_.concurrency);
   }
-  std::unique_lock<std::mutex> lock(mu_);
-  answered_cv_.wait(lock, [this] { return in_flight_.load() == 0; });
+  common::MutexLock lock(&mu_);
+  while (in_flight_.load() != 0) answered_cv_.Wait(&mu_);
   return last_answer_ - first_start;
 }
 
@@ -55,8 +58,8 @@ void BenchDriver::RunOpenLoop(int max_in_flight) {
     {
       // At the cap, wait for an answer; the call's latency still counts from
       // `next`, so the wait is not hidden (no coordinated omission).
-      std::unique_lock<std::mutex> lock(mu_);
-      answered_cv_.wait(lock, [&] { return in_flight_.load() < max_in_flight; });
+      common::MutexLock lock(&mu_);
+      while (in_flight_.load() >= max_in_flight) answered_cv_.Wait(&mu_);
       ++in_flight_;
     }
     StartCall(next);
@@ -96,14 +99,14 @@ void BenchDriver::OnDone(Call* call, const grpc::Status& status) {
   const bool closed_loop = options_.rate <= 0;
   if (closed_loop && now < stop_at_) {
     StartCall(now);  // takes over this call's place in flight
-    std::lock_guard<std::mutex> lock(mu_);
+    common::MutexLock lock(&mu_);
     last_answer_ = std::max(last_answer_, now);
     return;
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   last_answer_ = std::max(last_answer_, now);
   --in_flight_;
-  answered_cv_.notify_all();
+  answered_cv_.SignalAll();
 }
 
 }  // namespace client

@@ -6,16 +6,15 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "client/bench_options.h"
 #include "client/bench_stats.h"
 #include "client/bench_texts.h"
 #include "client/client_options.h"
+#include "common/mutex.h"
 #include "encoder/v1/encoder.grpc.pb.h"
 
 namespace client {
@@ -33,18 +32,19 @@ class BenchDriver {
   // Starts calls for the options' duration, then waits until every call is
   // answered (each has the deadline connection.timeout and its API key). Returns the time from the
   // first start to the last answer.
-  Clock::duration Run();
+  Clock::duration Run() ABSL_LOCKS_EXCLUDED(mu_);
 
   int64_t in_flight() const { return in_flight_.load(std::memory_order_relaxed); }
 
  private:
   struct Call;
   void RunClosedLoop(int concurrency);
-  void RunOpenLoop(int max_in_flight);
+  void RunOpenLoop(int max_in_flight) ABSL_LOCKS_EXCLUDED(mu_);
   // Starts one call; its latency counts from `start` (the intended start in
-  // an open loop). The caller has counted it in in_flight_.
-  void StartCall(Clock::time_point start);
-  void OnDone(Call* call, const grpc::Status& status);
+  // an open loop). The caller has counted it in in_flight_. Not under mu_:
+  // gRPC may run the call's callback (OnDone) before it returns.
+  void StartCall(Clock::time_point start) ABSL_LOCKS_EXCLUDED(mu_);
+  void OnDone(Call* call, const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
   bool IsInvalid(uint64_t index) const;
 
   const std::vector<std::unique_ptr<encoder::v1::Encoder::Stub>> stubs_;
@@ -56,9 +56,9 @@ class BenchDriver {
   Clock::time_point stop_at_;  // no call starts after it; set before the first call
   std::atomic<uint64_t> next_index_{0};
   std::atomic<int64_t> in_flight_{0};
-  std::mutex mu_;
-  std::condition_variable answered_cv_;  // a call was answered and not replaced
-  Clock::time_point last_answer_;        // guarded by mu_
+  common::Mutex mu_;
+  common::CondVar answered_cv_;  // a call was answered and not replaced
+  Clock::time_point last_answer_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace client

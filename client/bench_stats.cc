@@ -45,7 +45,7 @@ void BenchStats::Record(std::chrono::nanoseconds latency, std::chrono::nanosecon
   if (code != grpc::StatusCode::OK) {
     error = StatusCodeName(code) + ": " + status.error_message();
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   latencies_.push_back(seconds);
   since_send_.push_back(std::chrono::duration<double>(since_send).count());
   ++codes_[code];
@@ -67,13 +67,13 @@ void BenchStats::Record(std::chrono::nanoseconds latency, std::chrono::nanosecon
 }
 
 void BenchStats::Counts(int64_t* answered, int64_t* failed) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   *answered = static_cast<int64_t>(latencies_.size());
   *failed = failed_;
 }
 
 BenchSummary BenchStats::Summarize(double elapsed_seconds) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   BenchSummary summary;
   summary.elapsed_seconds = elapsed_seconds;
   summary.requests = static_cast<int64_t>(latencies_.size());

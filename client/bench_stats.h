@@ -13,11 +13,12 @@
 #include <chrono>
 #include <cstdint>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include <grpcpp/support/status.h>
+
+#include "common/mutex.h"
 
 namespace client {
 
@@ -56,25 +57,25 @@ class BenchStats {
   // Thread-safe; called from gRPC's callback threads.
   // `since_send` is taken equal to `latency`, and errors have no message.
   void Record(std::chrono::nanoseconds latency, grpc::StatusCode code, int64_t inputs,
-              int64_t tokens);
+              int64_t tokens) ABSL_LOCKS_EXCLUDED(mu_);
   void Record(std::chrono::nanoseconds latency, std::chrono::nanoseconds since_send,
-              const grpc::Status& status, int64_t inputs, int64_t tokens);
+              const grpc::Status& status, int64_t inputs, int64_t tokens) ABSL_LOCKS_EXCLUDED(mu_);
 
   // For the progress line: calls answered so far, and how many failed.
-  void Counts(int64_t* answered, int64_t* failed) const;
+  void Counts(int64_t* answered, int64_t* failed) const ABSL_LOCKS_EXCLUDED(mu_);
 
-  BenchSummary Summarize(double elapsed_seconds) const;
+  BenchSummary Summarize(double elapsed_seconds) const ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
-  mutable std::mutex mu_;
-  std::vector<double> latencies_;  // seconds; guarded by mu_
-  std::vector<double> ok_latencies_;
-  std::vector<double> since_send_;
-  std::map<std::string, int64_t> errors_;
-  std::map<grpc::StatusCode, int64_t> codes_;
-  int64_t failed_ = 0;
-  int64_t inputs_ = 0;
-  int64_t tokens_ = 0;
+  mutable common::Mutex mu_;
+  std::vector<double> latencies_ ABSL_GUARDED_BY(mu_);  // seconds
+  std::vector<double> ok_latencies_ ABSL_GUARDED_BY(mu_);
+  std::vector<double> since_send_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, int64_t> errors_ ABSL_GUARDED_BY(mu_);
+  std::map<grpc::StatusCode, int64_t> codes_ ABSL_GUARDED_BY(mu_);
+  int64_t failed_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t inputs_ ABSL_GUARDED_BY(mu_) = 0;
+  int64_t tokens_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace client

@@ -1,11 +1,12 @@
 #include <cpuid.h>
 
 #include <cstdlib>
-#include <mutex>
 #include <optional>
 
+#include "absl/base/attributes.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/mutex.h"
 #include "engine/isa.h"
 #include "kernels/kernels.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -59,17 +60,12 @@ dnnl::cpu_isa OneDnnIsa(IsaLevel level) {
   return dnnl::cpu_isa::sse41;
 }
 
-// The process's level once chosen; guarded by the mutex.
-std::mutex& Mutex() {
-  static std::mutex mutex;
-  return mutex;
-}
-std::optional<IsaLevel>& Chosen() {
-  static std::optional<IsaLevel> chosen;
-  return chosen;
-}
+// Constant-initialized (no constructor runs), so usable before main.
+ABSL_CONST_INIT common::Mutex isa_mu;
+// The process's level once chosen.
+ABSL_CONST_INIT std::optional<IsaLevel> chosen_level ABSL_GUARDED_BY(isa_mu);
 // Whether oneDNN was capped at the chosen level (not when it was the default).
-bool onednn_capped = false;
+ABSL_CONST_INIT bool onednn_capped ABSL_GUARDED_BY(isa_mu) = false;
 
 absl::Status Unsupported(IsaLevel level) {
   return absl::FailedPreconditionError(absl::StrCat("instruction set ", IsaLevelName(level),
@@ -78,13 +74,13 @@ absl::Status Unsupported(IsaLevel level) {
 }
 
 // Caps kernels and oneDNN; `cap_onednn` false leaves oneDNN its own choice.
-absl::Status ApplyLocked(IsaLevel level, bool cap_onednn) {
+absl::Status ApplyLocked(IsaLevel level, bool cap_onednn) ABSL_EXCLUSIVE_LOCKS_REQUIRED(isa_mu) {
   if (!CpuHasIsaLevel(level)) return Unsupported(level);
-  if (std::optional<IsaLevel>& chosen = Chosen(); chosen.has_value()) {
-    if (*chosen == level && (onednn_capped || !cap_onednn)) return absl::OkStatus();
+  if (chosen_level.has_value()) {
+    if (*chosen_level == level && (onednn_capped || !cap_onednn)) return absl::OkStatus();
     return absl::FailedPreconditionError(
         absl::StrCat("instruction set ", IsaLevelName(level), ": the process already runs ",
-                     IsaLevelName(*chosen), onednn_capped ? "" : " with oneDNN uncapped",
+                     IsaLevelName(*chosen_level), onednn_capped ? "" : " with oneDNN uncapped",
                      " (the level is process-wide, chosen once)"));
   }
   if (cap_onednn && dnnl::set_max_cpu_isa(OneDnnIsa(level)) != dnnl::status::success) {
@@ -94,7 +90,7 @@ absl::Status ApplyLocked(IsaLevel level, bool cap_onednn) {
                      ": oneDNN was used before the level was set and cannot be capped now"));
   }
   kernels::CapIsa(KernelIsa(level));
-  Chosen() = level;
+  chosen_level = level;
   onednn_capped = cap_onednn;
   return absl::OkStatus();
 }
@@ -168,13 +164,13 @@ std::string CpuIsaLevelNames() {
 }
 
 absl::Status UseIsaLevel(IsaLevel level) {
-  std::lock_guard<std::mutex> lock(Mutex());
+  common::MutexLock lock(&isa_mu);
   return ApplyLocked(level, /*cap_onednn=*/true);
 }
 
 absl::StatusOr<IsaLevel> ActiveIsaLevel() {
-  std::lock_guard<std::mutex> lock(Mutex());
-  if (Chosen().has_value()) return *Chosen();
+  common::MutexLock lock(&isa_mu);
+  if (chosen_level.has_value()) return *chosen_level;
   if (const char* env = std::getenv("ENCODER_ISA"); env != nullptr && *env != '\0') {
     absl::StatusOr<IsaLevel> level = ParseIsaLevel(env);
     if (!level.ok())

@@ -241,7 +241,7 @@ absl::Status EncoderServer::Listen() {
 
 void EncoderServer::BeginShutdown() {
   {
-    std::lock_guard<std::mutex> lock(shutdown_mu_);
+    common::MutexLock lock(&shutdown_mu_);
     if (shutdown_begun_) return;
     shutdown_begun_ = true;
     const auto now = std::chrono::steady_clock::now();
@@ -260,7 +260,7 @@ void EncoderServer::BeginShutdown() {
 
 bool EncoderServer::FinishShutdown() {
   BeginShutdown();
-  std::lock_guard<std::mutex> lock(shutdown_mu_);
+  common::MutexLock lock(&shutdown_mu_);
   if (shutdown_finished_) return drained_;
   shutdown_finished_ = true;
   if (server_ == nullptr) {

@@ -6,13 +6,13 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include <grpcpp/grpcpp.h>
 
 #include "absl/status/statusor.h"
+#include "common/mutex.h"
 #include "server/app/metrics_endpoint.h"
 #include "server/app/server_config.h"
 #include "server/core/api_keys.h"
@@ -54,7 +54,7 @@ class EncoderServer {
   // checking clients and load balancers move away; calls are still served
   // for config.shutdown_lame_duck (the lame duck), so that clients that do
   // not watch health are not refused into a busy retry loop.
-  void BeginShutdown();
+  void BeginShutdown() ABSL_LOCKS_EXCLUDED(shutdown_mu_);
   // Second step, once the lame duck is over (waits for it): gRPC's own
   // shutdown starts at once, on a thread of its own, with the shutdown
   // grace (counted from BeginShutdown) as its deadline: it stops listening
@@ -65,7 +65,7 @@ class EncoderServer {
   // running work is drained up to the grace (what is still queued then is
   // answered UNAVAILABLE). Returns when gRPC has finished every call;
   // returns whether all work finished in time.
-  bool FinishShutdown();
+  bool FinishShutdown() ABSL_LOCKS_EXCLUDED(shutdown_mu_);
 
  private:
   EncoderServer(const ServerConfig& config, LoadedModel model, BatcherObserver* observer);
@@ -93,12 +93,13 @@ class EncoderServer {
   int port_ = 0;
   int metrics_port_ = 0;
 
-  std::mutex shutdown_mu_;
-  bool shutdown_begun_ = false;  // guarded by shutdown_mu_
-  bool shutdown_finished_ = false;
-  bool drained_ = false;
-  std::chrono::steady_clock::time_point lame_duck_end_;
-  std::chrono::steady_clock::time_point shutdown_deadline_;
+  // Held for all of FinishShutdown, so a second call waits for the first.
+  common::Mutex shutdown_mu_;
+  bool shutdown_begun_ ABSL_GUARDED_BY(shutdown_mu_) = false;
+  bool shutdown_finished_ ABSL_GUARDED_BY(shutdown_mu_) = false;
+  bool drained_ ABSL_GUARDED_BY(shutdown_mu_) = false;
+  std::chrono::steady_clock::time_point lame_duck_end_ ABSL_GUARDED_BY(shutdown_mu_);
+  std::chrono::steady_clock::time_point shutdown_deadline_ ABSL_GUARDED_BY(shutdown_mu_);
 };
 
 }  // namespace server

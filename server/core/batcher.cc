@@ -2,18 +2,18 @@
 
 #include <algorithm>
 #include <cmath>
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <thread>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/mutex.h"
 #include "server/core/request_queue.h"
 
 namespace server {
 namespace {
 
+using common::MutexLock;
 using Answer = std::pair<std::shared_ptr<PendingRequest>, absl::Status>;
 
 void AnswerAll(std::vector<Answer>& answers) {
@@ -63,36 +63,39 @@ struct Batcher::State {
   State(BatcherConfig config, Backend* backend, Clock* clock, BatcherObserver* observer)
       : config(config), backend(backend), clock(clock), observer(observer) {}
 
-  void WorkerLoop();
+  void WorkerLoop() ABSL_LOCKS_EXCLUDED(mu);
   // Answers what the worker dropped from the queue, off the worker's thread.
-  void ResponderLoop();
+  void ResponderLoop() ABSL_LOCKS_EXCLUDED(mu);
   // Cuts the next batch from the queue, answering the requests that must not
   // run (answered, expired, cancelled, unable to finish by their deadline)
-  // through `rejected`. Holds `mu`.
-  std::vector<QueuedInput> CutBatch(std::vector<Answer>* rejected);
+  // through `rejected`.
+  std::vector<QueuedInput> CutBatch(std::vector<Answer>* rejected)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
   // Expected time to run `tokens` tokens of `inputs` inputs, packed into as
-  // few batches as the budgets allow. Holds `mu`.
-  Clock::duration PredictLocked(int64_t tokens, int64_t inputs) const {
+  // few batches as the budgets allow.
+  Clock::duration PredictLocked(int64_t tokens, int64_t inputs) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (tokens <= 0) return Clock::duration::zero();
     const int64_t batches = std::max(CeilDiv(tokens, config.max_batch_tokens),
                                      CeilDiv(inputs, config.max_batch_inputs));
     return cost.Predict(batches, tokens);
   }
-  // What is left of the running batch's expected time. Holds `mu`.
-  Clock::duration RunningLeftLocked(Clock::time_point now) const {
+  // What is left of the running batch's expected time.
+  Clock::duration RunningLeftLocked(Clock::time_point now) const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (!batch_running || running_expected_end <= now) return Clock::duration::zero();
     return running_expected_end - now;
   }
-  // Refuses a request that cannot finish by its deadline behind the queue. Holds `mu`.
-  absl::Status AdmitLocked(const BatchRequest& request, int64_t tokens,
-                           Clock::time_point now) const;
-  void RunBatch(std::vector<QueuedInput>& batch);
+  // Refuses a request that cannot finish by its deadline behind the queue.
+  absl::Status AdmitLocked(const BatchRequest& request, int64_t tokens, Clock::time_point now) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu);
+  // These four run the engine or call `done`: never under `mu`.
+  void RunBatch(std::vector<QueuedInput>& batch) ABSL_LOCKS_EXCLUDED(mu);
   // Runs `inputs` as one engine batch; on success fills `outputs`.
   absl::Status RunOnBackend(const std::vector<QueuedInput>& inputs,
-                            std::vector<InputOutput>* outputs);
-  void Deliver(QueuedInput& input, InputOutput output);
-  void Fail(PendingRequest& request, absl::Status status);
-  void ReportQueue() {
+                            std::vector<InputOutput>* outputs) ABSL_LOCKS_EXCLUDED(mu);
+  void Deliver(QueuedInput& input, InputOutput output) ABSL_LOCKS_EXCLUDED(mu);
+  void Fail(PendingRequest& request, absl::Status status) ABSL_LOCKS_EXCLUDED(mu);
+  void ReportQueue() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) {
     if (observer != nullptr) observer->OnQueueChanged(queue.requests(), queue.tokens());
   }
 
@@ -101,21 +104,21 @@ struct Batcher::State {
   Clock* const clock;
   BatcherObserver* const observer;
 
-  mutable std::mutex mu;
-  std::condition_variable work_cv;  // wakes the worker: new input, shutdown
-  std::condition_variable idle_cv;  // wakes Drain: a batch ended
-  RequestQueue queue;               // guarded by mu
-  bool accepting = true;            // guarded by mu
-  bool stopping = false;            // guarded by mu; flush without the queue delay, then exit
-  bool batch_running = false;       // guarded by mu
-  BatchCostModel cost;              // guarded by mu
-  Clock::time_point running_expected_end;  // guarded by mu; while batch_running
-  std::deque<Answer> to_answer;            // guarded by mu; for the responder
-  bool answering = false;                  // guarded by mu; the responder holds answers
-  bool responder_exit = false;             // guarded by mu
-  bool held = false;                       // guarded by mu; no new batch while set
-  Clock::time_point last_answer;           // guarded by mu
-  std::condition_variable answer_cv;       // wakes the responder
+  mutable common::Mutex mu;
+  common::CondVar work_cv;  // wakes the worker: new input, shutdown
+  common::CondVar idle_cv;  // wakes Drain: a batch ended
+  RequestQueue queue ABSL_GUARDED_BY(mu);
+  bool accepting ABSL_GUARDED_BY(mu) = true;
+  bool stopping ABSL_GUARDED_BY(mu) = false;  // flush without the queue delay, then exit
+  bool batch_running ABSL_GUARDED_BY(mu) = false;
+  BatchCostModel cost ABSL_GUARDED_BY(mu);
+  Clock::time_point running_expected_end ABSL_GUARDED_BY(mu);  // while batch_running
+  std::deque<Answer> to_answer ABSL_GUARDED_BY(mu);            // for the responder
+  bool answering ABSL_GUARDED_BY(mu) = false;                  // the responder holds answers
+  bool responder_exit ABSL_GUARDED_BY(mu) = false;
+  bool held ABSL_GUARDED_BY(mu) = false;  // no new batch while set
+  Clock::time_point last_answer ABSL_GUARDED_BY(mu);
+  common::CondVar answer_cv;  // wakes the responder
   std::thread worker;
   std::thread responder;
 };
@@ -129,17 +132,17 @@ Batcher::~Batcher() {
   if (state_->worker.joinable()) {
     state_->worker.join();
     {
-      std::lock_guard<std::mutex> lock(state_->mu);
+      MutexLock lock(&state_->mu);
       state_->responder_exit = true;
     }
-    state_->answer_cv.notify_all();
+    state_->answer_cv.SignalAll();
     state_->responder.join();
     return;
   }
   // Never started: nothing will run what is queued.
   std::vector<Answer> answers;
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(&state_->mu);
     for (auto& request : state_->queue.Clear()) {
       if (request->TryClaim()) {
         answers.emplace_back(request, absl::UnavailableError("batcher stopped before it started"));
@@ -150,7 +153,7 @@ Batcher::~Batcher() {
 }
 
 void Batcher::Start() {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   if (state_->worker.joinable()) return;
   state_->worker = std::thread([state = state_.get()] { state->WorkerLoop(); });
   state_->responder = std::thread([state = state_.get()] { state->ResponderLoop(); });
@@ -168,7 +171,7 @@ absl::Status Batcher::Submit(std::unique_ptr<BatchRequest> request) {
   pending->inputs_left = static_cast<int>(request->inputs.size());
   pending->request = std::move(request);
   {
-    std::lock_guard<std::mutex> lock(s.mu);
+    MutexLock lock(&s.mu);
     if (!s.accepting) return absl::UnavailableError("server is shutting down");
     if (s.queue.tokens() + tokens > s.config.max_queue_tokens) {
       return absl::ResourceExhaustedError(
@@ -183,7 +186,7 @@ absl::Status Batcher::Submit(std::unique_ptr<BatchRequest> request) {
     s.queue.Push(std::move(pending));
     s.ReportQueue();
   }
-  s.work_cv.notify_one();
+  s.work_cv.Signal();
   return absl::OkStatus();
 }
 
@@ -218,11 +221,11 @@ absl::Status Batcher::State::AdmitLocked(const BatchRequest& request, int64_t to
 
 void Batcher::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(&state_->mu);
     state_->accepting = false;
     state_->stopping = true;
   }
-  state_->work_cv.notify_all();
+  state_->work_cv.SignalAll();
 }
 
 bool Batcher::Drain(Clock::duration timeout) {
@@ -230,12 +233,12 @@ bool Batcher::Drain(Clock::duration timeout) {
   std::vector<Answer> answers;
   bool drained = false;
   {
-    std::unique_lock<std::mutex> lock(s.mu);
+    MutexLock lock(&s.mu);
     const Clock::time_point deadline = s.clock->Now() + timeout;
     for (;;) {
       drained = s.queue.empty() && !s.batch_running && s.to_answer.empty() && !s.answering;
       if (drained || s.clock->Now() >= deadline) break;
-      s.clock->WaitUntil(s.idle_cv, lock, deadline);
+      s.clock->WaitUntil(s.idle_cv, s.mu, deadline);
     }
     if (!drained) {
       for (auto& request : s.queue.Clear()) {
@@ -252,44 +255,44 @@ bool Batcher::Drain(Clock::duration timeout) {
 }
 
 void Batcher::Hold() {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   state_->held = true;
 }
 
 void Batcher::Resume() {
   {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    MutexLock lock(&state_->mu);
     state_->held = false;
   }
-  state_->work_cv.notify_all();
+  state_->work_cv.SignalAll();
 }
 
 Clock::duration Batcher::SinceLastAnswer() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   return state_->clock->Now() - state_->last_answer;
 }
 
 bool Batcher::answering() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   return state_->batch_running || state_->answering || !state_->to_answer.empty();
 }
 
 int64_t Batcher::queued_requests() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   return state_->queue.requests();
 }
 
 int64_t Batcher::queued_tokens() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  MutexLock lock(&state_->mu);
   return state_->queue.tokens();
 }
 
 void Batcher::State::WorkerLoop() {
-  std::unique_lock<std::mutex> lock(mu);
+  MutexLock lock(&mu);
   for (;;) {
     if (queue.empty() || held) {
       if (queue.empty() && stopping) return;
-      clock->WaitUntil(work_cv, lock, Clock::time_point::max());
+      clock->WaitUntil(work_cv, mu, Clock::time_point::max());
       continue;
     }
     // The oldest queued input waits for company until the delay has passed,
@@ -297,7 +300,7 @@ void Batcher::State::WorkerLoop() {
     const Clock::time_point ready_at = queue.front().owner->enqueued + config.max_queue_delay;
     if (!stopping && clock->Now() < ready_at &&
         !queue.FillsBatch(config.max_batch_tokens, config.max_batch_inputs)) {
-      clock->WaitUntil(work_cv, lock, ready_at);
+      clock->WaitUntil(work_cv, mu, ready_at);
       continue;
     }
     std::vector<Answer> rejected;
@@ -312,39 +315,39 @@ void Batcher::State::WorkerLoop() {
     if (!rejected.empty()) {
       // The responder answers them while the engine runs the batch.
       for (Answer& answer : rejected) to_answer.push_back(std::move(answer));
-      answer_cv.notify_one();
+      answer_cv.Signal();
     }
-    lock.unlock();
+    mu.Unlock();
     RunBatch(batch);
     batch.clear();  // drop the references to the requests before reporting idle
     const Clock::time_point ended_at = clock->Now();
-    lock.lock();
+    mu.Lock();
     // The worker's whole time for the batch: engine, pooling, answering.
     if (tokens > 0) cost.Observe(tokens, ended_at - cut_at);
     if (answers_sent) last_answer = ended_at;
     batch_running = false;
-    idle_cv.notify_all();
+    idle_cv.SignalAll();
   }
 }
 
 void Batcher::State::ResponderLoop() {
-  std::unique_lock<std::mutex> lock(mu);
+  MutexLock lock(&mu);
   for (;;) {
     if (to_answer.empty()) {
       if (responder_exit) return;
-      answer_cv.wait(lock);
+      answer_cv.Wait(&mu);
       continue;
     }
     std::vector<Answer> answers(std::make_move_iterator(to_answer.begin()),
                                 std::make_move_iterator(to_answer.end()));
     to_answer.clear();
     answering = true;
-    lock.unlock();
+    mu.Unlock();
     AnswerAll(answers);
-    lock.lock();
+    mu.Lock();
     answering = false;
     last_answer = clock->Now();
-    idle_cv.notify_all();
+    idle_cv.SignalAll();
   }
 }
 

@@ -2,8 +2,8 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
+
+#include "common/mutex.h"
 
 namespace server {
 
@@ -13,9 +13,10 @@ class Clock {
   using time_point = std::chrono::steady_clock::time_point;
   virtual ~Clock() = default;
   virtual time_point Now() = 0;
-  // Waits on `cv` (holding `lock`) until notified or `until` on this clock.
-  virtual void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                         time_point until) = 0;
+  // Waits on `cv` (holding `mu`, which the wait releases meanwhile) until
+  // signalled or `until` on this clock; time_point::max() waits until signalled.
+  virtual void WaitUntil(common::CondVar& cv, common::Mutex& mu, time_point until)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) = 0;
 };
 
 // The real clock.

@@ -52,7 +52,7 @@ void EncodeService::StopAccepting() {
   dispatcher_->StopAccepting();
   std::vector<EncodeStreamReactor*> to_finish;
   {
-    std::lock_guard<std::mutex> lock(streams_mu_);
+    common::MutexLock lock(&streams_mu_);
     accepting_ = false;
     // Under streams_mu_ no stream can be deleted (OnDone unregisters first).
     for (EncodeStreamReactor* stream : streams_) {
@@ -106,11 +106,11 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EncodeService::Enco
                               absl::StatusCode::kUnauthenticated, std::chrono::nanoseconds(0));
     return new RefusedStream(Unauthenticated());
   }
-  std::lock_guard<std::mutex> lock(streams_mu_);
+  common::MutexLock lock(&streams_mu_);
   if (!accepting_) return new RefusedStream(ShuttingDown());
   auto* stream = new EncodeStreamReactor(context, dispatcher_, clock_, metrics_,
                                          [this](EncodeStreamReactor* done) {
-                                           std::lock_guard<std::mutex> lock(streams_mu_);
+                                           common::MutexLock lock(&streams_mu_);
                                            streams_.erase(done);
                                          });
   streams_.insert(stream);

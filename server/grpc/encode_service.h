@@ -7,11 +7,11 @@
 // of a stream) is reported to the metrics when its response has been sent.
 #pragma once
 
-#include <mutex>
 #include <set>
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/mutex.h"
 #include "encoder/v1/encoder.grpc.pb.h"
 #include "server/core/api_keys.h"
 #include "server/core/clock.h"
@@ -40,13 +40,13 @@ class EncodeService final : public EncoderServiceBase {
 
   // Shutdown: every new call and every new request on an open stream gets
   // UNAVAILABLE; open streams end once their requests are answered.
-  void StopAccepting();
+  void StopAccepting() ABSL_LOCKS_EXCLUDED(streams_mu_);
 
   grpc::ServerUnaryReactor* Encode(grpc::CallbackServerContext* context,
                                    const grpc::ByteBuffer* request,
                                    grpc::ByteBuffer* response) override;
   grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EncodeStream(
-      grpc::CallbackServerContext* context) override;
+      grpc::CallbackServerContext* context) ABSL_LOCKS_EXCLUDED(streams_mu_) override;
   grpc::ServerUnaryReactor* Tokenize(grpc::CallbackServerContext* context,
                                      const grpc::ByteBuffer* request,
                                      grpc::ByteBuffer* response) override;
@@ -70,9 +70,9 @@ class EncodeService final : public EncoderServiceBase {
   Clock* const clock_;
   ServerMetrics* const metrics_;
 
-  std::mutex streams_mu_;
-  std::set<EncodeStreamReactor*> streams_;  // guarded by streams_mu_; open streams
-  bool accepting_ = true;                   // guarded by streams_mu_
+  common::Mutex streams_mu_;
+  std::set<EncodeStreamReactor*> streams_ ABSL_GUARDED_BY(streams_mu_);  // open streams
+  bool accepting_ ABSL_GUARDED_BY(streams_mu_) = true;
 };
 
 }  // namespace server

@@ -23,7 +23,7 @@ EncodeStreamReactor::EncodeStreamReactor(grpc::CallbackServerContext* context,
 }
 
 bool EncodeStreamReactor::StopReading() {
-  std::lock_guard<std::mutex> lock(mu_);
+  common::MutexLock lock(&mu_);
   stopped_by_server_ = true;
   reads_done_ = true;
   return ShouldFinishLocked();
@@ -31,24 +31,31 @@ bool EncodeStreamReactor::StopReading() {
 
 void EncodeStreamReactor::OnReadDone(bool ok) {
   SlotIterator slot;
+  bool stopped = false;
+  bool finish = false;
+  grpc::Status final_status;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    common::MutexLock lock(&mu_);
     if (!ok || reads_done_) {
       // Client half-closed or went away, or the server stopped reading: any
       // request read now is dropped (the stream ends with UNAVAILABLE).
       reading_ = false;
       reads_done_ = true;
-      if (!ShouldFinishLocked()) return;
-      const grpc::Status final_status = FinalStatusLocked();
-      lock.unlock();  // never call into gRPC under mu_: OnDone may follow and delete us
-      Finish(final_status);
-      return;
+      stopped = true;
+      finish = ShouldFinishLocked();
+      if (finish) final_status = FinalStatusLocked();
+    } else {
+      // reading_ stays true while incoming_ is being handled, so that
+      // OnWriteDone does not start a read into it.
+      slots_.emplace_back();
+      slot = std::prev(slots_.end());
+      slot->received = std::chrono::steady_clock::now();
     }
-    // reading_ stays true while incoming_ is being handled, so that
-    // OnWriteDone does not start a read into it.
-    slots_.emplace_back();
-    slot = std::prev(slots_.end());
-    slot->received = std::chrono::steady_clock::now();
+  }
+  if (stopped) {
+    // Never call into gRPC under mu_: OnDone may follow and delete us.
+    if (finish) Finish(final_status);
+    return;
   }
   metrics_->RequestStarted();
   // Not under mu_: answering at once (a refused request) takes mu_.
@@ -74,10 +81,8 @@ void EncodeStreamReactor::OnReadDone(bool ok) {
   }
 
   bool read_again = false;
-  bool finish = false;
-  grpc::Status final_status;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    common::MutexLock lock(&mu_);
     if (!reads_done_ && static_cast<int>(slots_.size()) < kMaxInFlight) {
       read_again = true;
     } else {
@@ -101,7 +106,7 @@ void EncodeStreamReactor::OnAnswered(SlotIterator slot, absl::Status status) {
     slot->code = ToGrpcCode(status.code());
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    common::MutexLock lock(&mu_);
     to_write_.push_back(slot);
     if (writing_) return;
     writing_ = true;
@@ -115,7 +120,7 @@ void EncodeStreamReactor::OnWriteDone(bool ok) {
   bool finish = false;
   grpc::Status final_status;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    common::MutexLock lock(&mu_);
     // A failed write: the client is gone and never saw the response.
     metrics_->RequestFinished(
         core::Transport::kGrpc, Rpc::kEncodeStream,

@@ -10,11 +10,11 @@
 #include <deque>
 #include <functional>
 #include <list>
-#include <mutex>
 #include <string>
 
 #include <grpcpp/grpcpp.h>
 
+#include "common/mutex.h"
 #include "encoder/v1/encoder.pb.h"
 #include "server/core/clock.h"
 #include "server/core/encode_dispatcher.h"
@@ -37,10 +37,10 @@ class EncodeStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
   // Server shutdown: read no more requests. Returns true when the caller must
   // now call Finish(UNAVAILABLE) (nothing is in flight); otherwise the stream
   // finishes itself once its requests are answered.
-  bool StopReading();
+  bool StopReading() ABSL_LOCKS_EXCLUDED(mu_);
 
-  void OnReadDone(bool ok) override;
-  void OnWriteDone(bool ok) override;
+  void OnReadDone(bool ok) ABSL_LOCKS_EXCLUDED(mu_) override;
+  void OnWriteDone(bool ok) ABSL_LOCKS_EXCLUDED(mu_) override;
   void OnCancel() override { cancelled_ = true; }
   void OnDone() override;
 
@@ -55,11 +55,11 @@ class EncodeStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
   };
   using SlotIterator = std::list<Slot>::iterator;
 
-  void OnAnswered(SlotIterator slot, absl::Status status);
+  void OnAnswered(SlotIterator slot, absl::Status status) ABSL_LOCKS_EXCLUDED(mu_);
   // Whether the stream is done: no more reads and nothing left to write.
   // Marks it finished; the caller then calls Finish outside the lock.
-  bool ShouldFinishLocked();
-  grpc::Status FinalStatusLocked() const;
+  bool ShouldFinishLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  grpc::Status FinalStatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   grpc::CallbackServerContext* const context_;
   EncodeDispatcher* const dispatcher_;
@@ -69,14 +69,17 @@ class EncodeStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
   std::atomic<bool> cancelled_{false};
 
   grpc::ByteBuffer incoming_;  // the read target; one read at a time
-  std::mutex mu_;
-  std::list<Slot> slots_;              // guarded by mu_; stable addresses for the batcher
-  std::deque<SlotIterator> to_write_;  // guarded by mu_; answered, in answer order
-  bool reading_ = false;               // guarded by mu_; a read is outstanding
-  bool reads_done_ = false;            // guarded by mu_; client half-closed, or shutdown
-  bool stopped_by_server_ = false;     // guarded by mu_
-  bool writing_ = false;               // guarded by mu_; a write is outstanding
-  bool finished_ = false;              // guarded by mu_; Finish called or about to be
+  // The list and queue are guarded; a Slot itself is not: it is filled by
+  // one thread at a time (the reader, then the batcher's callback, then the
+  // writer), handed on through to_write_ under mu_.
+  common::Mutex mu_;
+  std::list<Slot> slots_ ABSL_GUARDED_BY(mu_);              // stable addresses for the batcher
+  std::deque<SlotIterator> to_write_ ABSL_GUARDED_BY(mu_);  // answered, in answer order
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;               // a read is outstanding
+  bool reads_done_ ABSL_GUARDED_BY(mu_) = false;            // client half-closed, or shutdown
+  bool stopped_by_server_ ABSL_GUARDED_BY(mu_) = false;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;   // a write is outstanding
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;  // Finish called or about to be
 };
 
 }  // namespace server

@@ -6,15 +6,14 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <future>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "common/mutex.h"
 #include "server/core/request_queue.h"
 #include "support/fake_backend.h"
 #include "support/fake_clock.h"
@@ -35,35 +34,39 @@ class Reply {
  public:
   std::function<void(Result)> Callback() {
     return [this](Result result) {
-      std::lock_guard<std::mutex> lock(mu_);
+      common::MutexLock lock(&mu_);
       result_ = std::move(result);
       ++calls_;
-      cv_.notify_all();
+      cv_.SignalAll();
     };
   }
   // Bounded wait for the answer.
-  bool Await() {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, seconds(20), [&] { return calls_ > 0; });
+  bool Await() ABSL_LOCKS_EXCLUDED(mu_) {
+    const auto give_up = std::chrono::steady_clock::now() + seconds(20);
+    common::MutexLock lock(&mu_);
+    while (calls_ == 0) {
+      if (cv_.WaitWithDeadline(&mu_, give_up)) return calls_ > 0;
+    }
+    return true;
   }
-  bool answered() {
-    std::lock_guard<std::mutex> lock(mu_);
+  bool answered() ABSL_LOCKS_EXCLUDED(mu_) {
+    common::MutexLock lock(&mu_);
     return calls_ > 0;
   }
-  int calls() {
-    std::lock_guard<std::mutex> lock(mu_);
+  int calls() ABSL_LOCKS_EXCLUDED(mu_) {
+    common::MutexLock lock(&mu_);
     return calls_;
   }
-  Result result() {
-    std::lock_guard<std::mutex> lock(mu_);
+  Result result() ABSL_LOCKS_EXCLUDED(mu_) {
+    common::MutexLock lock(&mu_);
     return result_;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int calls_ = 0;
-  Result result_ = absl::UnknownError("not answered");
+  common::Mutex mu_;
+  common::CondVar cv_;
+  int calls_ ABSL_GUARDED_BY(mu_) = 0;
+  Result result_ ABSL_GUARDED_BY(mu_) = absl::UnknownError("not answered");
 };
 
 // An input for the fake backend: its first id names it, `tokens` sets its length.

@@ -4,13 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <set>
 #include <string>
@@ -20,6 +18,7 @@
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 
+#include "common/mutex.h"
 #include "encoder/v1/encoder.grpc.pb.h"
 #include "engine/isa.h"
 #include "grpc/health/v1/health.grpc.pb.h"
@@ -87,20 +86,24 @@ ServerConfig Config(const std::string& model_dir) {
 // Records the batcher's queue so a test can wait until its request is queued.
 class QueueWatcher : public BatcherObserver {
  public:
-  void OnQueueChanged(int64_t /*requests*/, int64_t tokens) override {
-    std::lock_guard<std::mutex> lock(mu_);
+  void OnQueueChanged(int64_t /*requests*/, int64_t tokens) ABSL_LOCKS_EXCLUDED(mu_) override {
+    common::MutexLock lock(&mu_);
     tokens_ = tokens;
-    cv_.notify_all();
+    cv_.SignalAll();
   }
-  bool AwaitQueuedTokens(int64_t tokens) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return cv_.wait_for(lock, seconds(20), [&] { return tokens_ == tokens; });
+  bool AwaitQueuedTokens(int64_t tokens) ABSL_LOCKS_EXCLUDED(mu_) {
+    const auto give_up = std::chrono::steady_clock::now() + seconds(20);
+    common::MutexLock lock(&mu_);
+    while (tokens_ != tokens) {
+      if (cv_.WaitWithDeadline(&mu_, give_up)) return tokens_ == tokens;
+    }
+    return true;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  int64_t tokens_ = 0;
+  common::Mutex mu_;
+  common::CondVar cv_;
+  int64_t tokens_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class ServerTest : public TestServerSuite {

@@ -5,12 +5,11 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
-#include <mutex>
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/mutex.h"
 #include "fake_clock.h"
 #include "server/core/backend.h"
 
@@ -28,15 +27,15 @@ class FakeBackend : public Backend {
 
   // Each output is {first id, token count}: enough to tell which input it is.
   absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
-                   std::vector<InputOutput>* outputs) override {
-    std::unique_lock<std::mutex> lock(mu_);
+                   std::vector<InputOutput>* outputs) ABSL_LOCKS_EXCLUDED(mu_) override {
+    common::MutexLock lock(&mu_);
     std::vector<int32_t> first_ids;
     for (const engine::Sequence& sequence : batch) first_ids.push_back(sequence.ids[0]);
     batches_.push_back(first_ids);
     specs_.insert(specs_.end(), specs.begin(), specs.end());
     ++started_;
-    changed_.notify_all();
-    changed_.wait(lock, [&] { return !held_; });
+    changed_.SignalAll();
+    while (held_) changed_.Wait(&mu_);
     if (clock_ != nullptr) {
       int64_t tokens = 0;
       for (const engine::Sequence& sequence : batch) tokens += sequence.ids.size();
@@ -59,51 +58,56 @@ class FakeBackend : public Backend {
 
   // From now on each run advances `clock` by per_batch + per_token x its
   // tokens, after any hold, as if the engine took that long.
-  void SetCost(FakeClock* clock, Clock::duration per_batch, Clock::duration per_token) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void SetCost(FakeClock* clock, Clock::duration per_batch, Clock::duration per_token)
+      ABSL_LOCKS_EXCLUDED(mu_) {
+    common::MutexLock lock(&mu_);
     clock_ = clock;
     per_batch_ = per_batch;
     per_token_ = per_token;
   }
 
   // While held, a run blocks after recording its batch.
-  void Hold() {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Hold() ABSL_LOCKS_EXCLUDED(mu_) {
+    common::MutexLock lock(&mu_);
     held_ = true;
   }
-  void Release() {
+  void Release() ABSL_LOCKS_EXCLUDED(mu_) {
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      common::MutexLock lock(&mu_);
       held_ = false;
     }
-    changed_.notify_all();
+    changed_.SignalAll();
   }
   // Bounded wait for the n-th run to start.
-  bool AwaitStarted(int n) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return changed_.wait_for(lock, std::chrono::seconds(20), [&] { return started_ >= n; });
+  bool AwaitStarted(int n) ABSL_LOCKS_EXCLUDED(mu_) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    common::MutexLock lock(&mu_);
+    while (started_ < n) {
+      if (changed_.WaitWithDeadline(&mu_, give_up)) return started_ >= n;
+    }
+    return true;
   }
 
   // The first id of each input, batch by batch.
-  std::vector<std::vector<int32_t>> batches() {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::vector<int32_t>> batches() ABSL_LOCKS_EXCLUDED(mu_) {
+    common::MutexLock lock(&mu_);
     return batches_;
   }
-  std::vector<OutputSpec> specs() {
-    std::lock_guard<std::mutex> lock(mu_);
+  std::vector<OutputSpec> specs() ABSL_LOCKS_EXCLUDED(mu_) {
+    common::MutexLock lock(&mu_);
     return specs_;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable changed_;
-  bool held_ = false;
-  FakeClock* clock_ = nullptr;
-  Clock::duration per_batch_{0};
-  Clock::duration per_token_{0};
-  int started_ = 0;
-  std::vector<std::vector<int32_t>> batches_;
-  std::vector<OutputSpec> specs_;
+  common::Mutex mu_;
+  common::CondVar changed_;
+  bool held_ ABSL_GUARDED_BY(mu_) = false;
+  FakeClock* clock_ ABSL_GUARDED_BY(mu_) = nullptr;  // the clock itself has its own lock
+  Clock::duration per_batch_ ABSL_GUARDED_BY(mu_){0};
+  Clock::duration per_token_ ABSL_GUARDED_BY(mu_){0};
+  int started_ ABSL_GUARDED_BY(mu_) = 0;
+  std::vector<std::vector<int32_t>> batches_ ABSL_GUARDED_BY(mu_);
+  std::vector<OutputSpec> specs_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace testing_support

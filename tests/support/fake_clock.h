@@ -5,50 +5,52 @@
 
 #include <algorithm>
 #include <chrono>
-#include <condition_variable>
-#include <mutex>
 #include <set>
 
+#include "common/mutex.h"
 #include "server/core/clock.h"
 
 namespace testing_support {
 
 class FakeClock : public server::Clock {
  public:
-  time_point Now() override {
-    std::lock_guard<std::mutex> lock(mu_);
+  time_point Now() ABSL_LOCKS_EXCLUDED(mu_) override {
+    common::MutexLock lock(&mu_);
     return now_;
   }
 
-  void Advance(duration d) {
-    std::lock_guard<std::mutex> lock(mu_);
+  void Advance(duration d) ABSL_LOCKS_EXCLUDED(mu_) {
+    common::MutexLock lock(&mu_);
     now_ += d;
   }
 
-  void WaitUntil(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
-                 time_point until) override {
+  void WaitUntil(common::CondVar& cv, common::Mutex& mu, time_point until)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu) ABSL_LOCKS_EXCLUDED(mu_) override {
     {
-      std::lock_guard<std::mutex> own(mu_);
+      common::MutexLock own(&mu_);
       if (now_ >= until) return;
       waited_for_.insert(until);
     }
-    changed_.notify_all();
-    cv.wait_for(lock, std::chrono::milliseconds(1));
+    changed_.SignalAll();
+    cv.WaitWithDeadline(&mu, std::chrono::steady_clock::now() + std::chrono::milliseconds(1));
   }
 
   // Blocks until some thread has waited on this clock for `until` (a bounded
   // wait of real time: false means it never happened).
-  bool AwaitWaitUntil(time_point until) {
-    std::unique_lock<std::mutex> lock(mu_);
-    return changed_.wait_for(lock, std::chrono::seconds(20),
-                             [&] { return waited_for_.count(until) > 0; });
+  bool AwaitWaitUntil(time_point until) ABSL_LOCKS_EXCLUDED(mu_) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    common::MutexLock lock(&mu_);
+    while (waited_for_.count(until) == 0) {
+      if (changed_.WaitWithDeadline(&mu_, give_up)) return waited_for_.count(until) > 0;
+    }
+    return true;
   }
 
  private:
-  std::mutex mu_;
-  std::condition_variable changed_;
-  time_point now_ = time_point(std::chrono::hours(1000));
-  std::set<time_point> waited_for_;
+  common::Mutex mu_;
+  common::CondVar changed_;
+  time_point now_ ABSL_GUARDED_BY(mu_) = time_point(std::chrono::hours(1000));
+  std::set<time_point> waited_for_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace testing_support

@@ -8,11 +8,11 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/mutex.h"
 #include "nlohmann/json.hpp"
 
 namespace engine::tokenizer_test {
@@ -71,9 +71,9 @@ std::vector<Reference> ReadReferences(const std::string& path) {
 }
 
 const std::vector<Reference>& RustReferences(const std::string& name) {
-  static std::mutex mu;
-  static std::map<std::string, std::vector<Reference>> cache;
-  std::lock_guard<std::mutex> lock(mu);
+  static common::Mutex mu;
+  static std::map<std::string, std::vector<Reference>> cache ABSL_GUARDED_BY(mu);
+  common::MutexLock lock(&mu);
   auto it = cache.find(name);
   if (it == cache.end()) {
     it = cache.emplace(name, ReadReferences(GoldenDir() + "/rust/" + name + ".jsonl")).first;
@@ -160,9 +160,9 @@ std::string PartsDir(const std::string& name) {
 }  // namespace
 
 const Tokenizer& NamedTokenizer(const std::string& name) {
-  static std::map<std::string, std::unique_ptr<Tokenizer>> loaded;
-  static std::mutex mu;
-  std::lock_guard<std::mutex> lock(mu);
+  static common::Mutex mu;
+  static std::map<std::string, std::unique_ptr<Tokenizer>> loaded ABSL_GUARDED_BY(mu);
+  common::MutexLock lock(&mu);
   auto& slot = loaded[name];
   if (slot == nullptr) {
     const std::string dir = name.rfind("parts--", 0) == 0 ? PartsDir(name) : TokenizerDir(name);
