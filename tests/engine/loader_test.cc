@@ -341,7 +341,7 @@ TEST(LoaderTest, ParsesSafetensorsBytesWithoutAFile) {
 
 // Regression (found by fuzz_safetensors): converting a zero-size F32 tensor
 // into an empty vector passed null pointers to memcpy (undefined even for 0
-// bytes; UBSan in the asan stage aborts on it).
+// bytes; UBSan in the sanitize stage aborts on it).
 TEST(LoaderTest, ConvertsAZeroSizeTensorIntoNothing) {
   const std::string bytes =
       RawSafetensors(R"({"z": {"dtype": "F32", "shape": [92, 4, 0], "data_offsets": [0, 0]}})", 0);
