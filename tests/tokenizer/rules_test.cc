@@ -161,6 +161,27 @@ TEST(RulesTest, TruncationKeepsTheSpecialTokens) {
   EXPECT_EQ(tok->EncodePair(text, text, 2).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+// Hugging Face's add_special_tokens=False: the text's tokens alone, and
+// max_length counts only them.
+TEST(RulesTest, WithoutSpecialTokensOnlyTheTextsTokens) {
+  auto tok = Small();
+  const std::string text = "hello world hello";
+  absl::StatusOr<Encoding> enc = tok->Encode(text, 0, TruncationSide::kRight, false);
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  EXPECT_THAT(enc->ids, ElementsAre(10, 11, 10));
+  EXPECT_THAT(enc->offsets,
+              ElementsAre(std::make_pair(0, 5), std::make_pair(6, 11), std::make_pair(12, 17)));
+  EXPECT_THAT(tok->Encode(text, 2, TruncationSide::kRight, false)->ids, ElementsAre(10, 11));
+  EXPECT_THAT(tok->Encode(text, 2, TruncationSide::kLeft, false)->ids, ElementsAre(11, 10));
+  enc = tok->EncodePair("hello", "a a", 0, TruncationSide::kRight, false);
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  EXPECT_THAT(enc->ids, ElementsAre(10, 8, 8));
+  EXPECT_THAT(enc->token_type_ids, ElementsAre(0, 1, 1));
+  // A literal special token in the text is still the text's.
+  EXPECT_THAT(tok->Encode("hello [SEP]", 0, TruncationSide::kRight, false)->ids,
+              ElementsAre(10, 3));
+}
+
 TEST(RulesTest, PairTruncationCutsTheLongestFirst) {
   auto tok = Small();
   const std::string five = "hello world hello world hello";

@@ -77,11 +77,16 @@ class Tokenizer {
   // text at the `side` end. A max_length below the number of special tokens
   // is InvalidArgument.
   // Literal special tokens in the text ("[MASK]", "[SEP]") map to their ids.
+  // `add_special_tokens` false leaves out the post-processor's tokens ([CLS],
+  // [SEP]), as Hugging Face's encode(..., add_special_tokens=False): then
+  // max_length counts the text's tokens only.
   absl::StatusOr<Encoding> Encode(std::string_view text, int max_length = 0,
-                                  TruncationSide side = TruncationSide::kRight) const;
+                                  TruncationSide side = TruncationSide::kRight,
+                                  bool add_special_tokens = true) const;
   absl::StatusOr<Encoding> EncodePair(std::string_view text, std::string_view text_pair,
                                       int max_length = 0,
-                                      TruncationSide side = TruncationSide::kRight) const;
+                                      TruncationSide side = TruncationSide::kRight,
+                                      bool add_special_tokens = true) const;
 
   // Ids back to text through the tokenizer's decoder (Hugging Face's
   // `decode`); special added tokens are left out if `skip_special_tokens`.

@@ -86,10 +86,12 @@ struct Tokenizer::Impl {
     return {&pieces, 0, n};
   }
 
-  Encoding Assemble(const Template& t, const Kept& first, const Kept& second) const {
+  // Without `add_special`, the template's special tokens are left out.
+  Encoding Assemble(const Template& t, const Kept& first, const Kept& second,
+                    bool add_special) const {
     Encoding enc;
     const size_t total = (first.end - first.begin) + (second.end - second.begin) +
-                         static_cast<size_t>(t.NumSpecialTokens());
+                         static_cast<size_t>(add_special ? t.NumSpecialTokens() : 0);
     enc.ids.reserve(total);
     enc.token_type_ids.reserve(total);
     enc.tokens.reserve(total);
@@ -102,7 +104,9 @@ struct Tokenizer::Impl {
     };
     for (const tokenizer::TemplatePiece& p : t.pieces) {
       if (p.sequence < 0) {
-        for (int32_t id : p.ids) add(id, p.type_id, 0, 0);
+        if (add_special) {
+          for (int32_t id : p.ids) add(id, p.type_id, 0, 0);
+        }
         continue;
       }
       const Kept& kept = p.sequence == 0 ? first : second;
@@ -225,25 +229,27 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromPipeline(Pipeline p) {
 }
 
 absl::StatusOr<Encoding> Tokenizer::Encode(std::string_view text, int max_length,
-                                           TruncationSide side) const {
+                                           TruncationSide side, bool add_special_tokens) const {
   if (auto s = CheckText(text, "text"); !s.ok()) return s;
-  const int num_special = impl_->parts.single.NumSpecialTokens();
+  const int num_special = add_special_tokens ? impl_->parts.single.NumSpecialTokens() : 0;
   if (auto s = CheckMaxLength(max_length, num_special); !s.ok()) return s;
   Scratch& s = ThreadScratch();
   impl_->encoder.Encode(text, &s.encode, &s.first);
   int keep = static_cast<int>(s.first.size());
   int no_second = -1;
   if (max_length > 0) tokenizer::TruncateLongestFirst(max_length, num_special, &keep, &no_second);
-  Encoding enc = impl_->Assemble(impl_->parts.single, Impl::Keep(s.first, keep, side), {});
+  Encoding enc =
+      impl_->Assemble(impl_->parts.single, Impl::Keep(s.first, keep, side), {}, add_special_tokens);
   s.Trim();
   return enc;
 }
 
 absl::StatusOr<Encoding> Tokenizer::EncodePair(std::string_view text, std::string_view text_pair,
-                                               int max_length, TruncationSide side) const {
+                                               int max_length, TruncationSide side,
+                                               bool add_special_tokens) const {
   if (auto s = CheckText(text, "text"); !s.ok()) return s;
   if (auto s = CheckText(text_pair, "text_pair"); !s.ok()) return s;
-  const int num_special = impl_->parts.pair.NumSpecialTokens();
+  const int num_special = add_special_tokens ? impl_->parts.pair.NumSpecialTokens() : 0;
   if (auto s = CheckMaxLength(max_length, num_special); !s.ok()) return s;
   Scratch& s = ThreadScratch();
   impl_->encoder.Encode(text, &s.encode, &s.first);
@@ -256,7 +262,7 @@ absl::StatusOr<Encoding> Tokenizer::EncodePair(std::string_view text, std::strin
     tokenizer::TruncateLongestFirst(max_length, num_special, &keep_first, &keep_second);
   }
   Encoding enc = impl_->Assemble(impl_->parts.pair, Impl::Keep(s.first, keep_first, side),
-                                 Impl::Keep(s.second, keep_second, side));
+                                 Impl::Keep(s.second, keep_second, side), add_special_tokens);
   s.Trim();
   return enc;
 }
