@@ -13,6 +13,7 @@
 #include "server/app/port_check.h"
 #include "server/core/log.h"
 #include "server/grpc/proto_conversions.h"
+#include "server/http/routes.h"
 
 namespace server {
 namespace {
@@ -125,7 +126,7 @@ EncoderServer::EncoderServer(const ServerConfig& config, LoadedModel model,
       backend_(model_.encoder.get()),
       batcher_(config.batcher, &backend_, SystemClock(), &observers_),
       builder_(&model_, RequestLimits{config.max_inputs_per_request, config.max_text_bytes,
-                                      config.max_tokens_per_request}),
+                                      config.max_tokens_per_request, config.auto_truncate}),
       dispatcher_(&builder_, &batcher_, &metrics_),
       service_(&dispatcher_, &api_keys_, MakeModelInfo(model_, config.max_inputs_per_request),
                SystemClock(), &metrics_) {}
@@ -187,14 +188,14 @@ absl::Status EncoderServer::ServeHttp() {
   info.max_input_length = model_.max_length();
   info.max_batch_tokens = config_.batcher.max_batch_tokens;
   info.max_inputs_per_request = config_.max_inputs_per_request;
+  info.auto_truncate = config_.auto_truncate;
   absl::StatusOr<std::unique_ptr<http::HttpServer>> server =
       http::HttpServer::Start(options, std::move(info), &dispatcher_, &metrics_, &api_keys_,
                               SystemClock(), {metrics_.registry(), process_metrics_});
   if (!server.ok()) return server.status();
   http_ = *std::move(server);
-  LogEvent(absl::StrCat("HTTP API on http://", HostPort(config_.host, http_->port()),
-                        " (/v1/embeddings, /embed, /tokenize, /info, /health, /metrics)",
-                        api_keys_.enabled() ? ", API keys required" : ""));
+  LogEvent(absl::StrCat("HTTP API on http://", HostPort(config_.host, http_->port()), " (",
+                        http::RouteList(), ")", api_keys_.enabled() ? ", API keys required" : ""));
   return absl::OkStatus();
 }
 

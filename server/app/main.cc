@@ -41,8 +41,11 @@ ABSL_FLAG(int, port, 50051, "gRPC port (0: any free port, logged at start)");
 ABSL_FLAG(int, metrics_port, 8081,
           "Prometheus metrics port: GET /metrics on --host (0: any free port, logged at start)");
 ABSL_FLAG(int, http_port, 0,
-          "HTTP API port: OpenAI POST /v1/embeddings, GET /v1/models; TEI POST /embed, "
-          "/tokenize, GET /info, /health; GET /metrics (0: off)");
+          "HTTP API port: OpenAI POST /v1/embeddings, GET /v1/models, GET /v1/models/{id}; TEI "
+          "POST /embed, /tokenize, /decode, GET /info, /health; GET /metrics (0: off)");
+ABSL_FLAG(bool, auto_truncate, true,
+          "cut inputs longer than the model's maximum when a request does not say "
+          "\"truncate\" (false: refuse them); every route, gRPC too");
 ABSL_FLAG(int, http_threads, 64,
           "HTTP connections served at once (one thread each, kept while the connection is "
           "open); more wait to be accepted");
@@ -143,6 +146,7 @@ const std::vector<std::string> kFlagNames = {"model",
                                              "max_queue_tokens",
                                              "max_inputs_per_request",
                                              "max_text_bytes",
+                                             "auto_truncate",
                                              "shutdown_grace",
                                              "tls_cert",
                                              "tls_key",
@@ -173,6 +177,7 @@ server::ServerConfig ConfigFromFlags() {
   config.batcher.max_queue_tokens = absl::GetFlag(FLAGS_max_queue_tokens);
   config.max_inputs_per_request = absl::GetFlag(FLAGS_max_inputs_per_request);
   config.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes);
+  config.auto_truncate = absl::GetFlag(FLAGS_auto_truncate);
   config.shutdown_grace = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_shutdown_grace));
   config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   config.tls_key = absl::GetFlag(FLAGS_tls_key);

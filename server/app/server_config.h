@@ -32,6 +32,11 @@ struct ServerConfig {
   BatcherConfig batcher;
   int max_inputs_per_request = 64;
   int64_t max_text_bytes = 65536;  // per text; a pair's two texts count separately
+  // An input longer than the model's maximum is cut (at the request's
+  // truncation_direction) unless the request says "truncate": false; off: it
+  // is refused unless the request says "truncate": true. On by default, as in
+  // text-embeddings-inference since 2026: docs/configuration.md says why.
+  bool auto_truncate = true;
   std::chrono::milliseconds shutdown_grace{20000};
   // Not a flag: after SIGTERM, how long health says NOT_SERVING while calls
   // are still served (the lame duck), before GOAWAY and refusals; part of the

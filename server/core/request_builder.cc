@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/core/input_error.h"
 #include "server/core/utf8.h"
 
 namespace server {
@@ -12,11 +13,10 @@ namespace {
 
 using core::EncodeRequest;
 using core::Input;
+using core::InputProblem;
 using core::PoolingChoice;
-
-absl::Status WithInputIndex(int index, const absl::Status& status) {
-  return absl::Status(status.code(), absl::StrCat("input ", index, ": ", status.message()));
-}
+using core::WithInputIndex;
+using core::WithInputProblem;
 
 // Cuts `values` to `max_length`, keeping the last one (the closing [SEP]).
 // Token ids cut to max_length keep their first id ([CLS]) and last id
@@ -39,18 +39,24 @@ RequestBuilder::RequestBuilder(const LoadedModel* model, RequestLimits limits)
 
 absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::Build(
     const EncodeRequest& request) const {
-  if (request.inputs.empty()) return absl::InvalidArgumentError("request has no inputs");
+  if (request.inputs.empty()) {
+    return WithInputProblem(InputProblem::kEmpty,
+                            absl::InvalidArgumentError("request has no inputs"));
+  }
   if (static_cast<int>(request.inputs.size()) > limits_.max_inputs_per_request) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "request has ", static_cast<int>(request.inputs.size()), " inputs, more than the limit of ",
-        limits_.max_inputs_per_request, " (--max-inputs-per-request)"));
+    return WithInputProblem(InputProblem::kInvalid,
+                            absl::InvalidArgumentError(absl::StrCat(
+                                "request has ", static_cast<int>(request.inputs.size()),
+                                " inputs, more than the limit of ", limits_.max_inputs_per_request,
+                                " (--max-inputs-per-request)")));
   }
   absl::StatusOr<OutputSpec> spec = BuildSpec(request);
   if (!spec.ok()) return spec.status();
 
   absl::StatusOr<std::string_view> prompt = FindPrompt(request.prompt_name);
   if (!prompt.ok()) return prompt.status();
-  const InputOptions options{request.truncate, request.truncation_side, *prompt};
+  const InputOptions options{request.truncate.value_or(limits_.auto_truncate),
+                             request.truncation_side, *prompt};
 
   auto batch_request = std::make_unique<BatchRequest>();
   batch_request->spec = *spec;
@@ -125,7 +131,10 @@ absl::StatusOr<TokenizedInput> RequestBuilder::BuildInput(const Input& input,
 }
 
 absl::Status RequestBuilder::CheckText(const char* field, const std::string& text) const {
-  if (text.empty()) return absl::InvalidArgumentError(absl::StrCat(field, " is empty"));
+  if (text.empty()) {
+    return WithInputProblem(InputProblem::kEmpty,
+                            absl::InvalidArgumentError(absl::StrCat(field, " is empty")));
+  }
   if (static_cast<int64_t>(text.size()) > limits_.max_text_bytes) {
     return absl::InvalidArgumentError(absl::StrCat(field, " is ", text.size(),
                                                    " bytes, more than the limit of ",
@@ -181,11 +190,12 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromText(const std::string& text,
       is_pair ? model_->tokenizer->EncodePair(first, text_pair, cut, options.side)
               : model_->tokenizer->Encode(first, cut, options.side);
   if (!encoding.ok()) return encoding.status();
+  // The transports add how to truncate on their route (InputProblem::kTooLong).
   if (static_cast<int>(encoding->ids.size()) > max_length) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(is_pair ? "text pair is " : "text is ", encoding->ids.size(),
-                     " tokens long, more than the model's maximum of ", max_length,
-                     " (set truncate to cut it)"));
+    return WithInputProblem(InputProblem::kTooLong,
+                            absl::InvalidArgumentError(absl::StrCat(
+                                is_pair ? "text pair is " : "text is ", encoding->ids.size(),
+                                " tokens long, more than the model's maximum of ", max_length)));
   }
   TokenizedInput input;
   input.ids = std::move(encoding->ids);
@@ -202,7 +212,9 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromIds(const std::vector<int32_t
                                                        InputOptions options) const {
   const int ids_size = static_cast<int>(ids.size());
   const int types_size = static_cast<int>(types.size());
-  if (ids.empty()) return absl::InvalidArgumentError("token_ids is empty");
+  if (ids.empty()) {
+    return WithInputProblem(InputProblem::kEmpty, absl::InvalidArgumentError("token_ids is empty"));
+  }
   const engine::ModelConfig& config = model_->encoder->config();
   for (int p = 0; p < ids_size; ++p) {
     const int32_t id = ids[static_cast<size_t>(p)];
@@ -231,9 +243,10 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromIds(const std::vector<int32_t
   }
   const int max_length = model_->max_length();
   if (ids_size > max_length && !options.truncate) {
-    return absl::InvalidArgumentError(absl::StrCat("token_ids has ", ids_size,
-                                                   " ids, more than the model's maximum of ",
-                                                   max_length, " (set truncate to cut them)"));
+    return WithInputProblem(
+        InputProblem::kTooLong,
+        absl::InvalidArgumentError(absl::StrCat(
+            "token_ids has ", ids_size, " ids, more than the model's maximum of ", max_length)));
   }
   TokenizedInput input;
   input.ids = ids;
@@ -254,9 +267,11 @@ absl::StatusOr<engine::Encoding> RequestBuilder::Tokenize(
     }
   }
   const int cut = request.truncate ? model_->max_length() : 0;
-  return is_pair ? model_->tokenizer->EncodePair(request.text, request.text_pair, cut,
-                                                 request.truncation_side)
-                 : model_->tokenizer->Encode(request.text, cut, request.truncation_side);
+  return is_pair
+             ? model_->tokenizer->EncodePair(request.text, request.text_pair, cut,
+                                             request.truncation_side, request.add_special_tokens)
+             : model_->tokenizer->Encode(request.text, cut, request.truncation_side,
+                                         request.add_special_tokens);
 }
 
 absl::StatusOr<std::string> RequestBuilder::Decode(const core::DecodeRequest& request) const {

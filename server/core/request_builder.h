@@ -1,7 +1,8 @@
 // Turns API requests into the batcher's tokenized requests, checking every
 // input on the way. Runs on the transports' threads, so the batcher receives token
 // counts and never sees a bad input. Errors are INVALID_ARGUMENT and name
-// the input's index and the reason.
+// the input's index and the reason (also as an InputError payload,
+// server/core/input_error.h).
 #pragma once
 
 #include <cstdint>
@@ -24,6 +25,9 @@ struct RequestLimits {
   // Tokens after tokenization (and truncation) over all of one request's
   // inputs; the input that passes it is named in the error.
   int64_t max_tokens_per_request = 16384;
+  // Whether an input longer than the model's maximum is cut when the request
+  // does not say (--auto-truncate); else it is refused.
+  bool auto_truncate = true;
 };
 
 class RequestBuilder {

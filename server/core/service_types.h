@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -43,7 +44,9 @@ struct EncodeRequest {
   std::vector<Input> inputs;
   PoolingChoice pooling = PoolingChoice::kModelDefault;
   bool normalize = false;
-  bool truncate = false;  // cut inputs longer than the model's maximum (else an error)
+  // Cut inputs longer than the model's maximum (else they are refused);
+  // unset: as the server's --auto-truncate says (RequestLimits::auto_truncate).
+  std::optional<bool> truncate;
   engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
   // One of the model's prompts (config_sentence_transformers.json), put
   // before every text input; empty: none.
@@ -66,6 +69,7 @@ struct TokenizeRequest {
   std::string text_pair;  // empty: a single text
   bool truncate = false;
   engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
+  bool add_special_tokens = true;  // false: the text's tokens alone, no [CLS]/[SEP]
 };
 
 // Which transport a call came in on (a metrics label).

@@ -2,7 +2,22 @@
 
 #include <string>
 
+#include "absl/strings/str_cat.h"
+#include "server/core/input_error.h"
+
 namespace server {
+namespace {
+
+// The message, with how to cut an input that is too long on this API.
+std::string Message(const absl::Status& status) {
+  const std::optional<core::InputError> input = core::FindInputError(status);
+  if (input.has_value() && input->problem == core::InputProblem::kTooLong) {
+    return absl::StrCat(status.message(), " (set the request's truncate option to cut it)");
+  }
+  return std::string(status.message());
+}
+
+}  // namespace
 
 grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
   // absl's codes are gRPC's, number for number; outside the answered set a
@@ -12,13 +27,13 @@ grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {
   if (status.ok()) return grpc::Status::OK;
-  return grpc::Status(ToGrpcCode(status.code()), std::string(status.message()));
+  return grpc::Status(ToGrpcCode(status.code()), Message(status));
 }
 
 encoder::v1::Error ToProtoError(const absl::Status& status) {
   encoder::v1::Error error;
   error.set_code(static_cast<int>(ToGrpcCode(status.code())));
-  error.set_message(std::string(status.message()));
+  error.set_message(Message(status));
   return error;
 }
 

@@ -1,23 +1,53 @@
 // How the service's errors reach HTTP clients: the status code, and the body
-// each API's clients parse. OpenAI routes (/v1/...) answer
-// {"error": {"message", "type", "code"}}; text-embeddings-inference routes
-// answer {"error", "error_type"} (TEI's router/src/http/server.rs).
+// each API's clients parse. OpenAI routes (/v1/...) answer OpenAI's
+// {"error": {"message", "type", "param", "code"}}; text-embeddings-inference
+// routes answer TEI's {"error", "error_type"} (TEI's router/src/lib.rs
+// ErrorType: "Validation", "Tokenizer", "Empty", "Overloaded", "Unhealthy",
+// "Backend"). docs/api.md lists every status, type and code.
 #pragma once
 
 #include <string>
 
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 
 namespace server::http {
 
 enum class Api { kOpenAi, kTei };
 
-// A bad request's status differs by API: OpenAI answers 400, TEI 422.
-// RESOURCE_EXHAUSTED 429 (with Retry-After), UNAVAILABLE 503,
-// DEADLINE_EXCEEDED 504, UNAUTHENTICATED 401, CANCELLED 499, else 500.
-int HttpStatusFor(absl::StatusCode code, Api api);
+// OpenAI's error codes this server answers with (OpenAI's own spelling).
+inline constexpr char kInvalidValue[] = "invalid_value";
+inline constexpr char kInvalidType[] = "invalid_type";
+inline constexpr char kMissingParameter[] = "missing_required_parameter";
+inline constexpr char kContextLengthExceeded[] = "context_length_exceeded";
+inline constexpr char kModelNotFound[] = "model_not_found";
+inline constexpr char kInvalidApiKey[] = "invalid_api_key";
+inline constexpr char kRateLimitExceeded[] = "rate_limit_exceeded";
 
-// The error body for `status` (not OK) as `api`'s clients expect it.
+// `status` with what OpenAI's body says of it: "param", the field at fault
+// ("input[3]", "dimensions"), and "code"; an empty one is null. Without
+// this, ErrorBody derives them (from the core's InputError, else the status).
+absl::Status WithOpenAiDetail(absl::Status status, absl::string_view param, absl::string_view code);
+
+// INVALID_ARGUMENT about one field of the body.
+absl::Status FieldError(absl::string_view param, absl::string_view code, absl::string_view message);
+
+// An encode request's error as `api`'s route says it: an input too long for
+// the model gets how to cut it on that route ("truncate": true; on OpenAI's
+// also --auto-truncate), and on OpenAI the input's "param" ("input[3]" when
+// the request held a list of inputs, else "input") and "code".
+absl::Status ForEmbeddingsRoute(const absl::Status& status, Api api, bool input_is_list);
+
+// The HTTP status of an error. A bad request is 400 on OpenAI's routes and
+// 422 on TEI's, but 400 there for an empty input (TEI's "Empty"); then
+// UNAUTHENTICATED 401, NOT_FOUND 404, RESOURCE_EXHAUSTED 429 (with
+// Retry-After), CANCELLED 499, UNAVAILABLE 503, DEADLINE_EXCEEDED 504, else
+// 500.
+int HttpStatusFor(const absl::Status& status, Api api);
+int HttpStatusFor(absl::StatusCode code, Api api);  // as above, for a status without payloads
+
+// The error body for `status` (not OK), answered with `http_status`, as
+// `api`'s clients expect it.
 std::string ErrorBody(const absl::Status& status, int http_status, Api api);
 
 // The reason phrase of an HTTP status ("Too Many Requests").

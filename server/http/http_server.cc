@@ -15,9 +15,11 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/core/input_error.h"
 #include "server/core/log.h"
 #include "server/http/http_errors.h"
 #include "server/http/json_mapping.h"
+#include "server/http/routes.h"
 
 namespace server::http {
 namespace {
@@ -27,13 +29,18 @@ using Json = nlohmann::json;
 struct Reply {
   int status = 200;
   std::string body;
+  // None for an empty body (TEI's /health answers 200 with nothing).
   const char* content_type = "application/json";
   bool close = false;  // the request was not read in full: end the connection
+  std::string allow;   // 405: the methods the path takes
 };
 
 Reply ErrorReply(const absl::Status& status, Api api, int http_status = 0) {
-  if (http_status == 0) http_status = HttpStatusFor(status.code(), api);
-  return Reply{http_status, ErrorBody(status, http_status, api)};
+  if (http_status == 0) http_status = HttpStatusFor(status, api);
+  Reply reply;
+  reply.status = http_status;
+  reply.body = ErrorBody(status, http_status, api);
+  return reply;
 }
 
 // The status line and headers are written here, not with CivetWeb's
@@ -42,9 +49,12 @@ Reply ErrorReply(const absl::Status& status, Api api, int http_status = 0) {
 // reports in libcivetweb). One write for head and body: one syscall.
 void Send(mg_connection* connection, const Reply& reply) {
   if (reply.close) mg_disable_connection_keep_alive(connection);
-  std::string bytes = absl::StrCat("HTTP/1.1 ", reply.status, " ", ReasonPhrase(reply.status),
-                                   "\r\nContent-Type: ", reply.content_type,
-                                   "\r\nContent-Length: ", reply.body.size(), "\r\n");
+  std::string bytes =
+      absl::StrCat("HTTP/1.1 ", reply.status, " ", ReasonPhrase(reply.status), "\r\n");
+  if (reply.content_type != nullptr)
+    absl::StrAppend(&bytes, "Content-Type: ", reply.content_type, "\r\n");
+  absl::StrAppend(&bytes, "Content-Length: ", reply.body.size(), "\r\n");
+  if (!reply.allow.empty()) absl::StrAppend(&bytes, "Allow: ", reply.allow, "\r\n");
   // Overload is brief: the queue drains in a batch or two.
   if (reply.status == 429) bytes += "Retry-After: 1\r\n";
   if (reply.status == 401) bytes += "WWW-Authenticate: Bearer\r\n";
@@ -109,29 +119,10 @@ int Callback(mg_connection* connection, void* server) {
   return static_cast<HttpServer*>(server)->Handle(connection);
 }
 
-// Where a request goes. `rpc` is how the metrics count it (none for health
-// and /metrics, which are also open without a key).
-enum class Route { kEmbeddings, kModels, kEmbed, kTokenize, kDecode, kInfo, kHealth, kMetrics };
-
-struct RouteInfo {
-  const char* method;
-  const char* path;
-  Route route;
-  Api api;
-  bool counted;
-  Rpc rpc;
-};
-
-constexpr RouteInfo kRoutes[] = {
-    {"POST", "/v1/embeddings", Route::kEmbeddings, Api::kOpenAi, true, Rpc::kEncode},
-    {"GET", "/v1/models", Route::kModels, Api::kOpenAi, true, Rpc::kGetModelInfo},
-    {"POST", "/embed", Route::kEmbed, Api::kTei, true, Rpc::kEncode},
-    {"POST", "/tokenize", Route::kTokenize, Api::kTei, true, Rpc::kTokenize},
-    {"POST", "/decode", Route::kDecode, Api::kTei, true, Rpc::kDecode},
-    {"GET", "/info", Route::kInfo, Api::kTei, true, Rpc::kGetModelInfo},
-    {"GET", "/health", Route::kHealth, Api::kTei, false, Rpc::kGetModelInfo},
-    {"GET", "/metrics", Route::kMetrics, Api::kTei, false, Rpc::kGetModelInfo},
-};
+// OpenAI's model object.
+Json ModelObject(const std::string& name) {
+  return {{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "encoder-server"}};
+}
 
 }  // namespace
 
@@ -212,33 +203,34 @@ int HttpServer::Handle(mg_connection* connection) {
   const absl::string_view method = info->request_method;
   const absl::string_view path = info->local_uri != nullptr ? info->local_uri : "";
 
-  const RouteInfo* route = nullptr;
-  bool path_known = false;
-  for (const RouteInfo& candidate : kRoutes) {
-    if (path != candidate.path) continue;
-    path_known = true;
-    if (method == candidate.method) route = &candidate;
-  }
-  const Api api = path.rfind("/v1/", 0) == 0 ? Api::kOpenAi : Api::kTei;
-  if (route == nullptr) {
+  const RouteMatch match = MatchRoute(method, path);
+  const Api api = ApiOfPath(path);
+  if (match.outcome != RouteMatch::Outcome::kFound) {
     // The body is not read: close rather than parse it as the next request.
-    Reply reply =
-        path_known
-            ? ErrorReply(
-                  absl::InvalidArgumentError(absl::StrCat(method, " is not allowed on ", path)),
-                  api, 405)
-            : ErrorReply(absl::NotFoundError(absl::StrCat("no route ", path)), api, 404);
+    Reply reply;
+    if (match.outcome == RouteMatch::Outcome::kWrongMethod) {
+      reply =
+          ErrorReply(WithOpenAiDetail(
+                         absl::InvalidArgumentError(absl::StrCat(
+                             method, " is not allowed on ", path, " (allowed: ", match.allow, ")")),
+                         "", ""),
+                     api, 405);
+      reply.allow = match.allow;
+    } else {
+      reply = ErrorReply(absl::NotFoundError(absl::StrCat("no route ", method, " ", path)), api);
+    }
     reply.close = true;
     Send(connection, reply);
     return reply.status;
   }
+  const RouteInfo* route = match.route;
 
   if (route->counted) metrics_->RequestStarted();
   Reply reply;
   absl::StatusCode code = absl::StatusCode::kOk;
   const auto fail = [&](const absl::Status& status, int http_status = 0) {
     code = status.code();
-    reply = ErrorReply(status, route->api, http_status);
+    reply = ErrorReply(status, api, http_status);
   };
   const char* authorization = mg_get_header(connection, "Authorization");
   if (route->counted && !keys_->Accepts(authorization != nullptr ? authorization : "")) {
@@ -249,7 +241,7 @@ int HttpServer::Handle(mg_connection* connection) {
     switch (route->route) {
       case Route::kHealth:
         if (serving_ && dispatcher_->accepting()) {
-          reply.body = "";
+          reply.content_type = nullptr;
         } else {
           fail(absl::UnavailableError("the server is not ready or is shutting down"));
         }
@@ -268,6 +260,7 @@ int HttpServer::Handle(mg_connection* connection) {
         break;
       }
       case Route::kModels:
+      case Route::kModel:
       case Route::kInfo: {
         if (!dispatcher_->accepting()) {
           fail(absl::UnavailableError("server is shutting down"));
@@ -275,12 +268,16 @@ int HttpServer::Handle(mg_connection* connection) {
         }
         Json body;
         if (route->route == Route::kModels) {
-          body = {{"object", "list"},
-                  {"data",
-                   {{{"id", model_.name},
-                     {"object", "model"},
-                     {"created", 0},
-                     {"owned_by", "encoder-server"}}}}};
+          body = {{"object", "list"}, {"data", Json::array({ModelObject(model_.name)})}};
+        } else if (route->route == Route::kModel) {
+          if (match.argument != model_.name) {
+            fail(WithOpenAiDetail(absl::NotFoundError(absl::StrCat(
+                                      "The model '", match.argument,
+                                      "' does not exist: this server serves '", model_.name, "'")),
+                                  "model", kModelNotFound));
+            break;
+          }
+          body = ModelObject(model_.name);
         } else {
           body = {{"model_id", model_.name},
                   {"model_sha", nullptr},
@@ -291,7 +288,7 @@ int HttpServer::Handle(mg_connection* connection) {
                   {"max_batch_tokens", model_.max_batch_tokens},
                   {"max_batch_requests", nullptr},
                   {"max_client_batch_size", model_.max_inputs_per_request},
-                  {"auto_truncate", false},
+                  {"auto_truncate", model_.auto_truncate},
                   {"tokenization_workers", options_.threads},
                   {"version", "encoder-server"}};
         }
@@ -322,8 +319,7 @@ int HttpServer::Handle(mg_connection* connection) {
           for (size_t i = 0; i < requests->size(); ++i) {
             absl::StatusOr<std::string> text = dispatcher_->Decode((*requests)[i]);
             if (!text.ok()) {
-              fail(absl::Status(text.status().code(),
-                                absl::StrCat("input ", i, ": ", text.status().message())));
+              fail(core::WithInputIndex(static_cast<int>(i), text.status()));
               break;
             }
             texts.push_back(*std::move(text));
@@ -344,8 +340,7 @@ int HttpServer::Handle(mg_connection* connection) {
           for (size_t i = 0; i < requests->size(); ++i) {
             absl::StatusOr<engine::Encoding> encoding = dispatcher_->Tokenize((*requests)[i]);
             if (!encoding.ok()) {
-              fail(absl::Status(encoding.status().code(),
-                                absl::StrCat("input ", i, ": ", encoding.status().message())));
+              fail(core::WithInputIndex(static_cast<int>(i), encoding.status()));
               break;
             }
             encodings.push_back(*std::move(encoding));
@@ -384,7 +379,7 @@ int HttpServer::Handle(mg_connection* connection) {
                               });
         absl::StatusOr<core::EncodeResult> result = future.get();
         if (!result.ok()) {
-          fail(result.status());
+          fail(ForEmbeddingsRoute(result.status(), api, call->input_is_list));
           break;
         }
         reply.body = route->route == Route::kEmbed

@@ -1,7 +1,8 @@
 // The HTTP/1.1 adapter on CivetWeb (see server/http/README.md for why):
-// OpenAI's POST /v1/embeddings and GET /v1/models; text-embeddings-
-// inference's POST /embed, POST /tokenize, GET /info, GET /health; and GET
-// /metrics. Requests go to the same EncodeDispatcher as gRPC's, so they share
+// OpenAI's POST /v1/embeddings, GET /v1/models and GET /v1/models/{id};
+// text-embeddings-inference's POST /embed, /tokenize, /decode, GET /info,
+// GET /health; and GET /metrics (routes.h lists them). Requests go to the
+// same EncodeDispatcher as gRPC's, so they share
 // the queue and batches. Each connection is served by one of `threads`
 // threads (keep-alive: a connection keeps its thread between requests).
 #pragma once
@@ -48,6 +49,7 @@ struct HttpModelInfo {
   int max_input_length = 0;
   int64_t max_batch_tokens = 0;
   int max_inputs_per_request = 0;
+  bool auto_truncate = false;  // --auto-truncate, as /info reports it
 };
 
 class HttpServer {

@@ -8,20 +8,64 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "server/core/input_error.h"
+#include "server/http/http_errors.h"
 
 namespace server::http {
 namespace {
 
+using core::InputProblem;
+using core::WithInputProblem;
 using nlohmann::json;
 
-absl::Status Invalid(std::string_view message) {
-  return absl::InvalidArgumentError(std::string(message));
+// A field whose value is wrong / of the wrong type / missing.
+absl::Status BadValue(absl::string_view field, absl::string_view message) {
+  return FieldError(field, kInvalidValue, message);
+}
+absl::Status BadType(absl::string_view field, absl::string_view message) {
+  return FieldError(field, kInvalidType, message);
+}
+absl::Status Missing(absl::string_view field) {
+  return FieldError(field, kMissingParameter, absl::StrCat("\"", field, "\" is missing"));
+}
+
+// nlohmann's message without its "[json.exception.parse_error.101] parse
+// error at " prefix, which repeats what ours says: "line 1, column 11: syntax
+// error while parsing value - unexpected end of input; expected '[', '{', or
+// a literal", with the byte offset after the column.
+std::string DescribeParseError(const json::parse_error& error) {
+  absl::string_view what = error.what();
+  constexpr absl::string_view kAt = "parse error at ";
+  constexpr absl::string_view kNoPosition = "parse error: ";
+  if (const size_t at = what.find(kAt); at != absl::string_view::npos) {
+    what.remove_prefix(at + kAt.size());
+    const size_t colon = what.find(": ");
+    if (colon != absl::string_view::npos) {
+      return absl::StrCat("at ", what.substr(0, colon), " (byte ", error.byte, ")",
+                          what.substr(colon));
+    }
+  } else if (const size_t plain = what.find(kNoPosition); plain != absl::string_view::npos) {
+    what.remove_prefix(plain + kNoPosition.size());
+  }
+  return absl::StrCat("at byte ", error.byte, ": ", what);
 }
 
 absl::StatusOr<json> ParseObject(std::string_view body) {
-  json parsed = json::parse(body.begin(), body.end(), nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return Invalid("the body is not valid JSON");
-  if (!parsed.is_object()) return Invalid("the body must be a JSON object");
+  // No OpenAI param: the body as a whole is at fault (as OpenAI answers).
+  if (body.find_first_not_of(" \t\r\n") == std::string_view::npos) {
+    return FieldError("", "", "the body is empty: send a JSON object");
+  }
+  json parsed;
+  try {
+    parsed = json::parse(body.begin(), body.end());
+  } catch (const json::parse_error& error) {
+    return FieldError("", "",
+                      absl::StrCat("the body is not valid JSON ", DescribeParseError(error)));
+  }
+  if (!parsed.is_object()) {
+    return FieldError("", "",
+                      absl::StrCat("the body must be a JSON object, not ", parsed.type_name()));
+  }
   return parsed;
 }
 
@@ -35,32 +79,42 @@ absl::StatusOr<std::vector<int32_t>> TokenIds(const json& array, const std::stri
   ids.reserve(array.size());
   for (size_t p = 0; p < array.size(); ++p) {
     if (!IsTokenId(array[p])) {
-      return Invalid(absl::StrCat(field, "[", p, "] is not a token id (a 32-bit integer)"));
+      const std::string name = absl::StrCat(field, "[", p, "]");
+      return BadValue(name, absl::StrCat(name, " is not a token id (a 32-bit integer)"));
     }
     ids.push_back(array[p].get<int32_t>());
   }
   return ids;
 }
 
-// string | string[] | int[] | int[][] into inputs.
-absl::StatusOr<std::vector<core::Input>> Inputs(const json& value, const char* field) {
+// string | string[] | int[] | int[][] into inputs; `is_list`: whether the
+// value held several inputs (string[] or int[][]) rather than one.
+absl::StatusOr<std::vector<core::Input>> Inputs(const json& value, const char* field,
+                                                bool* is_list) {
   std::vector<core::Input> inputs;
+  *is_list = false;
   if (value.is_string()) {
     inputs.push_back(core::Input::Text(value.get<std::string>()));
     return inputs;
   }
   if (!value.is_array()) {
-    return Invalid(absl::StrCat("\"", field,
+    return BadType(field,
+                   absl::StrCat("\"", field,
                                 "\" must be a string, an array of strings, an array of token ids "
-                                "or an array of arrays of token ids"));
+                                "or an array of arrays of token ids, not ",
+                                value.type_name()));
   }
-  if (value.empty()) return Invalid(absl::StrCat("\"", field, "\" is empty"));
+  if (value.empty()) {
+    return WithInputProblem(InputProblem::kEmpty,
+                            BadValue(field, absl::StrCat("\"", field, "\" is empty")));
+  }
   if (value.front().is_number()) {
     absl::StatusOr<std::vector<int32_t>> ids = TokenIds(value, field);
     if (!ids.ok()) return ids.status();
     inputs.push_back(core::Input::Ids(*std::move(ids)));
     return inputs;
   }
+  *is_list = true;
   inputs.reserve(value.size());
   for (size_t i = 0; i < value.size(); ++i) {
     const json& item = value[i];
@@ -72,8 +126,8 @@ absl::StatusOr<std::vector<core::Input>> Inputs(const json& value, const char* f
       if (!ids.ok()) return ids.status();
       inputs.push_back(core::Input::Ids(*std::move(ids)));
     } else {
-      return Invalid(
-          absl::StrCat("input ", i, ": ", name, " must be a string or an array of token ids"));
+      return BadType(name, absl::StrCat(name, " must be a string or an array of token ids, not ",
+                                        item.type_name()));
     }
   }
   return inputs;
@@ -83,8 +137,9 @@ absl::StatusOr<int> Dimensions(const json& body, int hidden_size) {
   const auto it = body.find("dimensions");
   if (it == body.end() || it->is_null()) return 0;
   if (!it->is_number_integer() || it->get<int64_t>() < 1 || it->get<int64_t>() > hidden_size) {
-    return Invalid(absl::StrCat("\"dimensions\" must be an integer from 1 to ", hidden_size,
-                                " (the model's size)"));
+    return FieldError("dimensions", it->is_number_integer() ? kInvalidValue : kInvalidType,
+                      absl::StrCat("\"dimensions\" must be an integer from 1 to ", hidden_size,
+                                   " (the model's size)"));
   }
   return it->get<int>();
 }
@@ -93,8 +148,28 @@ absl::StatusOr<int> Dimensions(const json& body, int hidden_size) {
 absl::StatusOr<bool> Flag(const json& body, const char* field, bool default_value) {
   const auto it = body.find(field);
   if (it == body.end() || it->is_null()) return default_value;
-  if (!it->is_boolean()) return Invalid(absl::StrCat("\"", field, "\" must be true or false"));
+  if (!it->is_boolean()) {
+    return BadType(field, absl::StrCat("\"", field, "\" must be true or false"));
+  }
   return it->get<bool>();
+}
+
+// "truncate" (unset: the server's --auto-truncate) and "truncation_direction",
+// as TEI spells them: "Right" | "Left", serde's aliases "right" | "left".
+absl::Status Truncation(const json& body, core::EncodeRequest* request) {
+  if (const auto truncate = body.find("truncate"); truncate != body.end() && !truncate->is_null()) {
+    if (!truncate->is_boolean()) return BadType("truncate", "\"truncate\" must be true or false");
+    request->truncate = truncate->get<bool>();
+  }
+  const auto direction = body.find("truncation_direction");
+  if (direction == body.end() || direction->is_null()) return absl::OkStatus();
+  if (*direction == "Left" || *direction == "left") {
+    request->truncation_side = engine::TruncationSide::kLeft;
+  } else if (*direction != "Right" && *direction != "right") {
+    return BadValue("truncation_direction",
+                    "\"truncation_direction\" must be \"Right\" or \"Left\"");
+  }
+  return absl::OkStatus();
 }
 
 // The vector of one pooled output, as the call asks for it.
@@ -108,14 +183,15 @@ absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int 
   absl::StatusOr<json> parsed = ParseObject(body);
   if (!parsed.ok()) return parsed.status();
   const auto input = parsed->find("input");
-  if (input == parsed->end()) return Invalid("\"input\" is missing");
+  if (input == parsed->end()) return Missing("input");
   EmbeddingsCall call;
-  absl::StatusOr<std::vector<core::Input>> inputs = Inputs(*input, "input");
+  absl::StatusOr<std::vector<core::Input>> inputs = Inputs(*input, "input", &call.input_is_list);
   if (!inputs.ok()) return inputs.status();
   call.request.inputs = *std::move(inputs);
   call.request.normalize = true;
+  // Any name is served by the one model: clients hard-code names.
   if (const auto model = parsed->find("model"); model != parsed->end() && !model->is_null()) {
-    if (!model->is_string()) return Invalid("\"model\" must be a string");
+    if (!model->is_string()) return BadType("model", "\"model\" must be a string");
     call.model = model->get<std::string>();
   }
   if (const auto format = parsed->find("encoding_format");
@@ -123,7 +199,7 @@ absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int 
     if (*format == "base64") {
       call.base64 = true;
     } else if (*format != "float") {
-      return Invalid("\"encoding_format\" must be \"float\" or \"base64\"");
+      return BadValue("encoding_format", "\"encoding_format\" must be \"float\" or \"base64\"");
     }
   }
   absl::StatusOr<int> dimensions = Dimensions(*parsed, hidden_size);
@@ -131,8 +207,9 @@ absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int 
   call.dimensions = *dimensions;
   if (const auto user = parsed->find("user");
       user != parsed->end() && !user->is_null() && !user->is_string()) {
-    return Invalid("\"user\" must be a string");
+    return BadType("user", "\"user\" must be a string");
   }
+  if (absl::Status status = Truncation(*parsed, &call.request); !status.ok()) return status;
   return call;
 }
 
@@ -140,29 +217,20 @@ absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_s
   absl::StatusOr<json> parsed = ParseObject(body);
   if (!parsed.ok()) return parsed.status();
   const auto input = parsed->find("inputs");
-  if (input == parsed->end()) return Invalid("\"inputs\" is missing");
+  if (input == parsed->end()) return Missing("inputs");
   EmbeddingsCall call;
-  absl::StatusOr<std::vector<core::Input>> inputs = Inputs(*input, "inputs");
+  absl::StatusOr<std::vector<core::Input>> inputs = Inputs(*input, "inputs", &call.input_is_list);
   if (!inputs.ok()) return inputs.status();
   call.request.inputs = *std::move(inputs);
   absl::StatusOr<bool> normalize = Flag(*parsed, "normalize", true);
   if (!normalize.ok()) return normalize.status();
   call.request.normalize = *normalize;
-  absl::StatusOr<bool> truncate = Flag(*parsed, "truncate", false);
-  if (!truncate.ok()) return truncate.status();
-  call.request.truncate = *truncate;
-  if (const auto direction = parsed->find("truncation_direction");
-      direction != parsed->end() && !direction->is_null()) {
-    // TEI's enum is "Left" | "Right"; serde also takes its lower-case alias.
-    if (*direction == "Left" || *direction == "left") {
-      call.request.truncation_side = engine::TruncationSide::kLeft;
-    } else if (*direction != "Right" && *direction != "right") {
-      return Invalid("\"truncation_direction\" must be \"Right\" or \"Left\"");
-    }
-  }
+  if (absl::Status status = Truncation(*parsed, &call.request); !status.ok()) return status;
   if (const auto prompt = parsed->find("prompt_name");
       prompt != parsed->end() && !prompt->is_null()) {
-    if (!prompt->is_string()) return Invalid("\"prompt_name\" must be a string or null");
+    if (!prompt->is_string()) {
+      return BadType("prompt_name", "\"prompt_name\" must be a string or null");
+    }
     call.request.prompt_name = prompt->get<std::string>();
   }
   absl::StatusOr<int> dimensions = Dimensions(*parsed, hidden_size);
@@ -175,23 +243,32 @@ absl::StatusOr<std::vector<core::TokenizeRequest>> ParseTeiTokenize(std::string_
   absl::StatusOr<json> parsed = ParseObject(body);
   if (!parsed.ok()) return parsed.status();
   const auto input = parsed->find("inputs");
-  if (input == parsed->end()) return Invalid("\"inputs\" is missing");
+  if (input == parsed->end()) return Missing("inputs");
   absl::StatusOr<bool> special = Flag(*parsed, "add_special_tokens", true);
   if (!special.ok()) return special.status();
-  if (!*special) return Invalid("\"add_special_tokens\": false is not served");
+  const auto request = [&](const json& text) {
+    core::TokenizeRequest out;
+    out.text = text.get<std::string>();
+    out.add_special_tokens = *special;
+    return out;
+  };
   std::vector<core::TokenizeRequest> requests;
   if (input->is_string()) {
-    requests.push_back({input->get<std::string>(), "", false});
+    requests.push_back(request(*input));
     return requests;
   }
-  if (!input->is_array() || input->empty()) {
-    return Invalid("\"inputs\" must be a string or a non-empty array of strings");
+  if (!input->is_array()) {
+    return BadType("inputs", "\"inputs\" must be a string or an array of strings");
+  }
+  if (input->empty()) {
+    return WithInputProblem(InputProblem::kEmpty, BadValue("inputs", "\"inputs\" is empty"));
   }
   for (size_t i = 0; i < input->size(); ++i) {
     if (!(*input)[i].is_string()) {
-      return Invalid(absl::StrCat("input ", i, ": inputs[", i, "] must be a string"));
+      const std::string name = absl::StrCat("inputs[", i, "]");
+      return BadType(name, absl::StrCat(name, " must be a string"));
     }
-    requests.push_back({(*input)[i].get<std::string>(), "", false});
+    requests.push_back(request((*input)[i]));
   }
   return requests;
 }
@@ -201,25 +278,29 @@ absl::StatusOr<std::vector<core::DecodeRequest>> ParseTeiDecode(std::string_view
   absl::StatusOr<json> parsed = ParseObject(body);
   if (!parsed.ok()) return parsed.status();
   const auto ids = parsed->find("ids");
-  if (ids == parsed->end()) return Invalid("\"ids\" is missing");
+  if (ids == parsed->end()) return Missing("ids");
   absl::StatusOr<bool> skip = Flag(*parsed, "skip_special_tokens", true);
   if (!skip.ok()) return skip.status();
-  if (!ids->is_array() || ids->empty()) {
-    return Invalid("\"ids\" must be a non-empty array of token ids or of arrays of them");
+  if (!ids->is_array()) {
+    return BadType("ids", "\"ids\" must be an array of token ids or of arrays of them");
+  }
+  if (ids->empty()) {
+    return WithInputProblem(InputProblem::kEmpty, BadValue("ids", "\"ids\" is empty"));
   }
   *batched = (*ids)[0].is_array();
   const json lists = *batched ? *ids : json::array({*ids});
   std::vector<core::DecodeRequest> requests;
   for (size_t i = 0; i < lists.size(); ++i) {
     const json& list = lists[i];
-    if (!list.is_array()) return Invalid(absl::StrCat("input ", i, ": must be an array of ids"));
+    const std::string name = *batched ? absl::StrCat("ids[", i, "]") : std::string("ids");
+    if (!list.is_array()) return BadType(name, absl::StrCat(name, " must be an array of ids"));
     core::DecodeRequest request;
     request.skip_special_tokens = *skip;
     for (size_t p = 0; p < list.size(); ++p) {
       if (!list[p].is_number_integer() || list[p].get<int64_t>() < 0 ||
           list[p].get<int64_t>() > std::numeric_limits<int32_t>::max()) {
-        return Invalid(absl::StrCat("input ", i, ": id at position ", p,
-                                    " must be a non-negative 32-bit integer"));
+        const std::string id = absl::StrCat(name, "[", p, "]");
+        return BadValue(id, absl::StrCat(id, " must be a non-negative 32-bit integer"));
       }
       request.ids.push_back(list[p].get<int32_t>());
     }

@@ -1,7 +1,9 @@
 // JSON <-> the core's types for the HTTP routes: OpenAI's /v1/embeddings and
 // text-embeddings-inference's /embed and /tokenize. Pure functions of the
 // body (no sockets), so that they are unit-tested and fuzzed alone. Parse
-// errors are INVALID_ARGUMENT naming the field (and the input's index).
+// errors are INVALID_ARGUMENT naming the field ("input[3]"), with OpenAI's
+// "param" and "code" attached (http_errors.h); invalid JSON is named by
+// line, column and byte, with what the parser expected there.
 #pragma once
 
 #include <string>
@@ -17,23 +19,28 @@ namespace server::http {
 // A parsed embeddings request of either API.
 struct EmbeddingsCall {
   core::EncodeRequest request;
-  int dimensions = 0;   // Matryoshka: keep the first N components, re-normalized; 0: all
-  bool base64 = false;  // OpenAI encoding_format "base64": little-endian float32
-  std::string model;    // as the client named it (OpenAI); answered with the served name
+  int dimensions = 0;          // Matryoshka: keep the first N components, re-normalized; 0: all
+  bool base64 = false;         // OpenAI encoding_format "base64": little-endian float32
+  std::string model;           // as the client named it (OpenAI); answered with the served name
+  bool input_is_list = false;  // a list of inputs (errors name "input[i]"), not one input
 };
 
 // OpenAI: {"input": string | string[] | int[] | int[][], "model": string,
-// "encoding_format": "float" | "base64", "dimensions": int, "user": string}.
-// Vectors are L2-normalized, as OpenAI's are. `hidden_size` bounds dimensions.
+// "encoding_format": "float" | "base64", "dimensions": int, "user": string},
+// and as extensions TEI's "truncate": bool and "truncation_direction"
+// ("Right" | "Left", or lower-case); without "truncate" the server's
+// --auto-truncate decides. Vectors are L2-normalized, as OpenAI's are.
+// `hidden_size` bounds dimensions.
 absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int hidden_size);
 
 // TEI: {"inputs": string | string[] | int[] | int[][], "normalize": bool
-// (true), "truncate": bool (false), "truncation_direction": "Right" | "Left",
-// "prompt_name": null, "dimensions": int}. Only right truncation and no
-// prompts are served: the others are INVALID_ARGUMENT.
+// (true), "truncate": bool (unset: --auto-truncate), "truncation_direction":
+// "Right" | "Left" (or lower-case), "prompt_name": a key of the model's
+// prompts, "dimensions": int}.
 absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_size);
 
-// TEI /tokenize: {"inputs": string | string[], "add_special_tokens": true}.
+// TEI /tokenize: {"inputs": string | string[], "add_special_tokens": bool
+// (true; false: the text's tokens alone)}.
 absl::StatusOr<std::vector<core::TokenizeRequest>> ParseTeiTokenize(std::string_view body);
 // TEI's /decode: "ids" one list of ids or a list of them; "skip_special_tokens"
 // (default true). `batched` tells whether to answer with a list.

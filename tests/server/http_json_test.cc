@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
+#include "server/core/input_error.h"
 #include "server/http/http_errors.h"
 #include "server/http/json_mapping.h"
 
@@ -16,6 +17,11 @@ namespace {
 using nlohmann::json;
 
 constexpr int kHidden = 8;
+
+// The "error" object of `status` answered on OpenAI's routes with 400.
+json OpenAiError(const absl::Status& status, int http_status = 400) {
+  return json::parse(ErrorBody(status, http_status, Api::kOpenAi))["error"];
+}
 
 TEST(OpenAiParseTest, TakesEveryInputShape) {
   auto one = ParseOpenAiEmbeddings(R"({"input": "hello", "model": "m"})", kHidden);
@@ -27,17 +33,21 @@ TEST(OpenAiParseTest, TakesEveryInputShape) {
   EXPECT_EQ(one->model, "m");
   EXPECT_FALSE(one->base64);
   EXPECT_EQ(one->dimensions, 0);
+  EXPECT_FALSE(one->input_is_list);
+  EXPECT_FALSE(one->request.truncate.has_value());  // the server's --auto-truncate decides
 
   auto texts = ParseOpenAiEmbeddings(R"({"input": ["a", "b"], "user": "u"})", kHidden);
   ASSERT_TRUE(texts.ok()) << texts.status();
   ASSERT_EQ(texts->request.inputs.size(), 2u);
   EXPECT_EQ(texts->request.inputs[1].text, "b");
+  EXPECT_TRUE(texts->input_is_list);
 
   auto ids = ParseOpenAiEmbeddings(R"({"input": [101, 7, 102]})", kHidden);
   ASSERT_TRUE(ids.ok()) << ids.status();
   ASSERT_EQ(ids->request.inputs.size(), 1u);
   EXPECT_EQ(ids->request.inputs[0].kind, core::Input::Kind::kTokenIds);
   EXPECT_EQ(ids->request.inputs[0].ids, (std::vector<int32_t>{101, 7, 102}));
+  EXPECT_FALSE(ids->input_is_list);  // one input of ids
 
   auto id_lists = ParseOpenAiEmbeddings(
       R"({"input": [[1, 2], [3]], "encoding_format": "base64", "dimensions": 4})", kHidden);
@@ -48,46 +58,102 @@ TEST(OpenAiParseTest, TakesEveryInputShape) {
   EXPECT_EQ(id_lists->dimensions, 4);
 }
 
-TEST(OpenAiParseTest, RefusesWithTheFieldAndIndex) {
-  const auto message = [](const char* body) {
-    auto call = ParseOpenAiEmbeddings(body, kHidden);
-    EXPECT_FALSE(call.ok()) << body;
-    if (call.ok()) return std::string();
-    EXPECT_EQ(call.status().code(), absl::StatusCode::kInvalidArgument) << body;
-    return std::string(call.status().message());
+// Each refusal: its message (one naming of the field, no "input N:" prefix
+// before "input[N]"), and OpenAI's param and code for it.
+TEST(OpenAiParseTest, RefusesWithTheFieldItsParamAndCode) {
+  struct Case {
+    const char* body;
+    const char* message;
+    json param;
+    json code;
   };
-  EXPECT_EQ(message("{\"input\": \"x\""), "the body is not valid JSON");
-  EXPECT_EQ(message("[1]"), "the body must be a JSON object");
-  EXPECT_EQ(message("{}"), "\"input\" is missing");
-  EXPECT_EQ(message(R"({"input": []})"), "\"input\" is empty");
-  EXPECT_EQ(message(R"({"input": ["a", 3]})"),
-            "input 1: input[1] must be a string or an array of token ids");
-  EXPECT_EQ(message(R"({"input": [[1], [2, "x"]]})"),
-            "input[1][1] is not a token id (a 32-bit integer)");
-  EXPECT_EQ(message(R"({"input": [1, 4294967296]})"),
-            "input[1] is not a token id (a 32-bit integer)");
-  EXPECT_EQ(message(R"({"input": "a", "encoding_format": "int8"})"),
-            "\"encoding_format\" must be \"float\" or \"base64\"");
-  EXPECT_EQ(message(R"({"input": "a", "dimensions": 9})"),
-            "\"dimensions\" must be an integer from 1 to 8 (the model's size)");
-  EXPECT_EQ(message(R"({"input": "a", "dimensions": 0})"),
-            "\"dimensions\" must be an integer from 1 to 8 (the model's size)");
-  EXPECT_EQ(message(R"({"input": "a", "model": 3})"), "\"model\" must be a string");
-  EXPECT_EQ(message(R"({"input": {"text": "a"}})").rfind("\"input\" must be a string", 0), 0u);
+  const Case cases[] = {
+      {"{}", "\"input\" is missing", "input", "missing_required_parameter"},
+      {R"({"input": []})", "\"input\" is empty", "input", "invalid_value"},
+      {R"({"input": ["a", 3]})", "input[1] must be a string or an array of token ids, not number",
+       "input[1]", "invalid_type"},
+      {R"({"input": [[1], [2, "x"]]})", "input[1][1] is not a token id (a 32-bit integer)",
+       "input[1][1]", "invalid_value"},
+      {R"({"input": [1, 4294967296]})", "input[1] is not a token id (a 32-bit integer)", "input[1]",
+       "invalid_value"},
+      {R"({"input": {"text": "a"}})",
+       "\"input\" must be a string, an array of strings, an array of token ids or an array of "
+       "arrays of token ids, not object",
+       "input", "invalid_type"},
+      {R"({"input": "a", "encoding_format": "int8"})",
+       "\"encoding_format\" must be \"float\" or \"base64\"", "encoding_format", "invalid_value"},
+      {R"({"input": "a", "dimensions": 9})",
+       "\"dimensions\" must be an integer from 1 to 8 (the model's size)", "dimensions",
+       "invalid_value"},
+      {R"({"input": "a", "dimensions": 0})",
+       "\"dimensions\" must be an integer from 1 to 8 (the model's size)", "dimensions",
+       "invalid_value"},
+      {R"({"input": "a", "dimensions": "4"})",
+       "\"dimensions\" must be an integer from 1 to 8 (the model's size)", "dimensions",
+       "invalid_type"},
+      {R"({"input": "a", "model": 3})", "\"model\" must be a string", "model", "invalid_type"},
+      {R"({"input": "a", "truncate": "yes"})", "\"truncate\" must be true or false", "truncate",
+       "invalid_type"},
+      {R"({"input": "a", "truncation_direction": "Middle"})",
+       "\"truncation_direction\" must be \"Right\" or \"Left\"", "truncation_direction",
+       "invalid_value"},
+      // The body as a whole: no param, and no code (as OpenAI answers).
+      {"[1]", "the body must be a JSON object, not array", nullptr, nullptr},
+      {" \r\n", "the body is empty: send a JSON object", nullptr, nullptr},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.body);
+    auto call = ParseOpenAiEmbeddings(c.body, kHidden);
+    ASSERT_FALSE(call.ok());
+    EXPECT_EQ(call.status().code(), absl::StatusCode::kInvalidArgument);
+    const json error = OpenAiError(call.status());
+    EXPECT_EQ(error["message"], c.message);
+    EXPECT_EQ(error["type"], "invalid_request_error");
+    EXPECT_EQ(error["param"], c.param);
+    EXPECT_EQ(error["code"], c.code);
+  }
+}
+
+// nlohmann's position (line, column, byte) and what it expected there, once.
+TEST(OpenAiParseTest, InvalidJsonSaysWhereAndWhatWasExpected) {
+  const auto message = [](const char* body) {
+    return std::string(ParseOpenAiEmbeddings(body, kHidden).status().message());
+  };
+  // Positions count from 1; the end of a 13-byte body is position 14.
+  EXPECT_EQ(message(R"({"input": "x")"),
+            "the body is not valid JSON at line 1, column 14 (byte 14): syntax error while "
+            "parsing object - unexpected end of input; expected '}'");
+  // Line 3 is " 2,,]": the second comma is its 4th byte, the body's 21st
+  // (20 bytes before it: "{\n" 2, "  \"input\": [1,\n" 15, " 2," 3).
+  EXPECT_EQ(message("{\n  \"input\": [1,\n 2,,]\n}"),
+            "the body is not valid JSON at line 3, column 4 (byte 21): syntax error while parsing "
+            "value - unexpected ','; expected '[', '{', or a literal");
+}
+
+TEST(OpenAiParseTest, TakesTeiTruncationAsAnExtension) {
+  auto call = ParseOpenAiEmbeddings(
+      R"({"input": "a", "truncate": true, "truncation_direction": "left"})", kHidden);
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_EQ(call->request.truncate, std::optional<bool>(true));
+  EXPECT_EQ(call->request.truncation_side, engine::TruncationSide::kLeft);
+  call = ParseOpenAiEmbeddings(R"({"input": "a", "truncate": false})", kHidden);
+  ASSERT_TRUE(call.ok()) << call.status();
+  EXPECT_EQ(call->request.truncate, std::optional<bool>(false));
+  EXPECT_EQ(call->request.truncation_side, engine::TruncationSide::kRight);
 }
 
 TEST(TeiParseTest, DefaultsAndRefusals) {
   auto call = ParseTeiEmbed(R"({"inputs": ["a", "b"]})", kHidden);
   ASSERT_TRUE(call.ok()) << call.status();
-  EXPECT_TRUE(call->request.normalize);  // TEI's default
-  EXPECT_FALSE(call->request.truncate);
+  EXPECT_TRUE(call->request.normalize);              // TEI's default
+  EXPECT_FALSE(call->request.truncate.has_value());  // the server's --auto-truncate decides
   auto options = ParseTeiEmbed(
       R"({"inputs": "a", "normalize": false, "truncate": true, "truncation_direction": "Right",
           "prompt_name": null, "dimensions": 2})",
       kHidden);
   ASSERT_TRUE(options.ok()) << options.status();
   EXPECT_FALSE(options->request.normalize);
-  EXPECT_TRUE(options->request.truncate);
+  EXPECT_EQ(options->request.truncate, std::optional<bool>(true));
   EXPECT_EQ(options->request.truncation_side, engine::TruncationSide::kRight);
   EXPECT_TRUE(options->request.prompt_name.empty());
   EXPECT_EQ(options->dimensions, 2);
@@ -109,8 +175,13 @@ TEST(TeiParseTest, DefaultsAndRefusals) {
   ASSERT_TRUE(tokenize.ok()) << tokenize.status();
   ASSERT_EQ(tokenize->size(), 2u);
   EXPECT_EQ((*tokenize)[0].text, "a b");
-  EXPECT_FALSE(ParseTeiTokenize(R"({"inputs": ["a", 1]})").ok());
-  EXPECT_FALSE(ParseTeiTokenize(R"({"inputs": "a", "add_special_tokens": false})").ok());
+  EXPECT_TRUE((*tokenize)[1].add_special_tokens);
+  EXPECT_EQ(ParseTeiTokenize(R"({"inputs": ["a", 1]})").status().message(),
+            "inputs[1] must be a string");
+  auto bare = ParseTeiTokenize(R"({"inputs": ["a", "b"], "add_special_tokens": false})");
+  ASSERT_TRUE(bare.ok()) << bare.status();
+  EXPECT_FALSE((*bare)[0].add_special_tokens);
+  EXPECT_FALSE((*bare)[1].add_special_tokens);
 }
 
 TEST(TeiParseTest, DecodeTakesOneListOrMany) {
@@ -132,9 +203,10 @@ TEST(TeiParseTest, DecodeTakesOneListOrMany) {
     EXPECT_EQ(ParseTeiDecode(bad, &batched).status().code(), absl::StatusCode::kInvalidArgument)
         << bad;
   }
-  EXPECT_TRUE(
-      absl::StrContains(ParseTeiDecode(R"({"ids": [[1], [2, 3.5]]})", &batched).status().message(),
-                        "input 1: id at position 1"));
+  EXPECT_EQ(ParseTeiDecode(R"({"ids": [[1], [2, 3.5]]})", &batched).status().message(),
+            "ids[1][1] must be a non-negative 32-bit integer");
+  EXPECT_EQ(ParseTeiDecode(R"({"ids": [1, -2]})", &batched).status().message(),
+            "ids[1] must be a non-negative 32-bit integer");
 }
 
 TEST(VectorsTest, MatryoshkaAndBase64) {
@@ -185,25 +257,103 @@ TEST(RenderTest, OpenAiAndTeiShapes) {
                              {"id": 102, "text": "[SEP]", "special": true, "start": null, "stop": null}]])"));
 }
 
-TEST(HttpErrorsTest, StatusesAndBodiesPerApi) {
+TEST(HttpErrorsTest, StatusesPerApi) {
   EXPECT_EQ(HttpStatusFor(absl::StatusCode::kInvalidArgument, Api::kOpenAi), 400);
   EXPECT_EQ(HttpStatusFor(absl::StatusCode::kInvalidArgument, Api::kTei), 422);
   EXPECT_EQ(HttpStatusFor(absl::StatusCode::kResourceExhausted, Api::kTei), 429);
   EXPECT_EQ(HttpStatusFor(absl::StatusCode::kUnavailable, Api::kOpenAi), 503);
   EXPECT_EQ(HttpStatusFor(absl::StatusCode::kDeadlineExceeded, Api::kOpenAi), 504);
   EXPECT_EQ(HttpStatusFor(absl::StatusCode::kUnauthenticated, Api::kTei), 401);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kNotFound, Api::kOpenAi), 404);
   EXPECT_EQ(HttpStatusFor(absl::StatusCode::kDataLoss, Api::kTei), 500);
+  // TEI answers an empty input with 400 (its "Empty"), other bad input with 422.
+  const absl::Status empty =
+      core::WithInputIndex(1, core::WithInputProblem(core::InputProblem::kEmpty,
+                                                     absl::InvalidArgumentError("text is empty")));
+  EXPECT_EQ(HttpStatusFor(empty, Api::kTei), 400);
+  EXPECT_EQ(HttpStatusFor(empty, Api::kOpenAi), 400);
+  EXPECT_EQ(HttpStatusFor(absl::InvalidArgumentError("bad"), Api::kTei), 422);
+}
 
-  const json openai = json::parse(
-      ErrorBody(absl::InvalidArgumentError("input 2: text is empty"), 400, Api::kOpenAi));
-  EXPECT_EQ(openai, json::parse(R"({"error": {"message": "input 2: text is empty",
-                                   "type": "invalid_request_error", "code": "INVALID_ARGUMENT"}})"));
-  const json tei =
-      json::parse(ErrorBody(absl::ResourceExhaustedError("queue full"), 429, Api::kTei));
-  EXPECT_EQ(tei, json::parse(R"({"error": "queue full", "error_type": "overloaded"})"));
-  EXPECT_EQ(json::parse(ErrorBody(absl::UnauthenticatedError("no key"), 401,
-                                  Api::kOpenAi))["error"]["code"],
-            "invalid_api_key");
+// TEI's ErrorType spelled as TEI serializes it; never "Backend" for a
+// client's mistake.
+TEST(HttpErrorsTest, TeiErrorTypes) {
+  const auto type = [](const absl::Status& status, int http_status) {
+    return json::parse(ErrorBody(status, http_status, Api::kTei))["error_type"];
+  };
+  const absl::Status empty = core::WithInputProblem(core::InputProblem::kEmpty,
+                                                    absl::InvalidArgumentError("text is empty"));
+  EXPECT_EQ(type(empty, 400), "Empty");
+  EXPECT_EQ(type(absl::InvalidArgumentError("bad"), 422), "Validation");
+  EXPECT_EQ(type(absl::FailedPreconditionError("no tokenizer"), 422), "Tokenizer");
+  EXPECT_EQ(type(absl::NotFoundError("no route"), 404), "Validation");
+  EXPECT_EQ(type(absl::InvalidArgumentError("GET is not allowed"), 405), "Validation");
+  EXPECT_EQ(type(absl::UnauthenticatedError("no key"), 401), "Validation");
+  EXPECT_EQ(type(absl::InvalidArgumentError("too big"), 413), "Validation");
+  EXPECT_EQ(type(absl::ResourceExhaustedError("queue full"), 429), "Overloaded");
+  EXPECT_EQ(type(absl::DeadlineExceededError("late"), 504), "Overloaded");
+  EXPECT_EQ(type(absl::UnavailableError("stopping"), 503), "Unhealthy");
+  EXPECT_EQ(type(absl::InternalError("engine"), 500), "Backend");
+  EXPECT_EQ(json::parse(ErrorBody(absl::ResourceExhaustedError("queue full"), 429, Api::kTei)),
+            json::parse(R"({"error": "queue full", "error_type": "Overloaded"})"));
+}
+
+TEST(HttpErrorsTest, OpenAiShapeTypesAndCodes) {
+  EXPECT_EQ(OpenAiError(absl::InvalidArgumentError("input 2: text is empty")),
+            json::parse(R"({"message": "input 2: text is empty", "type": "invalid_request_error",
+                            "param": null, "code": "invalid_value"})"));
+  const json key = OpenAiError(absl::UnauthenticatedError("no key"), 401);
+  EXPECT_EQ(key["type"], "invalid_request_error");
+  EXPECT_EQ(key["code"], "invalid_api_key");
+  const json full = OpenAiError(absl::ResourceExhaustedError("queue full"), 429);
+  EXPECT_EQ(full["type"], "tokens");
+  EXPECT_EQ(full["code"], "rate_limit_exceeded");
+  const json route = OpenAiError(absl::NotFoundError("no route GET /v1/x"), 404);
+  EXPECT_EQ(route["type"], "invalid_request_error");
+  EXPECT_EQ(route["code"], nullptr);
+  const json model =
+      OpenAiError(WithOpenAiDetail(absl::NotFoundError("The model 'x' does not exist"), "model",
+                                   "model_not_found"),
+                  404);
+  EXPECT_EQ(model["param"], "model");
+  EXPECT_EQ(model["code"], "model_not_found");
+  const json late = OpenAiError(absl::DeadlineExceededError("late"), 504);
+  EXPECT_EQ(late["type"], "server_error");
+  EXPECT_EQ(late["code"], nullptr);
+}
+
+// A too-long input names what the route accepts to cut it; OpenAI's answer
+// says which input ("input[1]" in a list, "input" alone) and its code.
+TEST(HttpErrorsTest, TooLongInputsPerRoute) {
+  const absl::Status too_long = core::WithInputIndex(
+      1,
+      core::WithInputProblem(core::InputProblem::kTooLong,
+                             absl::InvalidArgumentError(
+                                 "text is 602 tokens long, more than the model's maximum of 512")));
+  const absl::Status openai = ForEmbeddingsRoute(too_long, Api::kOpenAi, /*input_is_list=*/true);
+  EXPECT_EQ(OpenAiError(openai),
+            json({{"message",
+                   "input 1: text is 602 tokens long, more than the model's maximum of 512 (send "
+                   "\"truncate\": true to cut it, or start the server with --auto-truncate)"},
+                  {"type", "invalid_request_error"},
+                  {"param", "input[1]"},
+                  {"code", "context_length_exceeded"}}));
+  EXPECT_EQ(OpenAiError(ForEmbeddingsRoute(too_long, Api::kOpenAi, false))["param"], "input");
+  const absl::Status tei = ForEmbeddingsRoute(too_long, Api::kTei, true);
+  EXPECT_EQ(tei.message(),
+            "input 1: text is 602 tokens long, more than the model's maximum of 512 (send "
+            "\"truncate\": true to cut it)");
+  EXPECT_EQ(HttpStatusFor(tei, Api::kTei), 422);
+  // Other input errors keep their message; OpenAI gets the input's param.
+  const absl::Status empty =
+      core::WithInputIndex(0, core::WithInputProblem(core::InputProblem::kEmpty,
+                                                     absl::InvalidArgumentError("text is empty")));
+  const json error = OpenAiError(ForEmbeddingsRoute(empty, Api::kOpenAi, true));
+  EXPECT_EQ(error["message"], "input 0: text is empty");
+  EXPECT_EQ(error["param"], "input[0]");
+  EXPECT_EQ(error["code"], "invalid_value");
+  EXPECT_EQ(ForEmbeddingsRoute(absl::UnavailableError("stopping"), Api::kOpenAi, true),
+            absl::UnavailableError("stopping"));
 }
 
 }  // namespace

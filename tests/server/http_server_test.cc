@@ -1,8 +1,9 @@
 // The HTTP adapter over a real socket, on the service core with a fake engine
 // (FakeBackend: each vector is {first id, token count}, so the expected
 // numbers are known without an engine). Routes and their shapes, every error
-// path (bad JSON, wrong types, huge and half-sent bodies, keys, overload,
-// deadline, shutdown), keep-alive, and other clients being served meanwhile.
+// path (bad JSON, wrong types, too-long inputs, unknown paths and methods,
+// huge and half-sent bodies, keys, overload, deadline, shutdown), truncation
+// and --auto-truncate, keep-alive, and other clients being served meanwhile.
 // Runs under TSan (scripts/test, tsan stage).
 #include <gtest/gtest.h>
 
@@ -21,7 +22,15 @@ using testing_support::CoreService;
 using testing_support::HttpResponse;
 using testing_support::HttpTestConnection;
 using testing_support::HttpTestServer;
+using testing_support::HttpTestSetup;
 using testing_support::TestModel;
+
+// "hello" 600 times: 602 tokens with [CLS] and [SEP] (checked in each test).
+std::string LongText() {
+  std::string text;
+  for (int i = 0; i < 600; ++i) text += "hello ";
+  return text;
+}
 
 class HttpServerTest : public ::testing::Test {
  protected:
@@ -29,6 +38,14 @@ class HttpServerTest : public ::testing::Test {
              BatcherConfig batcher = CoreService::DefaultConfig()) {
     http_ = std::make_unique<HttpTestServer>(std::move(keys), options, batcher);
     ASSERT_TRUE(http_->ok());
+  }
+  void Start(HttpTestSetup setup) {
+    http_ = std::make_unique<HttpTestServer>(std::move(setup));
+    ASSERT_TRUE(http_->ok());
+  }
+  // LongText()'s token count, which the tests below rely on.
+  void ExpectLongTextIs602Tokens() {
+    ASSERT_EQ(core().model().tokenizer->Encode(LongText()).value().ids.size(), 602u);
   }
 
   CoreService& core() { return http_->core(); }
@@ -122,22 +139,199 @@ TEST_F(HttpServerTest, TeiRoutes) {
 
 TEST_F(HttpServerTest, ErrorsInEachApisShape) {
   Start();
+  // 10 bytes: the value is missing at the end, position 11.
   const HttpResponse malformed = Call("POST", "/v1/embeddings", R"({"input": )");
   EXPECT_EQ(malformed.status, 400);
-  EXPECT_EQ(json::parse(malformed.body)["error"]["message"], "the body is not valid JSON");
-  EXPECT_EQ(json::parse(malformed.body)["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(
+      json::parse(malformed.body),
+      json::parse(
+          R"({"error": {"message": "the body is not valid JSON at line 1, column 11 (byte 11): syntax error while parsing value - unexpected end of input; expected '[', '{', or a literal",
+                            "type": "invalid_request_error", "param": null, "code": null}})"));
 
   const HttpResponse bad_input = Call("POST", "/v1/embeddings", R"({"input": ["ok", ""]})");
   EXPECT_EQ(bad_input.status, 400);
-  EXPECT_EQ(json::parse(bad_input.body)["error"]["message"], "input 1: text is empty");
+  EXPECT_EQ(json::parse(bad_input.body),
+            json::parse(R"({"error": {"message": "input 1: text is empty",
+                            "type": "invalid_request_error", "param": "input[1]",
+                            "code": "invalid_value"}})"));
+  const HttpResponse dimensions =
+      Call("POST", "/v1/embeddings", R"({"input": "a", "dimensions": 100000})");
+  EXPECT_EQ(dimensions.status, 400);
+  EXPECT_EQ(json::parse(dimensions.body)["error"]["param"], "dimensions");
+  EXPECT_EQ(json::parse(dimensions.body)["error"]["code"], "invalid_value");
 
   const HttpResponse tei = Call("POST", "/embed", R"({"inputs": [[1, 2], [-1]]})");
   EXPECT_EQ(tei.status, 422);
   EXPECT_EQ(json::parse(tei.body),
             json::parse(R"({"error": "input 1: id -1 at position 0 is negative",
-                            "error_type": "validation"})"));
-  EXPECT_EQ(Call("GET", "/embed").status, 405);
-  EXPECT_EQ(Call("GET", "/nowhere").status, 404);
+                            "error_type": "Validation"})"));
+  // TEI's Empty: 400.
+  const HttpResponse empty_text = Call("POST", "/embed", R"({"inputs": ["ok", ""]})");
+  EXPECT_EQ(empty_text.status, 400);
+  EXPECT_EQ(json::parse(empty_text.body),
+            json::parse(R"({"error": "input 1: text is empty", "error_type": "Empty"})"));
+  const HttpResponse no_inputs = Call("POST", "/embed", R"({"inputs": []})");
+  EXPECT_EQ(no_inputs.status, 400);
+  EXPECT_EQ(json::parse(no_inputs.body)["error_type"], "Empty");
+}
+
+// 404 and 405 in each API's shape (never "Backend"); 405 says what is allowed.
+TEST_F(HttpServerTest, UnknownPathsAndWrongMethods) {
+  Start();
+  const HttpResponse get_embed = Call("GET", "/embed");
+  EXPECT_EQ(get_embed.status, 405);
+  EXPECT_EQ(get_embed.headers.at("allow"), "POST");
+  EXPECT_EQ(json::parse(get_embed.body),
+            json({{"error", "GET is not allowed on /embed (allowed: POST)"},
+                  {"error_type", "Validation"}}));
+  const HttpResponse post_models = Call("POST", "/v1/models", "{}");
+  EXPECT_EQ(post_models.status, 405);
+  EXPECT_EQ(post_models.headers.at("allow"), "GET");
+  EXPECT_EQ(json::parse(post_models.body)["error"],
+            json({{"message", "POST is not allowed on /v1/models (allowed: GET)"},
+                  {"type", "invalid_request_error"},
+                  {"param", nullptr},
+                  {"code", nullptr}}));
+  const HttpResponse nowhere = Call("GET", "/nowhere");
+  EXPECT_EQ(nowhere.status, 404);
+  EXPECT_EQ(json::parse(nowhere.body),
+            json::parse(R"({"error": "no route GET /nowhere", "error_type": "Validation"})"));
+  EXPECT_EQ(nowhere.headers.count("allow"), 0u);
+  const HttpResponse v1_nowhere = Call("POST", "/v1/completions", "{}");
+  EXPECT_EQ(v1_nowhere.status, 404);
+  EXPECT_EQ(json::parse(v1_nowhere.body)["error"]["type"], "invalid_request_error");
+}
+
+// /health answers as TEI's: 200 with no body, so no content type either.
+TEST_F(HttpServerTest, HealthIsAnEmpty200) {
+  Start();
+  const HttpResponse health = Call("GET", "/health");
+  EXPECT_EQ(health.status, 200);
+  EXPECT_EQ(health.body, "");
+  EXPECT_EQ(health.headers.at("content-length"), "0");
+  EXPECT_EQ(health.headers.count("content-type"), 0u);
+}
+
+// GET /v1/models/{id}: the model object for the served name, slashes and all
+// (hub names); OpenAI's 404 model_not_found for any other.
+TEST_F(HttpServerTest, ModelsByIdIncludingHubNames) {
+  HttpTestSetup setup;
+  setup.model_name = "BAAI/bge-m3";
+  Start(setup);
+  const HttpResponse model = Call("GET", "/v1/models/BAAI/bge-m3");
+  ASSERT_EQ(model.status, 200) << model.body;
+  EXPECT_EQ(json::parse(model.body),
+            json::parse(R"({"id": "BAAI/bge-m3", "object": "model", "created": 0,
+                            "owned_by": "encoder-server"})"));
+  // A client that percent-encodes the slash gets the same.
+  EXPECT_EQ(Call("GET", "/v1/models/BAAI%2Fbge-m3").status, 200);
+  const HttpResponse other = Call("GET", "/v1/models/BAAI/bge-large");
+  EXPECT_EQ(other.status, 404);
+  EXPECT_EQ(
+      json::parse(other.body),
+      json::parse(
+          R"({"error": {"message": "The model 'BAAI/bge-large' does not exist: this server serves 'BAAI/bge-m3'",
+                            "type": "invalid_request_error", "param": "model",
+                            "code": "model_not_found"}})"));
+  const json list = json::parse(Call("GET", "/v1/models").body);
+  EXPECT_EQ(list["data"], json::array({json::parse(model.body)}));
+  // Embeddings answer whatever model the client names, with the served name.
+  const HttpResponse named =
+      Call("POST", "/v1/embeddings", R"({"input": [5, 6], "model": "text-embedding-3-small"})");
+  ASSERT_EQ(named.status, 200) << named.body;
+  EXPECT_EQ(json::parse(named.body)["model"], "BAAI/bge-m3");
+}
+
+// The server's default (--auto-truncate on): a 602-token input is cut to the
+// model's 64, and usage counts the 64 encoded, not the 602 sent; a request's
+// "truncate": false still asks for the error, which names the input, its
+// length, the maximum and how to cut it on this route.
+TEST_F(HttpServerTest, AutoTruncateCutsUnlessTheRequestSaysNot) {
+  Start();
+  ExpectLongTextIs602Tokens();
+  const json long_text = LongText();
+  const HttpResponse cut =
+      Call("POST", "/v1/embeddings", json{{"input", json::array({"hello", long_text})}}.dump());
+  ASSERT_EQ(cut.status, 200) << cut.body;
+  // "hello": [CLS] hello [SEP], 3; the long text: 64.
+  EXPECT_EQ(json::parse(cut.body)["usage"],
+            json::parse(R"({"prompt_tokens": 67, "total_tokens": 67})"));
+  EXPECT_EQ(json::parse(Call("GET", "/info").body)["auto_truncate"], true);
+
+  const HttpResponse refused =
+      Call("POST", "/v1/embeddings",
+           json{{"input", json::array({"hello", long_text})}, {"truncate", false}}.dump());
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(json::parse(refused.body)["error"],
+            json({{"message",
+                   "input 1: text is 602 tokens long, more than the model's maximum of 64 (send "
+                   "\"truncate\": true to cut it, or start the server with --auto-truncate)"},
+                  {"type", "invalid_request_error"},
+                  {"param", "input[1]"},
+                  {"code", "context_length_exceeded"}}));
+  const HttpResponse tei =
+      Call("POST", "/embed", json{{"inputs", long_text}, {"truncate", false}}.dump());
+  EXPECT_EQ(tei.status, 422);
+  EXPECT_EQ(json::parse(tei.body),
+            json({{"error",
+                   "input 0: text is 602 tokens long, more than the model's maximum of 64 (send "
+                   "\"truncate\": true to cut it)"},
+                  {"error_type", "Validation"}}));
+}
+
+// --auto-truncate off: too-long inputs are refused unless the request says
+// "truncate": true, on either route and from either end.
+TEST_F(HttpServerTest, WithoutAutoTruncateTheRequestDecides) {
+  HttpTestSetup setup;
+  setup.limits.auto_truncate = false;
+  Start(setup);
+  ExpectLongTextIs602Tokens();
+  const json long_text = LongText();
+  EXPECT_EQ(json::parse(Call("GET", "/info").body)["auto_truncate"], false);
+  const HttpResponse refused = Call("POST", "/v1/embeddings", json{{"input", long_text}}.dump());
+  EXPECT_EQ(refused.status, 400);
+  EXPECT_EQ(json::parse(refused.body)["error"]["param"], "input");
+  EXPECT_EQ(json::parse(refused.body)["error"]["code"], "context_length_exceeded");
+  EXPECT_EQ(Call("POST", "/embed", json{{"inputs", long_text}}.dump()).status, 422);
+
+  for (const char* direction : {"Right", "Left", "left"}) {
+    SCOPED_TRACE(direction);
+    const HttpResponse openai = Call(
+        "POST", "/v1/embeddings",
+        json{{"input", long_text}, {"truncate", true}, {"truncation_direction", direction}}.dump());
+    ASSERT_EQ(openai.status, 200) << openai.body;
+    EXPECT_EQ(json::parse(openai.body)["usage"]["prompt_tokens"], 64);
+    const HttpResponse tei =
+        Call("POST", "/embed",
+             json{{"inputs", long_text}, {"truncate", true}, {"truncation_direction", direction}}
+                 .dump());
+    ASSERT_EQ(tei.status, 200) << tei.body;
+    // FakeBackend's vector: {first id, token count}.
+    EXPECT_EQ(json::parse(tei.body)[0][1], 64.0);
+  }
+}
+
+// add_special_tokens false: the text's own tokens, no [CLS]/[SEP].
+TEST_F(HttpServerTest, TokenizeWithoutSpecialTokens) {
+  Start();
+  const HttpResponse bare = Call(
+      "POST", "/tokenize", R"({"inputs": ["hello", "hello hello"], "add_special_tokens": false})");
+  ASSERT_EQ(bare.status, 200) << bare.body;
+  const json lists = json::parse(bare.body);
+  ASSERT_EQ(lists.size(), 2u);
+  ASSERT_EQ(lists[0].size(), 1u);
+  EXPECT_EQ(lists[0][0]["text"], "hello");
+  EXPECT_EQ(lists[0][0]["special"], false);
+  EXPECT_EQ(lists[0][0]["start"], 0);
+  EXPECT_EQ(lists[0][0]["stop"], 5);
+  ASSERT_EQ(lists[1].size(), 2u);
+  EXPECT_EQ(lists[1][1]["start"], 6);
+  EXPECT_EQ(lists[1][1]["stop"], 11);
+  const HttpResponse empty =
+      Call("POST", "/tokenize", R"({"inputs": ["a", ""], "add_special_tokens": false})");
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_EQ(json::parse(empty.body),
+            json::parse(R"({"error": "input 1: text is empty", "error_type": "Empty"})"));
 }
 
 TEST_F(HttpServerTest, BodyLimitAndHalfSentBodiesLeaveOthersServed) {
@@ -184,9 +378,10 @@ TEST_F(HttpServerTest, ApiKeys) {
   EXPECT_EQ(missing.status, 401);
   EXPECT_EQ(missing.headers.at("www-authenticate"), "Bearer");
   EXPECT_EQ(json::parse(missing.body)["error"]["code"], "invalid_api_key");
-  EXPECT_EQ(
-      Call("POST", "/embed", R"({"inputs": [[1]]})", "Authorization: Bearer wrong\r\n").status,
-      401);
+  const HttpResponse wrong =
+      Call("POST", "/embed", R"({"inputs": [[1]]})", "Authorization: Bearer wrong\r\n");
+  EXPECT_EQ(wrong.status, 401);
+  EXPECT_EQ(json::parse(wrong.body)["error_type"], "Validation");
   EXPECT_EQ(
       Call("POST", "/embed", R"({"inputs": [[1]]})", "Authorization: Bearer s3cret\r\n").status,
       200);
@@ -220,7 +415,8 @@ TEST_F(HttpServerTest, OverloadDeadlineAndShutdown) {
   const HttpResponse overloaded = Call("POST", "/v1/embeddings", json({{"input", ids}}).dump());
   EXPECT_EQ(overloaded.status, 429);
   EXPECT_EQ(overloaded.headers.at("retry-after"), "1");
-  EXPECT_EQ(json::parse(overloaded.body)["error"]["type"], "rate_limit_error");
+  EXPECT_EQ(json::parse(overloaded.body)["error"]["type"], "tokens");
+  EXPECT_EQ(json::parse(overloaded.body)["error"]["code"], "rate_limit_exceeded");
 
   EXPECT_EQ(Call("POST", "/embed", R"({"inputs": [[1]]})", "X-Request-Timeout-Ms: abc\r\n").status,
             422);
@@ -233,7 +429,7 @@ TEST_F(HttpServerTest, OverloadDeadlineAndShutdown) {
   core().dispatcher().StopAccepting();
   const HttpResponse draining = Call("POST", "/embed", R"({"inputs": [[1]]})");
   EXPECT_EQ(draining.status, 503);
-  EXPECT_EQ(json::parse(draining.body)["error_type"], "unhealthy");
+  EXPECT_EQ(json::parse(draining.body)["error_type"], "Unhealthy");
 }
 
 TEST_F(HttpServerTest, PastTheDeadlineIs504) {

@@ -8,13 +8,24 @@ namespace testing_support {
 
 HttpTestServer::HttpTestServer(std::vector<std::string> keys, server::http::HttpOptions options,
                                server::BatcherConfig batcher)
-    : core_(std::make_unique<CoreService>(batcher)), keys_(std::move(keys)) {
-  options.host = "127.0.0.1";
-  options.port = 0;
-  server::http::HttpModelInfo info{"test-model",          "float32", "cls", TestModel::kHidden,
-                                   TestModel::kMaxLength, 16384,     64};
+    : HttpTestServer(HttpTestSetup{std::move(keys), options, batcher, {}, "test-model"}) {}
+
+HttpTestServer::HttpTestServer(HttpTestSetup setup)
+    : core_(std::make_unique<CoreService>(setup.batcher, setup.limits)),
+      keys_(std::move(setup.keys)) {
+  setup.options.host = "127.0.0.1";
+  setup.options.port = 0;
+  server::http::HttpModelInfo info;
+  info.name = setup.model_name;
+  info.dtype = "float32";
+  info.pooling = "cls";
+  info.hidden_size = TestModel::kHidden;
+  info.max_input_length = TestModel::kMaxLength;
+  info.max_batch_tokens = 16384;
+  info.max_inputs_per_request = setup.limits.max_inputs_per_request;
+  info.auto_truncate = setup.limits.auto_truncate;
   auto server =
-      server::http::HttpServer::Start(options, info, &core_->dispatcher(), &core_->metrics(),
+      server::http::HttpServer::Start(setup.options, info, &core_->dispatcher(), &core_->metrics(),
                                       &keys_, server::SystemClock(), {core_->metrics().registry()});
   EXPECT_TRUE(server.ok()) << server.status();
   if (server.ok()) server_ = *std::move(server);

@@ -15,9 +15,19 @@
 
 namespace testing_support {
 
+// What differs between the tests' servers.
+struct HttpTestSetup {
+  std::vector<std::string> keys;  // none: no authentication
+  server::http::HttpOptions options;
+  server::BatcherConfig batcher = CoreService::DefaultConfig();
+  server::RequestLimits limits;  // auto_truncate also goes to /info
+  std::string model_name = "test-model";
+};
+
 class HttpTestServer {
  public:
   // Starts the server; a start failure fails the current test and ok() is false.
+  explicit HttpTestServer(HttpTestSetup setup);
   explicit HttpTestServer(std::vector<std::string> keys = {},
                           server::http::HttpOptions options = {},
                           server::BatcherConfig batcher = CoreService::DefaultConfig());

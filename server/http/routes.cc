@@ -1,0 +1,71 @@
+#include "server/http/routes.h"
+
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace server::http {
+namespace {
+
+constexpr RouteInfo kRoutes[] = {
+    {"POST", "/v1/embeddings", false, Route::kEmbeddings, true, Rpc::kEncode},
+    {"GET", "/v1/models", false, Route::kModels, true, Rpc::kGetModelInfo},
+    // Hub names hold a slash ("BAAI/bge-m3"): the whole rest is the id.
+    {"GET", "/v1/models/", true, Route::kModel, true, Rpc::kGetModelInfo},
+    {"POST", "/embed", false, Route::kEmbed, true, Rpc::kEncode},
+    {"POST", "/tokenize", false, Route::kTokenize, true, Rpc::kTokenize},
+    {"POST", "/decode", false, Route::kDecode, true, Rpc::kDecode},
+    {"GET", "/info", false, Route::kInfo, true, Rpc::kGetModelInfo},
+    {"GET", "/health", false, Route::kHealth, false, Rpc::kGetModelInfo},
+    {"GET", "/metrics", false, Route::kMetrics, false, Rpc::kGetModelInfo},
+};
+
+// The argument of `route` in `path`, if the path is the route's.
+bool PathMatches(const RouteInfo& route, absl::string_view path, absl::string_view* argument) {
+  if (!route.prefix) return path == route.path;
+  // An empty id ("/v1/models/") is no model's: not this route.
+  if (!absl::StartsWith(path, route.path) || path.size() == absl::string_view(route.path).size()) {
+    return false;
+  }
+  *argument = path.substr(absl::string_view(route.path).size());
+  return true;
+}
+
+}  // namespace
+
+RouteMatch MatchRoute(absl::string_view method, absl::string_view path) {
+  RouteMatch match;
+  std::vector<std::string> allowed;
+  for (const RouteInfo& route : kRoutes) {
+    absl::string_view argument;
+    if (!PathMatches(route, path, &argument)) continue;
+    if (method == route.method) {
+      match.outcome = RouteMatch::Outcome::kFound;
+      match.route = &route;
+      match.argument = std::string(argument);
+      return match;
+    }
+    allowed.push_back(route.method);
+  }
+  if (!allowed.empty()) {
+    match.outcome = RouteMatch::Outcome::kWrongMethod;
+    match.allow = absl::StrJoin(allowed, ", ");
+  }
+  return match;
+}
+
+Api ApiOfPath(absl::string_view path) {
+  return absl::StartsWith(path, "/v1/") ? Api::kOpenAi : Api::kTei;
+}
+
+std::string RouteList() {
+  std::vector<std::string> routes;
+  for (const RouteInfo& route : kRoutes) {
+    routes.push_back(absl::StrCat(route.method, " ", route.path, route.prefix ? "{id}" : ""));
+  }
+  return absl::StrJoin(routes, ", ");
+}
+
+}  // namespace server::http

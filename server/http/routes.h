@@ -1,0 +1,52 @@
+// The HTTP routes as data: method, path (exact, or a prefix whose rest is an
+// argument, as the model id of GET /v1/models/{id}), which API's shapes it
+// answers in, and how the metrics count it. Matching is a pure function of
+// method and path, so that it is unit-tested and outlives the HTTP library.
+#pragma once
+
+#include <string>
+
+#include "absl/strings/string_view.h"
+#include "server/core/metrics.h"
+#include "server/http/http_errors.h"
+
+namespace server::http {
+
+enum class Route {
+  kEmbeddings,
+  kModels,
+  kModel,
+  kEmbed,
+  kTokenize,
+  kDecode,
+  kInfo,
+  kHealth,
+  kMetrics
+};
+
+struct RouteInfo {
+  const char* method;
+  const char* path;  // for a prefix route, up to its argument ("/v1/models/")
+  bool prefix;       // the rest of the path, slashes included, is the argument
+  Route route;
+  bool counted;  // counted in the metrics and behind the API keys (not /health, /metrics)
+  Rpc rpc;       // how the metrics name it
+};
+
+struct RouteMatch {
+  enum class Outcome { kFound, kWrongMethod, kNotFound };
+  Outcome outcome = Outcome::kNotFound;
+  const RouteInfo* route = nullptr;  // kFound
+  std::string argument;              // kFound on a prefix route: the rest of the path
+  std::string allow;                 // kWrongMethod: the methods the path takes ("GET, POST")
+};
+
+RouteMatch MatchRoute(absl::string_view method, absl::string_view path);
+
+// The API whose shapes a path answers in: OpenAI under /v1/, else TEI.
+Api ApiOfPath(absl::string_view path);
+
+// Every route, for the start-up log: "POST /v1/embeddings, GET /v1/models, ...".
+std::string RouteList();
+
+}  // namespace server::http
