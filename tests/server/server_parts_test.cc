@@ -1,5 +1,6 @@
 // The server's small parts on their own: UTF-8 checking, the model's default
-// pooling, the environment-variable rule for flags, and status mapping.
+// pooling, the environment-variable rule for flags, status mapping and the
+// request's conversion from protobuf.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -8,9 +9,11 @@
 
 #include "absl/flags/flag.h"
 #include "server/app/command_line.h"
+#include "server/core/input_error.h"
 #include "server/core/pooling_config.h"
 #include "server/core/prompts_config.h"
 #include "server/core/utf8.h"
+#include "server/grpc/proto_conversions.h"
 #include "server/grpc/status_mapping.h"
 #include "support/files.h"
 
@@ -149,6 +152,34 @@ TEST(StatusMappingTest, KeepsCodeAndMessage) {
   const encoder::v1::Error error = ToProtoError(absl::InvalidArgumentError("input 2: bad"));
   EXPECT_EQ(error.code(), 3);
   EXPECT_EQ(error.message(), "input 2: bad");
+}
+
+// An input too long for the model: gRPC's message names gRPC's option.
+TEST(StatusMappingTest, TooLongNamesTheTruncateOption) {
+  const absl::Status too_long = core::WithInputIndex(
+      0, core::WithInputProblem(core::InputProblem::kTooLong,
+                                absl::InvalidArgumentError("text is 72 tokens long, more than the "
+                                                           "model's maximum of 64")));
+  const std::string expected =
+      "input 0: text is 72 tokens long, more than the model's maximum of 64 (set the request's "
+      "truncate option to cut it)";
+  EXPECT_EQ(ToGrpcStatus(too_long).error_message(), expected);
+  EXPECT_EQ(ToProtoError(too_long).message(), expected);
+}
+
+// proto3's bool cannot say "unset": false leaves truncation to --auto-truncate.
+TEST(ProtoConversionsTest, TruncateFalseLeavesItToTheServer) {
+  encoder::v1::EncodeRequest request;
+  request.add_inputs()->set_text("a");
+  absl::StatusOr<core::EncodeRequest> unset = ToCore(request);
+  ASSERT_TRUE(unset.ok()) << unset.status();
+  EXPECT_FALSE(unset->truncate.has_value());
+  request.set_truncate(true);
+  request.set_truncation_direction(encoder::v1::TRUNCATION_DIRECTION_LEFT);
+  absl::StatusOr<core::EncodeRequest> set = ToCore(request);
+  ASSERT_TRUE(set.ok()) << set.status();
+  EXPECT_EQ(set->truncate, std::optional<bool>(true));
+  EXPECT_EQ(set->truncation_side, engine::TruncationSide::kLeft);
 }
 
 }  // namespace

@@ -109,7 +109,11 @@ class QueueWatcher : public BatcherObserver {
 class ServerTest : public TestServerSuite {
  protected:
   static void SetUpTestSuite() {
-    StartSuiteServer([](ServerConfig& config) { config = Config(config.model_dir); });
+    StartSuiteServer([](ServerConfig& config) {
+      config = Config(config.model_dir);
+      // A request's truncate alone decides: too-long inputs are among the bad ones.
+      config.auto_truncate = false;
+    });
   }
   void SetUp() override {
     ASSERT_NO_FATAL_FAILURE(TestServerSuite::SetUp());
@@ -402,8 +406,8 @@ TEST_F(ServerTest, EachBadInputIsInvalidArgumentNamingItsIndexAndTheServerKeepsS
       {"no input kind", Request({Text("x"), Input()}),
        "input 1: no text, text_pair or token_ids set"},
       {"too long without truncate", Request({Text(long_text)}),
-       "input 0: text is 72 tokens long, more than the model's maximum of 64 (set truncate to "
-       "cut it)"},
+       "input 0: text is 72 tokens long, more than the model's maximum of 64 (set the request's "
+       "truncate option to cut it)"},
   };
   for (const BadRequest& bad : cases) {
     SCOPED_TRACE(bad.what);

@@ -10,6 +10,7 @@
 #include <thread>
 #include <vector>
 
+#include "server/core/input_error.h"
 #include "support/core_service.h"
 
 namespace server {
@@ -77,6 +78,62 @@ TEST(ServiceCoreTest, BadInputsAreRefusedWithTheirIndex) {
   EXPECT_EQ(Dispatch(service.dispatcher(), core::EncodeRequest{}).get().status().message(),
             "request has no inputs");
   EXPECT_TRUE(service.backend().batches().empty());  // nothing bad reached the engine
+}
+
+// Beside the message, each refusal says which input and what kind of
+// problem (server/core/input_error.h), for the transports' own wording.
+TEST(ServiceCoreTest, RefusalsCarryTheInputAndTheProblem) {
+  CoreService service;
+  const auto error = [&](const core::EncodeRequest& request) {
+    const absl::Status status = Dispatch(service.dispatcher(), request).get().status();
+    const std::optional<core::InputError> found = core::FindInputError(status);
+    EXPECT_TRUE(found.has_value()) << status;
+    return found.value_or(core::InputError{-2, core::InputProblem::kInvalid});
+  };
+  core::InputError found = error(IdsRequest({{2, 3}, {}}));
+  EXPECT_EQ(found.index, 1);
+  EXPECT_EQ(found.problem, core::InputProblem::kEmpty);
+  found = error(core::EncodeRequest{});
+  EXPECT_EQ(found.index, -1);
+  EXPECT_EQ(found.problem, core::InputProblem::kEmpty);
+  found = error(IdsRequest({{2, 3}, {2, -5, 3}}));
+  EXPECT_EQ(found.index, 1);
+  EXPECT_EQ(found.problem, core::InputProblem::kInvalid);
+  core::EncodeRequest too_long = IdsRequest({{2, 3}, std::vector<int32_t>(70, 5)});
+  too_long.truncate = false;
+  const absl::Status status = Dispatch(service.dispatcher(), too_long).get().status();
+  EXPECT_EQ(status.message(), "input 1: token_ids has 70 ids, more than the model's maximum of 64");
+  found = error(too_long);
+  EXPECT_EQ(found.index, 1);
+  EXPECT_EQ(found.problem, core::InputProblem::kTooLong);
+}
+
+// A request that does not say whether to truncate gets the server's
+// --auto-truncate; one that says so gets what it says.
+TEST(ServiceCoreTest, UnsetTruncateFollowsAutoTruncate) {
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "hello ";  // 102 tokens
+  for (const bool auto_truncate : {true, false}) {
+    SCOPED_TRACE(auto_truncate);
+    RequestLimits limits;
+    limits.auto_truncate = auto_truncate;
+    CoreService service(CoreService::DefaultConfig(), limits);
+    core::EncodeRequest request;
+    request.inputs = {core::Input::Text(text), core::Input::Ids(std::vector<int32_t>(70, 5))};
+    Result unset = Dispatch(service.dispatcher(), request).get();
+    EXPECT_EQ(unset.ok(), auto_truncate) << unset.status();
+    if (unset.ok()) {
+      EXPECT_EQ(unset->outputs[0].tokens, TestModel::kMaxLength);
+      EXPECT_EQ(unset->outputs[1].tokens, TestModel::kMaxLength);
+    } else {
+      EXPECT_EQ(unset.status().message(),
+                "input 0: text is 102 tokens long, more than the model's maximum of 64");
+    }
+    request.truncate = true;
+    EXPECT_TRUE(Dispatch(service.dispatcher(), request).get().ok());
+    request.truncate = false;
+    EXPECT_FALSE(Dispatch(service.dispatcher(), request).get().ok());
+  }
 }
 
 // The ids a request's inputs are turned into, by the builder alone.
