@@ -271,10 +271,14 @@ int HttpServer::Handle(mg_connection* connection) {
           body = {{"object", "list"}, {"data", Json::array({ModelObject(model_.name)})}};
         } else if (route->route == Route::kModel) {
           if (match.argument != model_.name) {
-            fail(WithOpenAiDetail(absl::NotFoundError(absl::StrCat(
+            // A client's mistake, counted as INVALID_ARGUMENT (NOT_FOUND is no
+            // code the service answers, server/core/answered_codes.h); 404 on
+            // the wire, as OpenAI answers it.
+            fail(WithOpenAiDetail(absl::InvalidArgumentError(absl::StrCat(
                                       "The model '", match.argument,
                                       "' does not exist: this server serves '", model_.name, "'")),
-                                  "model", kModelNotFound));
+                                  "model", kModelNotFound),
+                 404);
             break;
           }
           body = ModelObject(model_.name);

@@ -1,7 +1,11 @@
 // The official OpenAI client against encoder-server's HTTP API: its
 // embeddings (float and base64, with and without `dimensions`) must equal the
 // gRPC API's for the same texts (encoder-client encode --normalize, one JSON
-// line per text), and TEI's /embed answer (curl's output) too.
+// line per text), and TEI's /embed answer (curl's output) too. Then what the
+// client makes of the server's answers beyond embeddings: its error classes
+// with OpenAI's param and code, models.retrieve, and a too-long input cut by
+// the server's default --auto-truncate (usage = the model's maximum) or
+// refused with "truncate": false.
 //
 // Exact equality for the full vectors: both APIs run the same engine on the
 // same batch and send float32 values (gRPC as the shortest text that reads
@@ -76,19 +80,44 @@ for (const format of ['float', 'base64', undefined]) {
 const single = await client.embeddings.create({ model: 'any', input: texts[0] });
 compare('single string', single.data[0].embedding, grpc[0], 0);
 
-// The client surfaces the server's error as an APIError with the status.
-try {
-  await client.embeddings.create({ model: 'any', input: ['fine', ''] });
-  fail('an empty text was accepted');
-} catch (error) {
-  if (error.status !== 400) fail(`empty text: status ${error.status}`);
-  if (!String(error.message).includes('input 1: text is empty')) fail(`empty text: ${error.message}`);
+// The client surfaces the server's error as its error class, with OpenAI's
+// param and code. `call` must fail.
+async function expectError(what, call, { status, param, code, message }) {
+  try {
+    await call();
+    fail(`${what}: accepted`);
+  } catch (error) {
+    if (error.status !== status) fail(`${what}: status ${error.status} (${error.message})`);
+    if (error.param !== param) fail(`${what}: param ${error.param}`);
+    if (error.code !== code) fail(`${what}: code ${error.code}`);
+    if (error.type !== 'invalid_request_error') fail(`${what}: type ${error.type}`);
+    if (!String(error.message).includes(message)) fail(`${what}: ${error.message}`);
+  }
 }
+await expectError('empty text', () => client.embeddings.create({ model: 'any', input: ['fine', ''] }),
+  { status: 400, param: 'input[1]', code: 'invalid_value', message: 'input 1: text is empty' });
+await expectError('dimensions', () => client.embeddings.create({ model: 'any', input: 'a', dimensions: 100000 }),
+  { status: 400, param: 'dimensions', code: 'invalid_value', message: '"dimensions" must be' });
+
+// Longer than the model's maximum (/info): cut by default, usage counts what
+// was encoded; "truncate": false (the server's extension) asks for the error.
+const info = await (await fetch(new URL('../info', `${baseURL}/`))).json();
+const long = 'hello '.repeat(info.max_input_length + 50);
+const cut = await client.embeddings.create({ model: 'any', input: long });
+if (cut.usage.prompt_tokens !== info.max_input_length) fail(`cut usage: ${JSON.stringify(cut.usage)}`);
+await expectError('too long', () => client.embeddings.create({ model: 'any', input: long, truncate: false }),
+  { status: 400, param: 'input', code: 'context_length_exceeded',
+    message: `more than the model's maximum of ${info.max_input_length}` });
 
 tei.forEach((v, i) => compare(`TEI /embed ${i}`, v, grpc[i], 0));
 
 const models = await client.models.list();
 if (models.data.length !== 1) fail(`models: ${JSON.stringify(models.data)}`);
+const served = models.data[0].id;
+const model = await client.models.retrieve(served);
+if (model.id !== served || model.object !== 'model') fail(`models.retrieve: ${JSON.stringify(model)}`);
+await expectError('another model', () => client.models.retrieve('no-such-model'),
+  { status: 404, param: 'model', code: 'model_not_found', message: "'no-such-model' does not exist" });
 
 if (failures > 0) process.exit(1);
 console.log(`openai_matches_grpc: ${texts.length} texts equal over gRPC, OpenAI (float, base64, dimensions) and TEI`);

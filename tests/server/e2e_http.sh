@@ -3,9 +3,12 @@
 # 127.0.0.1 only: encoder-server with --http-port beside gRPC; the official
 # OpenAI npm client (tests/http_clients) gets the same embeddings as
 # encoder-client over gRPC (float, base64, dimensions) and curl's TEI /embed
-# too; curl checks the TEI routes' shapes and the error paths (malformed JSON,
-# a body over --http-max-body-bytes, a half-sent body while others are
-# served); a second server with API keys (two --api-key flags) refuses calls
+# too, and its errors carry OpenAI's param and code; curl checks the TEI
+# routes' shapes and the error paths (malformed JSON with its position, TEI's
+# error types, 405 with Allow, a body over --http-max-body-bytes, a half-sent
+# body while others are served), /health's empty 200, truncation by default
+# (--auto-truncate) and on request; a second server with API keys (two
+# --api-key flags) refuses calls
 # without a key on both transports (401 / UNAUTHENTICATED), keeps /health and
 # /metrics open and counts the refusals; SIGTERM ends both with exit 0.
 # Installs Node.js (Debian) when missing and the pinned npm packages (npm ci
@@ -91,7 +94,9 @@ check "the OpenAI client gets gRPC's numbers" \
   node "$clients/openai_matches_grpc.mjs" "http://127.0.0.1:$http/v1" "$work/texts.json" \
   "$work/grpc.jsonl" "$work/tei.json"
 
-check "GET /health is 200" test "$(curl_status GET /health)" = 200
+check "GET /health is 200" test "$(curl_status GET /health '' -D "$work/headers")" = 200
+check "/health: an empty body, no content type: $(tr -d '\r' <"$work/headers" | tr '\n' ' ')" \
+  bash -c "[ ! -s '$work/body' ] && ! grep -qi '^content-type' '$work/headers'"
 check "GET /info is 200" test "$(curl_status GET /info)" = 200
 check "/info names the model: $(cat "$work/body")" grep -q '"model_id":"model"' "$work/body"
 check "/info the max length: $(cat "$work/body")" grep -q '"max_input_length":128' "$work/body"
@@ -106,13 +111,17 @@ check "TEI dimensions: 8 values: $(cat "$work/body")" \
 
 # Error paths: each API's shape; the server keeps serving.
 check "malformed JSON is 400" test "$(curl_status POST /v1/embeddings '{"input": ')" = 400
-check "OpenAI error shape: $(cat "$work/body")" \
-  grep -q '{"error":{"code":"INVALID_ARGUMENT","message":"the body is not valid JSON","type":"invalid_request_error"}}' "$work/body"
+check "OpenAI error shape, with the position: $(cat "$work/body")" \
+  grep -qF '{"error":{"code":null,"message":"the body is not valid JSON at line 1, column 11 (byte 11): syntax error while parsing value - unexpected end of input; expected '"'"'['"'"', '"'"'{'"'"', or a literal","param":null,"type":"invalid_request_error"}}' "$work/body"
 check "a wrong type on TEI is 422" test "$(curl_status POST /embed '{"inputs": 3}')" = 422
-check "TEI error shape: $(cat "$work/body")" grep -q '"error_type":"validation"' "$work/body"
-check "a bad input names its index: 422" \
-  test "$(curl_status POST /embed '{"inputs": ["ok", ""]}')" = 422
-check "the index: $(cat "$work/body")" grep -q '"error":"input 1: text is empty"' "$work/body"
+check "TEI error shape: $(cat "$work/body")" grep -q '"error_type":"Validation"' "$work/body"
+check "an empty input is TEI's Empty, 400" \
+  test "$(curl_status POST /embed '{"inputs": ["ok", ""]}')" = 400
+check "the index: $(cat "$work/body")" \
+  grep -q '{"error":"input 1: text is empty","error_type":"Empty"}' "$work/body"
+check "a wrong method is 405" test "$(curl_status GET /embed '' -D "$work/headers")" = 405
+check "405 says what is allowed: $(tr -d '\r' <"$work/headers" | tr '\n' ' ')" \
+  grep -qi '^allow: POST' "$work/headers"
 big=$(head -c 6000 /dev/zero | tr '\0' 'a')
 check "a body over --http-max-body-bytes is 413" \
   test "$(curl_status POST /embed "{\"inputs\": \"$big\"}")" = 413
@@ -147,6 +156,16 @@ grpc_left_b=$("$client_bin" --target "127.0.0.1:$port" encode --truncate --trunc
 check "gRPC left truncation drops the beginning" test -n "$grpc_left_a" -a "$grpc_left_a" = "$grpc_left_b"
 check "Left truncation drops the beginning" test -n "$left_a" -a "$left_a" = "$left_b"
 check "Right truncation keeps it" test -n "$right_a" -a "$right_a" != "$right_b"
+check "too long is cut by default (--auto-truncate)" \
+  test "$(embed_body "{\"inputs\": \"hello $filler\"}")" = "$right_a"
+check "\"truncate\": false refuses it: 422" \
+  test "$(curl_status POST /embed "{\"inputs\": \"hello $filler\", \"truncate\": false}")" = 422
+check "the error says how long and how to cut it: $(cat "$work/body")" \
+  grep -qF '"error":"input 0: text is 203 tokens long, more than the model'"'"'s maximum of 128 (send \"truncate\": true to cut it)"' "$work/body"
+check "/tokenize without special tokens is 200" \
+  test "$(curl_status POST /tokenize '{"inputs": "hello", "add_special_tokens": false}')" = 200
+check "only the text's token: $(cat "$work/body")" \
+  grep -qx '\[\[{"id":[0-9]*,"special":false,"start":0,"stop":5,"text":"hello"}\]\]' "$work/body"
 check "POST /decode is 200" test "$(curl_status POST /decode '{"ids": [2, 280, 16, 224, 5, 3]}')" = 200
 check "/decode gives the text: $(cat "$work/body")" test "$(cat "$work/body")" = '"hello, world!"'
 

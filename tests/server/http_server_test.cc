@@ -233,6 +233,9 @@ TEST_F(HttpServerTest, ModelsByIdIncludingHubNames) {
           R"({"error": {"message": "The model 'BAAI/bge-large' does not exist: this server serves 'BAAI/bge-m3'",
                             "type": "invalid_request_error", "param": "model",
                             "code": "model_not_found"}})"));
+  // Counted as the client's mistake it is, not as a server error.
+  EXPECT_TRUE(MetricsShow(
+      R"(encoder_requests_total{code="INVALID_ARGUMENT",rpc="GetModelInfo",transport="http"} 1)"));
   const json list = json::parse(Call("GET", "/v1/models").body);
   EXPECT_EQ(list["data"], json::array({json::parse(model.body)}));
   // Embeddings answer whatever model the client names, with the served name.
