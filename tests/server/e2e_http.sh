@@ -174,9 +174,10 @@ check "HTTP series: $(grep -m1 transport=.http "$work/body")" \
   grep -q 'encoder_requests_total{code="OK",rpc="Encode",transport="http"} [1-9]' "$work/body"
 stop_cleanly
 
-# --- API keys --------------------------------------------------------------------
+# --- API keys; --auto-truncate off -----------------------------------------------
 printf '# keys\nfrom-file\n' >"$work/keys"
-start_http_server --api-key first --api-key second --api-keys-file "$work/keys"
+start_http_server --api-key first --api-key second --api-keys-file "$work/keys" \
+  --auto-truncate=false
 check "no key: 401" test "$(curl_status POST /v1/embeddings '{"input": "x"}')" = 401
 check "401 body: $(cat "$work/body")" grep -q '"code":"invalid_api_key"' "$work/body"
 check "a wrong key: 401" \
@@ -186,6 +187,13 @@ for key in first second from-file; do
     test "$(curl_status POST /embed '{"inputs": "x"}' -H "Authorization: Bearer $key")" = 200
 done
 check "health stays open" test "$(curl_status GET /health)" = 200
+check "GET /info with a key is 200" \
+  test "$(curl_status GET /info '' -H 'Authorization: Bearer first')" = 200
+check "/info says auto_truncate false: $(cat "$work/body")" grep -q '"auto_truncate":false' "$work/body"
+check "--auto-truncate=false refuses a too-long input" \
+  test "$(curl_status POST /embed "{\"inputs\": \"hello $filler\"}" -H 'Authorization: Bearer first')" = 422
+check "unless the request says truncate" \
+  test "$(curl_status POST /embed "{\"inputs\": \"hello $filler\", \"truncate\": true}" -H 'Authorization: Bearer first')" = 200
 status=0
 "$client_bin" --target "127.0.0.1:$port" encode "x" >/dev/null 2>"$work/err" || status=$?
 check "gRPC without a key fails" test "$status" -ne 0
