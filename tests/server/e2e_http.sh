@@ -50,6 +50,8 @@ start_http_server() {
   start_server "$work/model" --http-port "$http" "$@"
   check "the start line names the HTTP port" grep -q "HTTP API on http://127.0.0.1:$http" \
     "$work/server.log"
+  check "and every route" grep -q "GET /v1/models/{id}, POST /embed, POST /tokenize, POST /decode" \
+    "$work/server.log"
 }
 stop_cleanly() {
   local status=0

@@ -165,6 +165,11 @@ TEST_F(HttpServerTest, ErrorsInEachApisShape) {
   EXPECT_EQ(json::parse(tei.body),
             json::parse(R"({"error": "input 1: id -1 at position 0 is negative",
                             "error_type": "Validation"})"));
+  // The field named once, no "input 1: inputs[1]".
+  const HttpResponse wrong_type = Call("POST", "/embed", R"({"inputs": ["a", 3]})");
+  EXPECT_EQ(wrong_type.status, 422);
+  EXPECT_EQ(json::parse(wrong_type.body)["error"],
+            "inputs[1] must be a string or an array of token ids, not number");
   // TEI's Empty: 400.
   const HttpResponse empty_text = Call("POST", "/embed", R"({"inputs": ["ok", ""]})");
   EXPECT_EQ(empty_text.status, 400);
@@ -449,6 +454,8 @@ TEST_F(HttpServerTest, PastTheDeadlineIs504) {
   const HttpResponse late =
       Call("POST", "/embed", R"({"inputs": [[3, 4]]})", "X-Request-Timeout-Ms: 1\r\n");
   EXPECT_TRUE(late.status == 504 || late.status == 429) << late.status << " " << late.body;
+  // Either way TEI's type for load.
+  EXPECT_EQ(json::parse(late.body)["error_type"], "Overloaded") << late.body;
   release.join();
   first.join();
 }
