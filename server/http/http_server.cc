@@ -51,8 +51,9 @@ void Send(mg_connection* connection, const Reply& reply) {
   if (reply.close) mg_disable_connection_keep_alive(connection);
   std::string bytes =
       absl::StrCat("HTTP/1.1 ", reply.status, " ", ReasonPhrase(reply.status), "\r\n");
-  if (reply.content_type != nullptr)
+  if (reply.content_type != nullptr) {
     absl::StrAppend(&bytes, "Content-Type: ", reply.content_type, "\r\n");
+  }
   absl::StrAppend(&bytes, "Content-Length: ", reply.body.size(), "\r\n");
   if (!reply.allow.empty()) absl::StrAppend(&bytes, "Allow: ", reply.allow, "\r\n");
   // Overload is brief: the queue drains in a batch or two.
@@ -117,11 +118,6 @@ void WakeListener(const std::string& host, int port) {
 
 int Callback(mg_connection* connection, void* server) {
   return static_cast<HttpServer*>(server)->Handle(connection);
-}
-
-// OpenAI's model object.
-Json ModelObject(const std::string& name) {
-  return {{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "encoder-server"}};
 }
 
 }  // namespace
@@ -209,12 +205,9 @@ int HttpServer::Handle(mg_connection* connection) {
     // The body is not read: close rather than parse it as the next request.
     Reply reply;
     if (match.outcome == RouteMatch::Outcome::kWrongMethod) {
-      reply =
-          ErrorReply(WithOpenAiDetail(
-                         absl::InvalidArgumentError(absl::StrCat(
+      reply = ErrorReply(absl::InvalidArgumentError(absl::StrCat(
                              method, " is not allowed on ", path, " (allowed: ", match.allow, ")")),
-                         "", ""),
-                     api, 405);
+                         api, 405);
       reply.allow = match.allow;
     } else {
       reply = ErrorReply(absl::NotFoundError(absl::StrCat("no route ", method, " ", path)), api);
@@ -268,20 +261,16 @@ int HttpServer::Handle(mg_connection* connection) {
         }
         Json body;
         if (route->route == Route::kModels) {
-          body = {{"object", "list"}, {"data", Json::array({ModelObject(model_.name)})}};
+          reply.body = RenderOpenAiModels(model_.name);
+          break;
         } else if (route->route == Route::kModel) {
-          if (match.argument != model_.name) {
-            // A client's mistake, counted as INVALID_ARGUMENT (NOT_FOUND is no
-            // code the service answers, server/core/answered_codes.h); 404 on
-            // the wire, as OpenAI answers it.
-            fail(WithOpenAiDetail(absl::InvalidArgumentError(absl::StrCat(
-                                      "The model '", match.argument,
-                                      "' does not exist: this server serves '", model_.name, "'")),
-                                  "model", kModelNotFound),
-                 404);
-            break;
+          absl::StatusOr<std::string> model = RenderOpenAiModel(match.argument, model_.name);
+          if (model.ok()) {
+            reply.body = *std::move(model);
+          } else {
+            fail(model.status(), 404);  // OpenAI's answer to another model's id
           }
-          body = ModelObject(model_.name);
+          break;
         } else {
           body = {{"model_id", model_.name},
                   {"model_sha", nullptr},

@@ -361,6 +361,32 @@ std::string RenderTeiEmbed(const core::EncodeResult& result, const EmbeddingsCal
   return vectors.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+namespace {
+
+json ModelObject(const std::string& name) {
+  return {{"id", name}, {"object", "model"}, {"created", 0}, {"owned_by", "encoder-server"}};
+}
+
+}  // namespace
+
+std::string RenderOpenAiModels(const std::string& served_model) {
+  const json list = {{"object", "list"}, {"data", json::array({ModelObject(served_model)})}};
+  return list.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+absl::StatusOr<std::string> RenderOpenAiModel(const std::string& id,
+                                              const std::string& served_model) {
+  if (id != served_model) {
+    // A client's mistake, counted as INVALID_ARGUMENT (NOT_FOUND is no code
+    // the service answers, server/core/answered_codes.h); 404 on the wire.
+    return WithOpenAiDetail(
+        absl::InvalidArgumentError(absl::StrCat(
+            "The model '", id, "' does not exist: this server serves '", served_model, "'")),
+        "model", kModelNotFound);
+  }
+  return ModelObject(served_model).dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
 std::string RenderTeiTokenize(const std::vector<engine::Encoding>& encodings) {
   json lists = json::array();
   for (const engine::Encoding& encoding : encodings) {

@@ -62,6 +62,14 @@ std::string RenderOpenAiEmbeddings(const core::EncodeResult& result, const Embed
 // [[f, ...], ...]: one vector per input.
 std::string RenderTeiEmbed(const core::EncodeResult& result, const EmbeddingsCall& call);
 
+// GET /v1/models: {"object":"list","data":[MODEL]}, MODEL OpenAI's model
+// object {"id","object":"model","created","owned_by"} of the served model.
+std::string RenderOpenAiModels(const std::string& served_model);
+// GET /v1/models/{id}: MODEL when `id` is the served model's name, else
+// INVALID_ARGUMENT (answered 404) with OpenAI's model_not_found.
+absl::StatusOr<std::string> RenderOpenAiModel(const std::string& id,
+                                              const std::string& served_model);
+
 // [[{"id","text","special","start","stop"}, ...], ...]: one list per input.
 std::string RenderTeiTokenize(const std::vector<engine::Encoding>& encodings);
 

@@ -1,7 +1,8 @@
 // The HTTP routes as data: method, path (exact, or a prefix whose rest is an
-// argument, as the model id of GET /v1/models/{id}), which API's shapes it
-// answers in, and how the metrics count it. Matching is a pure function of
-// method and path, so that it is unit-tested and outlives the HTTP library.
+// argument, as the model id of GET /v1/models/{id}) and how the metrics count
+// it; the path also says which API's shapes it answers in. Matching is a pure
+// function of method and path, so that it is unit-tested and outlives the
+// HTTP library.
 #pragma once
 
 #include <string>

@@ -257,6 +257,24 @@ TEST(RenderTest, OpenAiAndTeiShapes) {
                              {"id": 102, "text": "[SEP]", "special": true, "start": null, "stop": null}]])"));
 }
 
+TEST(RenderTest, OpenAiModels) {
+  const json model = json::parse(R"({"id": "BAAI/bge-m3", "object": "model", "created": 0,
+                                     "owned_by": "encoder-server"})");
+  EXPECT_EQ(json::parse(RenderOpenAiModels("BAAI/bge-m3")),
+            json({{"object", "list"}, {"data", json::array({model})}}));
+  absl::StatusOr<std::string> found = RenderOpenAiModel("BAAI/bge-m3", "BAAI/bge-m3");
+  ASSERT_TRUE(found.ok()) << found.status();
+  EXPECT_EQ(json::parse(*found), model);
+  absl::StatusOr<std::string> other = RenderOpenAiModel("bge-m3", "BAAI/bge-m3");
+  EXPECT_EQ(other.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(
+      OpenAiError(other.status(), 404),
+      json({{"message", "The model 'bge-m3' does not exist: this server serves 'BAAI/bge-m3'"},
+            {"type", "invalid_request_error"},
+            {"param", "model"},
+            {"code", "model_not_found"}}));
+}
+
 TEST(HttpErrorsTest, StatusesPerApi) {
   EXPECT_EQ(HttpStatusFor(absl::StatusCode::kInvalidArgument, Api::kOpenAi), 400);
   EXPECT_EQ(HttpStatusFor(absl::StatusCode::kInvalidArgument, Api::kTei), 422);
