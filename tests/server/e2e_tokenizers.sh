@@ -34,6 +34,8 @@ cp "$tokenizer" "$model/tokenizer.json"
 
 start_server "$model"
 client() { "$client_bin" --target "127.0.0.1:$port" "$@"; }
+check "the start-up log names the tokenizer file" \
+  grep -q "tokenizer $model/tokenizer.json (250002 tokens)" "$work/server.log"
 check "text_input true in info" holds '$a.text_input == true and $a.architecture == "roberta"' \
   "$(client info)"
 
