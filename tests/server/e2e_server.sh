@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End to end with the real binaries on a small random model, on 127.0.0.1 only:
-# start encoder-server, wait for health SERVING, call encode/tokenize/info
+# start encoder-server, wait for health SERVING, check that the start-up log
+# names the model and the tokenizer files it read, call encode/tokenize/info
 # with encoder-client and check the JSON, refuse a busy port and a bad model
 # dir (one line, non-zero exit), serve mutual TLS with certificates made by
 # make_test_certs.sh (encoder-client with its TLS flags; refused without a
