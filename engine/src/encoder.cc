@@ -2,16 +2,17 @@
 
 #include <malloc.h>
 #include <omp.h>
+#include <sys/stat.h>
 
+#include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include "absl/strings/str_cat.h"
 #include "dnnl/dense.h"
 #include "dnnl/quantized_dense.h"
 #include "engine/isa.h"
+#include "engine/model_files.h"
 #include "layers/embeddings.h"
 #include "layers/encoder_layer.h"
 #include "layers/packed_batch.h"
@@ -37,12 +38,14 @@ struct Encoder::Impl {
 
 namespace {
 
-absl::StatusOr<std::string> ReadConfigText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
+// OK when `model_dir` is a directory; else the path and why not.
+absl::Status CheckModelDirectory(const std::string& model_dir) {
+  struct stat st;
+  if (stat(model_dir.c_str(), &st) != 0) return OpenError(model_dir, errno);
+  if (S_ISDIR(st.st_mode)) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat(model_dir, ": not a directory (a model is the directory of config.json, ",
+                   "the weights and the tokenizer files)"));
 }
 
 }  // namespace
@@ -55,15 +58,12 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
   // First: oneDNN's cap must be set before it creates anything.
   absl::StatusOr<IsaLevel> isa = ActiveIsaLevel();
   if (!isa.ok()) return isa.status();
-  std::error_code ec;
-  if (!std::filesystem::is_directory(model_dir, ec)) {
-    return absl::NotFoundError(absl::StrCat(model_dir, ": not a readable directory"));
-  }
+  if (absl::Status status = CheckModelDirectory(model_dir); !status.ok()) return status;
   if (options.max_batch_tokens <= 0) {
     return absl::InvalidArgumentError("max_batch_tokens must be positive");
   }
   const std::string config_path = (std::filesystem::path(model_dir) / "config.json").string();
-  absl::StatusOr<std::string> text = ReadConfigText(config_path);
+  absl::StatusOr<std::string> text = ReadModelFile(config_path);
   if (!text.ok()) return text.status();
   absl::StatusOr<ModelConfig> config = ParseModelConfig(*text, config_path);
   if (!config.ok()) return config.status();

@@ -80,8 +80,8 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
   options.threads = config.threads;
   engine::ParsePrecision(config.precision, &options.precision);  // validated above
   options.max_batch_tokens = static_cast<int>(config.batcher.max_batch_tokens);
-  absl::StatusOr<LoadedModel> model =
-      OnPassingThread([&] { return LoadModel(config.model_dir, options); });
+  absl::StatusOr<LoadedModel> model = OnPassingThread(
+      [&] { return LoadModel(config.model_dir, options, config.served_model_name); });
   if (!model.ok()) {
     // The engine's messages name the file at fault.
     return absl::Status(model.status().code(),
@@ -93,13 +93,22 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
                      ") must be at least the model's maximum length (", model->max_length(), ")"));
   }
   const engine::ModelConfig& model_config = model->encoder->config();
+  if (model->directory != config.model_dir) {
+    LogEvent(absl::StrCat(config.model_dir,
+                          " is a Hugging Face cache folder: loaded the snapshot its refs/main "
+                          "names, ",
+                          model->directory));
+  }
   LogEvent(absl::StrCat(
-      "loaded model ", config.model_dir, ": ", model_config.model_type, ", hidden ",
-      model_config.hidden_size, ", layers ", model_config.num_layers, ", max length ",
+      "loaded model ", model->name, " from ", model->directory, ": ", model_config.model_type,
+      ", hidden ", model_config.hidden_size, ", layers ", model_config.num_layers, ", max length ",
       model->max_length(), ", vocabulary ", model_config.vocab_size, ", default pooling ",
       engine::PoolingName(model->default_pooling), ", architecture ", model_config.architecture));
   if (model->tokenizer == nullptr) {
     LogEvent(absl::StrCat("text input unavailable (token_ids only): ", model->tokenizer_error));
+  } else {
+    LogEvent(absl::StrCat("tokenizer ", model->tokenizer->source(), " (",
+                          model->tokenizer->vocab_size(), " tokens)"));
   }
   LogEvent(absl::StrCat("instruction set ", engine::IsaLevelName(model->encoder->isa()),
                         " (oneDNN ", engine::OneDnnIsaName(), ")"));

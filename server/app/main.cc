@@ -35,7 +35,12 @@
 #include "server/core/log.h"
 #include "server/grpc/protobuf_log.h"
 
-ABSL_FLAG(std::string, model, "", "model directory: config.json, *.safetensors, vocab.txt");
+ABSL_FLAG(std::string, model, "",
+          "model directory: config.json, *.safetensors, tokenizer.json or vocab.txt (or a "
+          "Hugging Face cache folder models--ORG--NAME: its refs/main snapshot)");
+ABSL_FLAG(std::string, served_model_name, "",
+          "the model's name in answers and metrics (default: the hub name ORG/NAME when --model "
+          "is in the Hugging Face cache, else the directory's name)");
 ABSL_FLAG(std::string, host, "0.0.0.0", "address to listen on");
 ABSL_FLAG(int, port, 50051, "gRPC port (0: any free port, logged at start)");
 ABSL_FLAG(int, metrics_port, 8081,
@@ -127,6 +132,7 @@ bool AsksForHelp(const std::vector<std::string>& args) {
 }
 
 const std::vector<std::string> kFlagNames = {"model",
+                                             "served_model_name",
                                              "host",
                                              "port",
                                              "metrics_port",
@@ -159,6 +165,7 @@ const std::vector<std::string> kFlagNames = {"model",
 server::ServerConfig ConfigFromFlags() {
   server::ServerConfig config;
   config.model_dir = absl::GetFlag(FLAGS_model);
+  config.served_model_name = absl::GetFlag(FLAGS_served_model_name);
   config.host = absl::GetFlag(FLAGS_host);
   config.port = absl::GetFlag(FLAGS_port);
   config.metrics_port = absl::GetFlag(FLAGS_metrics_port);

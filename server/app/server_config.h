@@ -14,6 +14,8 @@ namespace server {
 
 struct ServerConfig {
   std::string model_dir;
+  // The model's name in answers and metrics; empty: DefaultModelName(model_dir).
+  std::string served_model_name;
   std::string host = "0.0.0.0";
   int port = 50051;         // 0: any free port; EncoderServer::port() says which
   int metrics_port = 8081;  // GET /metrics; 0: any free port, EncoderServer::metrics_port()

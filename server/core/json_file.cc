@@ -1,19 +1,30 @@
 #include "server/core/json_file.h"
 
-#include <fstream>
-#include <sstream>
+#include <sys/stat.h>
 
 #include "absl/strings/str_cat.h"
+#include "engine/model_files.h"
 
 namespace server {
 
 absl::StatusOr<std::optional<nlohmann::json>> ReadJsonObjectFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return std::nullopt;
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json object = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (object.is_discarded() || !object.is_object()) {
+  absl::StatusOr<std::string> text = engine::ReadModelFile(path);
+  // Only a file that is not there at all is optional: one that cannot be
+  // read (no permission, a directory, a symlink to a missing cache blob)
+  // must not silently change what the model does.
+  struct stat link;
+  if (absl::IsNotFound(text.status()) && lstat(path.c_str(), &link) != 0) return std::nullopt;
+  if (!text.ok()) return text.status();
+  nlohmann::json object;
+  try {
+    object = nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::parse_error& error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": ", engine::DescribeJsonSyntaxError(*text, error.byte, error.what())));
+  } catch (const nlohmann::json::exception& error) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": ", error.what()));
+  }
+  if (!object.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a JSON object"));
   }
   return object;

@@ -10,8 +10,9 @@
 
 namespace server {
 
-// The file's JSON object; nullopt when the file does not exist; an error
-// naming the file when it is not a JSON object.
+// The file's JSON object; nullopt when there is no such file. Errors name
+// the file: it cannot be read (with the OS's reason), is not JSON (with the
+// line and column) or is not a JSON object.
 absl::StatusOr<std::optional<nlohmann::json>> ReadJsonObjectFile(const std::string& path);
 
 }  // namespace server

@@ -11,14 +11,12 @@ using prometheus::BuildCounter;
 using prometheus::BuildGauge;
 using prometheus::BuildHistogram;
 
-constexpr Rpc kRpcs[kRpcCount] = {Rpc::kEncode, Rpc::kEncodeStream, Rpc::kTokenize,
-                                  Rpc::kGetModelInfo, Rpc::kDecode};
-
 double Seconds(std::chrono::steady_clock::duration elapsed) {
   return std::chrono::duration<double>(elapsed).count();
 }
 
 static_assert(kAnsweredCodes.back() == absl::StatusCode::kInternal);
+static_assert(kAnsweredCodes.front() == absl::StatusCode::kOk);
 
 size_t CodeIndex(absl::StatusCode code) {
   for (size_t i = 0; i < kAnsweredCodes.size(); ++i) {
@@ -30,53 +28,51 @@ size_t CodeIndex(absl::StatusCode code) {
 constexpr core::Transport kTransports[core::kTransportCount] = {core::Transport::kGrpc,
                                                                 core::Transport::kHttp};
 
-}  // namespace
-
-const char* RpcName(Rpc rpc) {
-  switch (rpc) {
-    case Rpc::kEncode:
-      return "Encode";
-    case Rpc::kEncodeStream:
-      return "EncodeStream";
-    case Rpc::kTokenize:
-      return "Tokenize";
-    case Rpc::kGetModelInfo:
-      return "GetModelInfo";
-    case Rpc::kDecode:
-      return "Decode";
-  }
-  return "unknown";
+prometheus::Labels RequestLabels(core::Transport transport, Rpc rpc, size_t code) {
+  return {{"transport", core::TransportName(transport)},
+          {"rpc", RpcName(rpc)},
+          {"code", absl::StatusCodeToString(kAnsweredCodes[code])}};
 }
 
-ServerMetrics::ServerMetrics(const BatcherConfig& batcher, const ModelInfoLabels& model)
-    : registry_(std::make_shared<prometheus::Registry>()) {
-  prometheus::Registry& registry = *registry_;
-  const std::vector<double> durations = DurationBuckets();
+// The child kept in `slot`, made by `add` (Family::Add) on the first call.
+// Racing first calls add the same child (Family::Add returns the existing
+// one) and store the same pointer.
+template <typename Metric, typename Add>
+Metric& Child(std::atomic<Metric*>& slot, const Add& add) {
+  Metric* metric = slot.load(std::memory_order_acquire);
+  if (metric == nullptr) {
+    metric = &add();
+    slot.store(metric, std::memory_order_release);
+  }
+  return *metric;
+}
 
-  auto& request_durations =
-      BuildHistogram()
-          .Name("encoder_request_duration_seconds")
-          .Help(
-              "Time from receiving a request (a unary call, or one request of a stream) to its "
-              "response being sent, by transport (grpc, http), RPC and status code")
-          .Register(registry);
-  auto& request_counts = BuildCounter()
-                             .Name("encoder_requests_total")
-                             .Help(
-                                 "Requests answered (unary calls, and each request of a stream, "
-                                 "and HTTP requests), by transport, RPC and code")
-                             .Register(registry);
+}  // namespace
+
+ServerMetrics::ServerMetrics(const BatcherConfig& batcher, const ModelInfoLabels& model)
+    : registry_(std::make_shared<prometheus::Registry>()), duration_buckets_(DurationBuckets()) {
+  prometheus::Registry& registry = *registry_;
+  const std::vector<double>& durations = duration_buckets_;
+
+  request_durations_ =
+      &BuildHistogram()
+           .Name("encoder_request_duration_seconds")
+           .Help(
+               "Time from receiving a request (a unary call, or one request of a stream) to its "
+               "response being sent, by transport (grpc, http), RPC and status code")
+           .Register(registry);
+  request_counts_ = &BuildCounter()
+                         .Name("encoder_requests_total")
+                         .Help(
+                             "Requests answered (unary calls, and each request of a stream, "
+                             "and HTTP requests), by transport, RPC and code")
+                         .Register(registry);
   for (core::Transport transport : kTransports) {
     for (Rpc rpc : kRpcs) {
-      for (size_t c = 0; c < kAnsweredCodes.size(); ++c) {
-        const prometheus::Labels labels = {{"transport", core::TransportName(transport)},
-                                           {"rpc", RpcName(rpc)},
-                                           {"code", absl::StatusCodeToString(kAnsweredCodes[c])}};
-        RequestSeries& series =
-            requests_[static_cast<size_t>(transport)][static_cast<size_t>(rpc)][c];
-        series.count = &request_counts.Add(labels);
-        series.duration = &request_durations.Add(labels, durations);
+      for (absl::StatusCode code : AnswerableCodes(transport, rpc)) {
+        RequestCount(transport, rpc, CodeIndex(code));
       }
+      if (Serves(transport, rpc)) RequestDuration(transport, rpc, CodeIndex(absl::StatusCode::kOk));
     }
   }
 
@@ -157,12 +153,27 @@ ServerMetrics::ServerMetrics(const BatcherConfig& batcher, const ModelInfoLabels
       .Set(1);
 }
 
+prometheus::Counter& ServerMetrics::RequestCount(core::Transport transport, Rpc rpc, size_t code) {
+  return Child(requests_[static_cast<size_t>(transport)][static_cast<size_t>(rpc)][code].count,
+               [&]() -> prometheus::Counter& {
+                 return request_counts_->Add(RequestLabels(transport, rpc, code));
+               });
+}
+
+prometheus::Histogram& ServerMetrics::RequestDuration(core::Transport transport, Rpc rpc,
+                                                      size_t code) {
+  return Child(requests_[static_cast<size_t>(transport)][static_cast<size_t>(rpc)][code].duration,
+               [&]() -> prometheus::Histogram& {
+                 return request_durations_->Add(RequestLabels(transport, rpc, code),
+                                                duration_buckets_);
+               });
+}
+
 void ServerMetrics::RequestFinished(core::Transport transport, Rpc rpc, absl::StatusCode code,
                                     Duration elapsed) {
-  const RequestSeries& series =
-      requests_[static_cast<size_t>(transport)][static_cast<size_t>(rpc)][CodeIndex(code)];
-  series.count->Increment();
-  series.duration->Observe(Seconds(elapsed));
+  const size_t index = CodeIndex(code);
+  RequestCount(transport, rpc, index).Increment();
+  RequestDuration(transport, rpc, index).Observe(Seconds(elapsed));
   inflight_->Decrement();
 }
 

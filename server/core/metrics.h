@@ -1,18 +1,27 @@
-// The server's Prometheus metrics: every family is built, and every child
-// (each rpc x code pair) created, once in the constructor, so that all of
-// them are exported with zero values before the first request. Recording
-// only touches the kept children (atomics; a histogram child also takes its
-// own short mutex inside prometheus-cpp): no lock of ours, no lookup by
-// label, no Add on the request path.
+// The server's Prometheus metrics. Every family is built once, in the
+// constructor, with the series that must exist before the first request: a
+// request counter for each code each call can answer (metrics_calls.h), so
+// that rate() and the error ratio count the first error of a kind too, and a
+// request-duration histogram for each call's OK. The duration histogram of
+// another code is created at its first request (rate() then misses what came
+// before that series' first scrape, which a latency quantile does not feel),
+// and so is the counter of a code outside AnswerableCodes (a call that
+// changed), rather than dropping its count. Creating a series is
+// prometheus-cpp's Family::Add, once per series (two threads racing add the
+// same child); recording touches kept children (atomics; a histogram child
+// also takes its own short mutex inside prometheus-cpp): no lock of ours.
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <prometheus/counter.h>
+#include <prometheus/family.h>
 #include <prometheus/gauge.h>
 #include <prometheus/histogram.h>
 #include <prometheus/registry.h>
@@ -20,17 +29,10 @@
 #include "absl/status/status.h"
 #include "server/core/answered_codes.h"
 #include "server/core/batcher.h"
+#include "server/core/metrics_calls.h"
 #include "server/core/service_types.h"
 
 namespace server {
-
-// The service's calls, as the `rpc` label names them (after encoder.v1's
-// RPCs; the HTTP routes count as the call they make: /v1/embeddings and
-// /embed as Encode, /tokenize as Tokenize, /decode as Decode, /info and
-// /v1/models as GetModelInfo).
-enum class Rpc { kEncode, kEncodeStream, kTokenize, kGetModelInfo, kDecode };
-inline constexpr int kRpcCount = 5;
-const char* RpcName(Rpc rpc);
 
 // encoder_model_info's labels.
 struct ModelInfoLabels {
@@ -71,12 +73,20 @@ class ServerMetrics : public BatcherObserver {
   void OnBatchDone(int inputs, int64_t tokens, Clock::duration engine_time) override;
 
  private:
+  // One transport x rpc x code's children; null until created.
   struct RequestSeries {
-    prometheus::Counter* count = nullptr;
-    prometheus::Histogram* duration = nullptr;
+    std::atomic<prometheus::Counter*> count{nullptr};
+    std::atomic<prometheus::Histogram*> duration{nullptr};
   };
+  // The series' children, created on the first call for them.
+  prometheus::Counter& RequestCount(core::Transport transport, Rpc rpc, size_t code);
+  prometheus::Histogram& RequestDuration(core::Transport transport, Rpc rpc, size_t code);
 
   std::shared_ptr<prometheus::Registry> registry_;
+  const std::vector<double> duration_buckets_;
+  prometheus::Family<prometheus::Counter>* request_counts_ = nullptr;
+  prometheus::Family<prometheus::Histogram>* request_durations_ = nullptr;
+  // [transport][rpc][index of the code in kAnsweredCodes]
   std::array<std::array<std::array<RequestSeries, kAnsweredCodes.size()>, kRpcCount>,
              core::kTransportCount>
       requests_;

@@ -1,52 +1,79 @@
 #include "server/core/model_loader.h"
 
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "engine/hub_cache.h"
+#include "server/core/model_name.h"
 #include "server/core/pooling_config.h"
 
 namespace server {
 namespace {
 
-std::string DirectoryName(std::string path) {
-  while (path.size() > 1 && path.back() == '/') path.pop_back();
-  const size_t slash = path.rfind('/');
-  return slash == std::string::npos ? path : path.substr(slash + 1);
+// Whether tokenizer.json or vocab.txt is in `dir` (a dangling symlink counts).
+bool HasTokenizerFile(const std::string& dir) {
+  struct stat link;
+  for (const char* file : {"/tokenizer.json", "/vocab.txt"}) {
+    if (lstat((dir + file).c_str(), &link) == 0) return true;
+  }
+  return false;
+}
+
+// Whether the model may serve token ids alone after its tokenizer failed
+// with `status`: yes when the directory has no tokenizer, or one this build
+// cannot read; no when a tokenizer file is there but cannot be opened or
+// read (permissions, a directory, a symlink to a missing blob).
+bool ServesWithoutTokenizer(const absl::Status& status, const std::string& dir) {
+  if (absl::IsInvalidArgument(status) || absl::IsUnimplemented(status)) return true;
+  return absl::IsNotFound(status) && !HasTokenizerFile(dir);
 }
 
 }  // namespace
 
-absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
-                                      const engine::EncoderOptions& options) {
+absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
+                                      const engine::EncoderOptions& options,
+                                      const std::string& served_name) {
   LoadedModel model;
-  model.name = DirectoryName(model_dir);
-  absl::StatusOr<std::unique_ptr<engine::Encoder>> encoder =
-      engine::Encoder::Load(model_dir, options);
+  std::error_code error;
+  model.name = served_name.empty()
+                   ? DefaultModelName(model_path, std::filesystem::current_path(error).string())
+                   : served_name;
+  absl::StatusOr<std::optional<std::string>> snapshot =
+      engine::MainSnapshotOfCacheFolder(model_path);
+  if (!snapshot.ok()) return snapshot.status();
+  model.directory = snapshot->value_or(model_path);
+  const std::string& dir = model.directory;
+
+  absl::StatusOr<std::unique_ptr<engine::Encoder>> encoder = engine::Encoder::Load(dir, options);
   if (!encoder.ok()) return encoder.status();
   model.encoder = *std::move(encoder);
 
-  absl::StatusOr<std::unique_ptr<engine::Tokenizer>> tokenizer = engine::Tokenizer::Load(model_dir);
-  if (!tokenizer.ok()) {
-    // A tokenizer this build cannot read must not stop a model that serves
-    // token ids; text input says why it is unavailable.
+  absl::StatusOr<std::unique_ptr<engine::Tokenizer>> tokenizer = engine::Tokenizer::Load(dir);
+  if (tokenizer.ok()) {
+    model.tokenizer = *std::move(tokenizer);
+  } else if (ServesWithoutTokenizer(tokenizer.status(), dir)) {
     model.tokenizer_error = std::string(tokenizer.status().message());
   } else {
-    model.tokenizer = *std::move(tokenizer);
+    return tokenizer.status();
   }
   const int model_vocab = model.encoder->config().vocab_size;
   if (model.tokenizer != nullptr && model.tokenizer->vocab_size() > model_vocab) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(model_dir, ": the tokenizer has ", model.tokenizer->vocab_size(),
-                     " tokens but config.json's vocab_size is ", model_vocab));
+    return absl::InvalidArgumentError(absl::StrCat(
+        model.tokenizer->source(), ": the tokenizer has ", model.tokenizer->vocab_size(),
+        " tokens but ", dir, "/config.json's vocab_size is ", model_vocab));
   }
 
-  absl::StatusOr<engine::Pooling> pooling = ReadDefaultPooling(model_dir);
+  absl::StatusOr<engine::Pooling> pooling = ReadDefaultPooling(dir);
   if (!pooling.ok()) return pooling.status();
   model.default_pooling = *pooling;
   if (model.default_pooling == engine::Pooling::kPooler && !model.encoder->has_pooler()) {
-    return absl::InvalidArgumentError(absl::StrCat(model_dir, ": no pooler weights"));
+    return absl::InvalidArgumentError(absl::StrCat(dir, ": no pooler weights"));
   }
-  absl::StatusOr<Prompts> prompts = ReadPrompts(model_dir);
+  absl::StatusOr<Prompts> prompts = ReadPrompts(dir);
   if (!prompts.ok()) return prompts.status();
   model.prompts = *std::move(prompts);
   return model;

@@ -1,5 +1,5 @@
 // Loads what the server serves from a model directory: the encoder, its
-// tokenizer and its default pooling.
+// tokenizer and its default pooling, under the model's served name.
 #pragma once
 
 #include <memory>
@@ -14,11 +14,16 @@
 namespace server {
 
 struct LoadedModel {
-  std::string name;  // the directory's last path component
+  // The name in every answer and in the metrics: --served-model-name, else
+  // DefaultModelName (server/core/model_name.h).
+  std::string name;
+  // The directory read: the model path, or for a Hugging Face cache folder
+  // the snapshot its refs/main names.
+  std::string directory;
   std::unique_ptr<engine::Encoder> encoder;
-  // Null when the directory's tokenizer could not be loaded: the model
-  // still serves token ids, and text input is FAILED_PRECONDITION with
-  // `tokenizer_error` as the reason.
+  // Null when the directory has no tokenizer, or one this build cannot read:
+  // the model still serves token ids, and text input is FAILED_PRECONDITION
+  // with `tokenizer_error` as the reason.
   std::unique_ptr<engine::Tokenizer> tokenizer;
   std::string tokenizer_error;
   engine::Pooling default_pooling = engine::Pooling::kCls;
@@ -28,8 +33,14 @@ struct LoadedModel {
   int max_length() const { return encoder->config().max_length(); }
 };
 
-// Errors name the file at fault.
-absl::StatusOr<LoadedModel> LoadModel(const std::string& model_dir,
-                                      const engine::EncoderOptions& options);
+// Loads the model at `model_path`: a model directory, or a Hugging Face
+// cache folder (models--ORG--NAME, engine/hub_cache.h). It is served as
+// `served_name`, or when that is empty under DefaultModelName(model_path).
+// Errors name the file at fault, and for files the OS's reason; a tokenizer
+// file that is there but cannot be read is one (the model would otherwise
+// silently lose text input).
+absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
+                                      const engine::EncoderOptions& options,
+                                      const std::string& served_name = "");
 
 }  // namespace server

@@ -76,14 +76,41 @@ TEST(LoaderTest, MissingDirectory) {
 TEST(LoaderTest, MissingConfig) {
   const std::string dir = WriteTinyModel("no_config");
   fs::remove(fs::path(dir) / "config.json");
-  ExpectError(LoadStatus(dir), absl::StatusCode::kNotFound, {"config.json"});
+  ExpectError(LoadStatus(dir), absl::StatusCode::kNotFound,
+              {dir + "/config.json: cannot open: No such file or directory"});
+}
+
+TEST(LoaderTest, ConfigThatIsADirectory) {
+  const std::string dir = WriteTinyModel("config_dir");
+  fs::remove(fs::path(dir) / "config.json");
+  fs::create_directory(fs::path(dir) / "config.json");
+  ExpectError(LoadStatus(dir), absl::StatusCode::kFailedPrecondition,
+              {dir + "/config.json: cannot read: Is a directory"});
+}
+
+TEST(LoaderTest, ModelPathThatIsAFile) {
+  const std::string dir = WriteTinyModel("path_is_file");
+  ExpectError(LoadStatus(dir + "/config.json"), absl::StatusCode::kFailedPrecondition,
+              {dir + "/config.json: not a directory"});
 }
 
 TEST(LoaderTest, BadConfigJson) {
   const std::string dir = WriteTinyModel("bad_json");
   ASSERT_TRUE(WriteFile(fs::path(dir) / "config.json", "{\"model_type\": \"bert\",").ok());
-  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
-              {"config.json", "not valid JSON"});
+  ExpectError(
+      LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+      {dir + "/config.json: not valid JSON at line 1, column 23: ", "unexpected end of input"});
+}
+
+TEST(LoaderTest, ConfigSyntaxErrorsGiveTheLine) {
+  const std::string dir = WriteTinyModel("missing_comma");
+  ASSERT_TRUE(WriteFile(fs::path(dir) / "config.json",
+                        "{\n  \"model_type\": \"bert\",\n  \"hidden_size\": 32\n"
+                        "  \"num_hidden_layers\": 2\n}\n")
+                  .ok());
+  ExpectError(
+      LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+      {dir + "/config.json: not valid JSON at line 4, column 21: ", "unexpected string literal"});
 }
 
 void EditConfig(const std::string& dir, const std::function<void(nlohmann::json&)>& edit) {
@@ -238,8 +265,55 @@ TEST(LoaderTest, SizeDisagreesWithShape) {
 TEST(LoaderTest, NoWeightsFile) {
   const std::string dir = WriteTinyModel("no_weights");
   fs::remove(WeightsPath(dir));
+  const absl::Status status = LoadStatus(dir);
+  ExpectError(status, absl::StatusCode::kNotFound,
+              {dir + ": no model.safetensors or model.safetensors.index.json"});
+  EXPECT_FALSE(absl::StrContains(status.message(), "pytorch")) << status;
+}
+
+// Only PyTorch's weights: the error names the file and both ways to
+// safetensors, with this directory in them.
+TEST(LoaderTest, PytorchWeightsOnlyNameTheFileAndTheWayToSafetensors) {
+  const std::string dir = WriteTinyModel("pytorch_only");
+  fs::remove(WeightsPath(dir));
+  ASSERT_TRUE(WriteFile(fs::path(dir) / "pytorch_model.bin", "PK").ok());
   ExpectError(LoadStatus(dir), absl::StatusCode::kNotFound,
-              {"no model.safetensors or model.safetensors.index.json"});
+              {dir + ": no model.safetensors or model.safetensors.index.json, only "
+                     "pytorch_model.bin (PyTorch's pickle format, not read)",
+               "huggingface-cli download ORG/NAME --include '*.safetensors' --local-dir " + dir,
+               "AutoModel.from_pretrained('" + dir + "').save_pretrained('" + dir +
+                   "', safe_serialization=True)"});
+
+  fs::remove(fs::path(dir) / "pytorch_model.bin");
+  ASSERT_TRUE(WriteFile(fs::path(dir) / "pytorch_model.bin.index.json", "{}").ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kNotFound,
+              {"only pytorch_model.bin.index.json (PyTorch's pickle format, not read)"});
+}
+
+// In the hub cache the repo id is known: the download command names it, and
+// completes the cache rather than writing into the snapshot.
+TEST(LoaderTest, PytorchWeightsInTheHubCacheNameTheRepo) {
+  const std::string hub = testing_support::MakeTempDir("hub_");
+  const fs::path snapshot = fs::path(hub) / "models--BAAI--bge-m3" / "snapshots" / "5617a9f6";
+  fs::create_directories(snapshot.parent_path());
+  fs::copy(WriteTinyModel("cached_pytorch"), snapshot);
+  fs::remove(snapshot / "model.safetensors");
+  ASSERT_TRUE(WriteFile(snapshot / "pytorch_model.bin", "PK").ok());
+  const absl::Status status = LoadStatus(snapshot.string());
+  ExpectError(status, absl::StatusCode::kNotFound,
+              {"`huggingface-cli download BAAI/bge-m3 --include '*.safetensors'` when the hub "
+               "has them"});
+  EXPECT_FALSE(absl::StrContains(status.message(), "--local-dir")) << status;
+}
+
+// A cache snapshot whose weights blob never arrived: a dangling symlink.
+TEST(LoaderTest, WeightsSymlinkToAMissingBlob) {
+  const std::string dir = WriteTinyModel("dangling");
+  fs::remove(WeightsPath(dir));
+  fs::create_symlink("../../blobs/9b1c", WeightsPath(dir));
+  ExpectError(LoadStatus(dir), absl::StatusCode::kNotFound,
+              {WeightsPath(dir) + ": cannot open: No such file or directory (a symlink to "
+                                  "../../blobs/9b1c, which is missing)"});
 }
 
 TEST(LoaderTest, ShardIndexNamesAMissingFile) {
@@ -260,7 +334,10 @@ TEST(LoaderTest, ShardIndexNotJson) {
   fs::remove(WeightsPath(dir));
   ASSERT_TRUE(WriteFile(fs::path(dir) / "model.safetensors.index.json", "[1,2").ok());
   ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
-              {"model.safetensors.index.json", "weight_map"});
+              {"model.safetensors.index.json: not valid JSON at line 1, column 5"});
+  ASSERT_TRUE(WriteFile(fs::path(dir) / "model.safetensors.index.json", "[1, 2]").ok());
+  ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
+              {"model.safetensors.index.json: no \"weight_map\" object"});
 }
 
 // Regression (found by fuzz_model_dir's review): config.json's sizes were

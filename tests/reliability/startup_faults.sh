@@ -10,10 +10,15 @@
 # Cases: a truncated safetensors file; a corrupt safetensors header (not JSON;
 # a header length past the end of the file); a config.json that lies (a hidden
 # size that does not match the weights; num_attention_heads not dividing the
-# hidden size; more layers than the file has); a config.json that is not JSON;
+# hidden size; more layers than the file has); a config.json that is not JSON
+# (with the line and column), missing, or a directory; only pytorch_model.bin
+# (the error says how to get safetensors); a weights symlink to a missing
+# blob; a tokenizer file that is a directory or unreadable; an unreadable
+# 1_Pooling/config.json; a Hugging Face cache folder without refs/main;
 # an unreadable model directory (the server run as nobody with setpriv, since
 # root ignores permissions); a model path that is a file; a missing model
-# directory; the gRPC port or the metrics port in use; out-of-range flags
+# directory (file errors give the OS's reason); the gRPC port or the metrics
+# port in use; out-of-range flags
 # (--port 70000, --threads -1, --max-batch-tokens 0, and the newer
 # --max-receive-message-bytes, --max-concurrent-streams); an unknown flag; a
 # flag value that does not parse; an instruction-set level this CPU lacks
@@ -133,33 +138,99 @@ expect "config.json with more layers than the weights" \
 variant notjson
 echo 'hidden_size = 128' >"$work/notjson/config.json"
 expect "config.json that is not JSON" \
-  'error: cannot load the model: .*notjson/config\.json: not valid JSON' -- --model "$work/notjson"
+  'error: cannot load the model: .*notjson/config\.json: not valid JSON at line 1, column 1: ' \
+  -- --model "$work/notjson"
+
+variant comma
+# A comma missing at the end of the hidden_size line: the parser stops at the
+# key on the next line.
+line=$(grep -n '"hidden_size": *128,' "$work/comma/config.json" | cut -d: -f1)
+[ -n "$line" ] || fail "no hidden_size line in config.json"
+sed -i 's/"hidden_size": *128,/"hidden_size": 128/' "$work/comma/config.json"
+expect "config.json missing a comma" \
+  "error: cannot load the model: .*comma/config\\.json: not valid JSON at line $((line + 1)), column [0-9]+: syntax error while parsing object - unexpected string literal" \
+  -- --model "$work/comma"
+
+variant noconfig
+rm "$work/noconfig/config.json"
+expect "config.json missing" \
+  'error: cannot load the model: .*noconfig/config\.json: cannot open: No such file or directory' \
+  -- --model "$work/noconfig"
+
+variant configdir
+rm "$work/configdir/config.json"
+mkdir "$work/configdir/config.json"
+expect "config.json that is a directory" \
+  'error: cannot load the model: .*configdir/config\.json: cannot read: Is a directory' \
+  -- --model "$work/configdir"
+
+variant pytorch
+rm "$work/pytorch/model.safetensors"
+printf 'PK' >"$work/pytorch/pytorch_model.bin"
+expect "only pytorch_model.bin" \
+  "error: cannot load the model: .*pytorch: no model\\.safetensors or model\\.safetensors\\.index\\.json, only pytorch_model\\.bin .*huggingface-cli download ORG/NAME --include '\\*\\.safetensors' --local-dir .*save_pretrained\\(.*safe_serialization=True\\)" \
+  -- --model "$work/pytorch"
+
+variant dangling
+rm "$work/dangling/model.safetensors"
+ln -s ../../blobs/9b1c "$work/dangling/model.safetensors"
+expect "weights symlink to a missing blob" \
+  'error: cannot load the model: .*dangling/model\.safetensors: cannot open: No such file or directory \(a symlink to \.\./\.\./blobs/9b1c, which is missing\)' \
+  -- --model "$work/dangling"
+
+variant tokenizerdir
+rm "$work/tokenizerdir/vocab.txt"
+mkdir "$work/tokenizerdir/tokenizer.json"
+expect "tokenizer.json that is a directory" \
+  'error: cannot load the model: .*tokenizerdir/tokenizer\.json: cannot read: Is a directory' \
+  -- --model "$work/tokenizerdir"
+
+# The Hugging Face cache folder itself, its refs/main gone: the error names
+# the file and the snapshot to pass instead.
+mkdir -p "$work/hub/models--acme--tiny/snapshots" "$work/hub/models--acme--tiny/refs"
+cp -r "$work/good" "$work/hub/models--acme--tiny/snapshots/abc123"
+expect "cache folder without refs/main" \
+  'error: cannot load the model: .*models--acme--tiny/refs/main: cannot open: No such file or directory; pass its snapshot instead: .*models--acme--tiny/snapshots/abc123' \
+  -- --model "$work/hub/models--acme--tiny"
 
 # Unreadable: the server runs as nobody; the parent stays traversable.
 chmod 711 "$work"
 variant private
 chmod 000 "$work/private"
 expect "unreadable model directory (as nobody)" \
-  'error: cannot load the model: .*private/config\.json: cannot open' \
+  'error: cannot load the model: .*private/config\.json: cannot open: Permission denied' \
   --as-nobody -- --model "$work/private"
 variant closed_parent
 mkdir "$work/closed"
 mv "$work/closed_parent" "$work/closed/model"
 chmod 700 "$work/closed"
 expect "model directory behind an unreadable parent (as nobody)" \
-  'error: cannot load the model: .*closed/model: not a readable directory' \
+  'error: cannot load the model: .*closed/model: cannot open: Permission denied' \
   --as-nobody -- --model "$work/closed/model"
 variant unreadable_weights
 chmod 600 "$work/unreadable_weights/model.safetensors"
 expect "unreadable weights file (as nobody)" \
   'error: cannot load the model: .*unreadable_weights/model\.safetensors: cannot open: Permission denied' \
   --as-nobody -- --model "$work/unreadable_weights"
+variant unreadable_vocab
+chmod 600 "$work/unreadable_vocab/vocab.txt"
+expect "unreadable vocab.txt (as nobody)" \
+  'error: cannot load the model: .*unreadable_vocab/vocab\.txt: cannot open: Permission denied' \
+  --as-nobody -- --model "$work/unreadable_vocab"
+variant unreadable_pooling
+mkdir "$work/unreadable_pooling/1_Pooling"
+echo '{"pooling_mode_mean_tokens": true}' >"$work/unreadable_pooling/1_Pooling/config.json"
+chmod 600 "$work/unreadable_pooling/1_Pooling/config.json"
+expect "unreadable 1_Pooling/config.json (as nobody)" \
+  'error: cannot load the model: .*unreadable_pooling/1_Pooling/config\.json: cannot open: Permission denied' \
+  --as-nobody -- --model "$work/unreadable_pooling"
 
 expect "model path that is a file" \
-  'error: cannot load the model: .*good/config\.json: not a readable directory' \
+  'error: cannot load the model: .*good/config\.json: not a directory' \
   -- --model "$work/good/config.json"
 expect "missing model directory" \
-  'error: cannot load the model: .*no-such-model' -- --model "$work/no-such-model"
+  'error: cannot load the model: .*no-such-model: cannot open: No such file or directory' \
+  -- --model "$work/no-such-model"
 
 # ---- ports -------------------------------------------------------------------------
 busy=$(free_port) || fail "no free port"

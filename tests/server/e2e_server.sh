@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End to end with the real binaries on a small random model, on 127.0.0.1 only:
-# start encoder-server, wait for health SERVING, call encode/tokenize/info
+# start encoder-server, wait for health SERVING, check that the start-up log
+# names the model and the tokenizer files it read, call encode/tokenize/info
 # with encoder-client and check the JSON, refuse a busy port and a bad model
 # dir (one line, non-zero exit), serve mutual TLS with certificates made by
 # make_test_certs.sh (encoder-client with its TLS flags; refused without a
@@ -33,6 +34,10 @@ start_server "$work/model"
 check "health SERVING" test "$(client health)" = "SERVING"
 check "the start line says plaintext" grep -q "serving on 127.0.0.1:$port (plaintext," \
   "$work/server.log"
+check "the start-up log names the model and its directory" \
+  grep -q "loaded model model from $work/model: bert, hidden 64," "$work/server.log"
+check "the start-up log names the tokenizer files it read" \
+  grep -q "tokenizer $work/model/vocab.txt + $work/model/tokenizer_config.json (" "$work/server.log"
 
 info=$(client info)
 check "info names the hidden size: $info" grep -q '"hidden_size":64' <<<"$info"
@@ -103,9 +108,9 @@ check "a bad model dir exits 1 (got $status)" test "$status" -eq 1
 check "a bad model dir is one line: $(cat "$work/model.err")" test "$(wc -l <"$work/model.err")" -eq 1
 check "a bad model dir names it" grep -q "no-such-model" "$work/model.err"
 
-# No log line per request: only the four start lines so far (model, instruction
-# set, warm-up, serving).
-check "no per-request logs" test "$(wc -l <"$work/server.log")" -eq 4
+# No log line per request: only the five start lines so far (model,
+# tokenizer, instruction set, warm-up, serving).
+check "no per-request logs" test "$(wc -l <"$work/server.log")" -eq 5
 status=0
 stop_server || status=$?
 check "a SIGTERM'd idle server exits 0" test "$status" -eq 0

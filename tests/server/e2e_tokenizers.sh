@@ -7,7 +7,8 @@
 #   - encode of the text equals encode of the reference ids (same vector,
 #     |diff| <= 1e-6: the same ids through the same engine);
 #   - decode of the ids gives the reference text where the fixture has one;
-#   - GetModelInfo says text_input true.
+#   - GetModelInfo says text_input true, and the start-up log names the
+#     tokenizer.json it read.
 #
 # Usage: e2e_tokenizers.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI REPO_ROOT
 set -euo pipefail
@@ -34,6 +35,8 @@ cp "$tokenizer" "$model/tokenizer.json"
 
 start_server "$model"
 client() { "$client_bin" --target "127.0.0.1:$port" "$@"; }
+check "the start-up log names the tokenizer file" \
+  grep -q "tokenizer $model/tokenizer.json (250002 tokens)" "$work/server.log"
 check "text_input true in info" holds '$a.text_input == true and $a.architecture == "roberta"' \
   "$(client info)"
 

@@ -131,6 +131,45 @@ void ExpectError(const std::string& dir, absl::StatusCode code, const std::strin
   EXPECT_THAT(std::string(tok.status().message()), HasSubstr(detail));
 }
 
+TEST(LoadingTest, SourceNamesTheFilesRead) {
+  EXPECT_EQ(Bert().source(), BertDir() + "/tokenizer.json");
+  const std::string dir = MakeTempDir();
+  WriteFile(dir + "/vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\n");
+  auto vocab_only = Tokenizer::Load(dir);
+  ASSERT_TRUE(vocab_only.ok()) << vocab_only.status();
+  EXPECT_EQ((*vocab_only)->source(), dir + "/vocab.txt");
+  WriteFile(dir + "/tokenizer_config.json", R"({"do_lower_case": true})");
+  auto with_config = Tokenizer::Load(dir);
+  ASSERT_TRUE(with_config.ok()) << with_config.status();
+  EXPECT_EQ((*with_config)->source(), dir + "/vocab.txt + " + dir + "/tokenizer_config.json");
+}
+
+// The files' own faults: the OS's reason, or where the JSON breaks.
+TEST(LoadingTest, FileErrorsGiveTheReasonAndJsonErrorsTheLine) {
+  ExpectError(DirWithJson("{\n  \"version\": \"1.0\",\n  \"model\": {\"type\": \"WordPiece\"\n"),
+              absl::StatusCode::kInvalidArgument, "tokenizer.json",
+              "not valid JSON at line 4, column 1: syntax error while parsing object - unexpected "
+              "end of input; expected '}'");
+
+  std::string dir = MakeTempDir();
+  std::filesystem::create_directory(dir + "/tokenizer.json");
+  ExpectError(dir, absl::StatusCode::kFailedPrecondition, dir + "/tokenizer.json",
+              "cannot read: Is a directory");
+
+  dir = MakeTempDir();
+  std::filesystem::create_symlink("../../blobs/77aa", dir + "/tokenizer.json");
+  ExpectError(dir, absl::StatusCode::kNotFound, dir + "/tokenizer.json",
+              "cannot open: No such file or directory (a symlink to ../../blobs/77aa, which is "
+              "missing)");
+
+  dir = MakeTempDir();
+  WriteFile(dir + "/vocab.txt", "[PAD]\n[UNK]\n[CLS]\n[SEP]\n");
+  WriteFile(dir + "/tokenizer_config.json", "{\n  \"do_lower_case\": True\n}\n");
+  ExpectError(dir, absl::StatusCode::kInvalidArgument, dir + "/tokenizer_config.json",
+              "not valid JSON at line 2, column 20: syntax error while parsing value - invalid "
+              "literal");
+}
+
 TEST(LoadingTest, ErrorsNameTheFile) {
   ExpectError("/nonexistent/model", absl::StatusCode::kNotFound, "/nonexistent/model",
               "neither tokenizer.json nor vocab.txt");

@@ -97,6 +97,10 @@ class Tokenizer {
   // Special tokens the post-processor adds to one text / to a pair.
   int num_special_tokens(bool pair) const;
 
+  // What it was read from, for logs: the tokenizer.json path, or the
+  // vocab.txt path (with " + " and the tokenizer_config.json path when read).
+  const std::string& source() const;
+
   int vocab_size() const;
   int cls_id() const;
   int sep_id() const;

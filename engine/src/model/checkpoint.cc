@@ -1,27 +1,58 @@
 #include "model/checkpoint.h"
 
 #include <filesystem>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "engine/hub_cache.h"
+#include "engine/model_files.h"
 #include "nlohmann/json.hpp"
 
 namespace engine {
 namespace {
 
+namespace fs = std::filesystem;
+
 constexpr char kSingleFile[] = "model.safetensors";
 constexpr char kIndexFile[] = "model.safetensors.index.json";
 
-absl::StatusOr<std::string> ReadText(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  return buffer.str();
+// Whether `path` is there, as a file or as any symlink: a dangling symlink
+// (a cache snapshot whose blob is missing) is then opened, and the error
+// says where it points.
+bool Present(const fs::path& path) {
+  std::error_code error;
+  return fs::symlink_status(path, error).type() != fs::file_type::not_found && !error;
+}
+
+// The error for a directory without safetensors weights; when it has
+// PyTorch's pickled weights instead, it names them and says how to get
+// safetensors (the server does not unpickle: a pickle can run code).
+absl::Status NoSafetensors(const std::string& model_dir) {
+  const fs::path dir(model_dir);
+  std::string pytorch;
+  for (const char* name : {"pytorch_model.bin", "pytorch_model.bin.index.json"}) {
+    if (Present(dir / name)) pytorch = name;
+  }
+  const std::string missing = absl::StrCat(model_dir, ": no ", kSingleFile, " or ", kIndexFile);
+  if (pytorch.empty()) return absl::NotFoundError(missing);
+  std::error_code error;
+  const std::string absolute = fs::absolute(dir, error).lexically_normal().string();
+  const std::optional<std::string> repo = RepoIdOfModelPath(absolute);
+  // A cache snapshot is completed in the cache; any other directory in place.
+  const std::string download =
+      repo ? absl::StrCat("huggingface-cli download ", *repo, " --include '*.safetensors'")
+           : absl::StrCat(
+                 "huggingface-cli download ORG/NAME --include '*.safetensors' "
+                 "--local-dir ",
+                 model_dir);
+  return absl::NotFoundError(absl::StrCat(
+      missing, ", only ", pytorch,
+      " (PyTorch's pickle format, not read); get safetensors weights with `", download,
+      "` when the hub has them, or convert these: `python3 -c \"from transformers import "
+      "AutoModel; AutoModel.from_pretrained('",
+      model_dir, "').save_pretrained('", model_dir, "', safe_serialization=True)\"`"));
 }
 
 }  // namespace
@@ -65,13 +96,11 @@ absl::Status Checkpoint::AddFile(std::unique_ptr<SafetensorsFile> file) {
 
 absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(
     const std::string& model_dir, const std::vector<std::string>& task_prefixes) {
-  namespace fs = std::filesystem;
   std::unique_ptr<Checkpoint> checkpoint(new Checkpoint());
   checkpoint->model_dir_ = model_dir;
   checkpoint->task_prefixes_ = task_prefixes;
   const fs::path dir(model_dir);
-  std::error_code ec;
-  if (fs::exists(dir / kSingleFile, ec)) {
+  if (Present(dir / kSingleFile)) {
     absl::StatusOr<std::unique_ptr<SafetensorsFile>> file =
         SafetensorsFile::Open((dir / kSingleFile).string());
     if (!file.ok()) return file.status();
@@ -79,16 +108,20 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(
     return checkpoint;
   }
   const std::string index_path = (dir / kIndexFile).string();
-  if (!fs::exists(index_path, ec)) {
-    return absl::NotFoundError(absl::StrCat(model_dir, ": no ", kSingleFile, " or ", kIndexFile));
-  }
-  absl::StatusOr<std::string> text = ReadText(index_path);
+  if (!Present(index_path)) return NoSafetensors(model_dir);
+  absl::StatusOr<std::string> text = ReadModelFile(index_path);
   if (!text.ok()) return text.status();
-  nlohmann::json index = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (index.is_discarded() || !index.is_object() || !index.contains("weight_map") ||
-      !index["weight_map"].is_object()) {
+  nlohmann::json index;
+  try {
+    index = nlohmann::json::parse(*text);
+  } catch (const nlohmann::json::parse_error& error) {
     return absl::InvalidArgumentError(
-        absl::StrCat(index_path, ": not valid JSON with a \"weight_map\" object"));
+        absl::StrCat(index_path, ": ", DescribeJsonSyntaxError(*text, error.byte, error.what())));
+  } catch (const nlohmann::json::exception& error) {
+    return absl::InvalidArgumentError(absl::StrCat(index_path, ": ", error.what()));
+  }
+  if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(index_path, ": no \"weight_map\" object"));
   }
   std::set<std::string> shard_names;
   for (const auto& [tensor, shard] : index["weight_map"].items()) {

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/config.h"
+#include "engine/model_files.h"
 #include "models/architecture.h"
 #include "nlohmann/json.hpp"
 
@@ -44,8 +45,14 @@ absl::StatusOr<Activation> ParseActivation(const std::string& name, const char* 
 
 absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
                                              const std::string& source) {
-  json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return ConfigError(source, "not valid JSON");
+  json j;
+  try {
+    j = json::parse(json_text);
+  } catch (const json::parse_error& error) {
+    return ConfigError(source, DescribeJsonSyntaxError(json_text, error.byte, error.what()));
+  } catch (const json::exception& error) {  // a number out of range, ...
+    return ConfigError(source, absl::StrCat("not valid JSON: ", error.what()));
+  }
   if (!j.is_object()) return ConfigError(source, "not a JSON object");
 
   ModelConfig config;

@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "absl/strings/str_cat.h"
+#include "engine/model_files.h"
 #include "nlohmann/json.hpp"
 
 namespace engine {
@@ -186,13 +187,16 @@ absl::StatusOr<std::map<std::string, TensorView>> ParseSafetensors(const uint8_t
 
 absl::StatusOr<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  }
+  if (fd < 0) return OpenError(path, errno);
   struct stat st;
-  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+  if (fstat(fd, &st) != 0) {
+    const int error = errno;
     close(fd);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
+    return absl::DataLossError(absl::StrCat(path, ": cannot read: ", std::strerror(error)));
+  }
+  if (absl::Status status = CheckRegularFile(path, st); !status.ok()) {
+    close(fd);
+    return status;
   }
   const uint64_t file_size = static_cast<uint64_t>(st.st_size);
   if (file_size < 8) {

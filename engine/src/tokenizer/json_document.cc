@@ -2,13 +2,14 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "engine/model_files.h"
 
 namespace engine::tokenizer {
 namespace {
 
 class Builder : public nlohmann::json_sax<json> {
  public:
-  explicit Builder(JsonDocument* doc) : doc_(doc) {}
+  Builder(std::string_view text, JsonDocument* doc) : text_(text), doc_(doc) {}
 
   bool null() override { return Value(nullptr); }
   bool boolean(bool v) override { return Value(v); }
@@ -86,8 +87,9 @@ class Builder : public nlohmann::json_sax<json> {
     return true;
   }
   bool parse_error(std::size_t position, const std::string&,
-                   const nlohmann::detail::exception&) override {
-    return Fail(absl::StrCat("not valid JSON (at byte ", position, ")"));
+                   const nlohmann::detail::exception& error) override {
+    return Fail(DescribeJsonSyntaxError(absl::string_view(text_.data(), text_.size()), position,
+                                        error.what()));
   }
 
   const std::string& error() const { return error_; }
@@ -122,6 +124,7 @@ class Builder : public nlohmann::json_sax<json> {
     return true;
   }
 
+  std::string_view text_;  // what is parsed, for the position of a syntax error
   JsonDocument* doc_;
   std::vector<json*> stack_;
   std::vector<std::string> keys_;  // the current key of each open object
@@ -135,7 +138,7 @@ class Builder : public nlohmann::json_sax<json> {
 
 absl::StatusOr<JsonDocument> ParseTokenizerJson(std::string_view text) {
   JsonDocument doc;
-  Builder builder(&doc);
+  Builder builder(text, &doc);
   const bool ok = json::sax_parse(text.begin(), text.end(), &builder,
                                   nlohmann::detail::input_format_t::json, /*strict=*/true);
   if (!ok) {

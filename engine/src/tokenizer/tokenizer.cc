@@ -140,14 +140,19 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::Load(const std::string& mo
   namespace fs = std::filesystem;
   const fs::path dir(model_dir);
   std::error_code ec;
+  // symlink_status: a dangling symlink (a cache snapshot's missing blob) is
+  // opened, and the error says so, rather than taken for no file.
+  const auto present = [&ec](const std::string& path) {
+    return fs::symlink_status(path, ec).type() != fs::file_type::not_found && !ec;
+  };
   const std::string json_path = (dir / "tokenizer.json").string();
-  if (fs::exists(json_path, ec)) {
+  if (present(json_path)) {
     absl::StatusOr<Pipeline> p = tokenizer::ReadTokenizerJson(json_path);
     if (!p.ok()) return p.status();
     return FromPipeline(*std::move(p));
   }
   const std::string vocab_path = (dir / "vocab.txt").string();
-  if (fs::exists(vocab_path, ec)) {
+  if (present(vocab_path)) {
     absl::StatusOr<TokenizerSpec> spec =
         tokenizer::ReadVocabTxt(vocab_path, (dir / "tokenizer_config.json").string());
     if (!spec.ok()) return spec.status();
@@ -289,6 +294,8 @@ absl::StatusOr<std::string> Tokenizer::Decode(const std::vector<int32_t>& ids,
 int Tokenizer::num_special_tokens(bool pair) const {
   return (pair ? impl_->parts.pair : impl_->parts.single).NumSpecialTokens();
 }
+
+const std::string& Tokenizer::source() const { return impl_->parts.source; }
 
 int Tokenizer::vocab_size() const { return static_cast<int>(impl_->id_to_token.size()); }
 int Tokenizer::cls_id() const { return impl_->cls; }

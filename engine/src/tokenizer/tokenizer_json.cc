@@ -6,6 +6,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "engine/model_files.h"
 #include "json_document.h"
 #include "json_fields.h"
 #include "parts_from_json.h"
@@ -95,7 +96,7 @@ absl::Status ReadParts(JsonDocument& doc, Pipeline* p) {
 }  // namespace
 
 absl::StatusOr<Pipeline> ReadTokenizerJson(const std::string& path) {
-  absl::StatusOr<std::string> text = ReadFile(path);
+  absl::StatusOr<std::string> text = ReadModelFile(path);
   if (!text.ok()) return text.status();
   return ParseTokenizerJsonText(*text, path);
 }

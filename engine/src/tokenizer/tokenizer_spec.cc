@@ -1,9 +1,5 @@
 #include "tokenizer_spec.h"
 
-#include <cerrno>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -11,15 +7,6 @@
 #include "pre_tokenizers/bert_pre_tokenizer.h"
 
 namespace engine::tokenizer {
-
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open: ", std::strerror(errno)));
-  std::ostringstream content;
-  content << in.rdbuf();
-  if (in.bad()) return absl::DataLossError(absl::StrCat(path, ": read error"));
-  return content.str();
-}
 
 TokenizerSpec SpecFromOptions(std::vector<std::string> vocab, const TokenizerOptions& options,
                               std::string source) {

@@ -28,9 +28,6 @@ struct TokenizerSpec {
   int32_t pad_id = -1;  // -1: the "[PAD]" token, else 0
 };
 
-// The whole file, or an error naming it.
-absl::StatusOr<std::string> ReadFile(const std::string& path);
-
 // tokenizer.json (Hugging Face `tokenizers` serialization).
 absl::StatusOr<Pipeline> ReadTokenizerJson(const std::string& path);
 // The same from the file's text; `source` names it in errors.

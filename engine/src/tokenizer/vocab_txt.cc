@@ -8,6 +8,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "engine/model_files.h"
 #include "nlohmann/json.hpp"
 #include "tokenizer_spec.h"
 #include "utf8.h"
@@ -46,10 +47,17 @@ absl::Status ReadBool(const json& config, const char* key, const std::string& pa
 
 absl::Status ReadConfig(const std::string& path, TokenizerOptions* options,
                         std::vector<AddedToken>* added) {
-  absl::StatusOr<std::string> text = ReadFile(path);
+  absl::StatusOr<std::string> text = ReadModelFile(path);
   if (!text.ok()) return text.status();
-  const json config = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded() || !config.is_object()) return ConfigError(path, "not a JSON object");
+  json config;
+  try {
+    config = json::parse(*text);
+  } catch (const json::parse_error& error) {
+    return ConfigError(path, DescribeJsonSyntaxError(*text, error.byte, error.what()));
+  } catch (const json::exception& error) {
+    return ConfigError(path, error.what());
+  }
+  if (!config.is_object()) return ConfigError(path, "not a JSON object");
 
   bool basic_tokenize = true;
   for (auto s : {ReadBool(config, "do_lower_case", path, &options->lower_case),
@@ -101,7 +109,7 @@ absl::Status ReadConfig(const std::string& path, TokenizerOptions* options,
 
 absl::StatusOr<TokenizerSpec> ReadVocabTxt(const std::string& vocab_path,
                                            const std::string& config_path) {
-  absl::StatusOr<std::string> text = ReadFile(vocab_path);
+  absl::StatusOr<std::string> text = ReadModelFile(vocab_path);
   if (!text.ok()) return text.status();
   if (const size_t bad = FindInvalidUtf8(*text); bad != std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(vocab_path, ": not valid UTF-8 at byte ", bad));
