@@ -14,7 +14,7 @@
 namespace engine::kernels::testing {
 namespace {
 
-constexpr double kEps = FLT_EPSILON;
+constexpr double kSoftmaxEps = FLT_EPSILON;
 
 // Tolerance of y_c, relative: z_c = scale * x_c - max is rounded once to
 // float before exp, an absolute error of eps/2 * |z_c| in the exponent and so
@@ -22,7 +22,7 @@ constexpr double kEps = FLT_EPSILON;
 // libm), the sum and the division add a few roundings. 8 eps (~1e-6) +
 // eps * |z_c|. Exact values below FLT_MIN may flush to zero: FLT_MIN absolute.
 bool WithinTolerance(float got, double want, double z) {
-  return std::fabs(got - want) <= (8.0 * kEps + kEps * std::fabs(z)) * want + FLT_MIN;
+  return std::fabs(got - want) <= (8.0 * kSoftmaxEps + kSoftmaxEps * std::fabs(z)) * want + FLT_MIN;
 }
 
 void ExpectSoftmax(Isa isa, const std::vector<float>& input, int64_t rows, int64_t cols,

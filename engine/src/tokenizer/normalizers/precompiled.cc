@@ -91,7 +91,7 @@ namespace {
 // inserted; missing ones are dropped after the last character emitted so far
 // (even one of an earlier part, and none at all before the first: the
 // crate's alignment, quirks included).
-void Replace(size_t old_count, std::string_view text, std::vector<CharChange>* changes) {
+void ReplaceCluster(size_t old_count, std::string_view text, std::vector<CharChange>* changes) {
   const size_t first_new = changes->size();
   for (size_t i = 0; i < text.size();) {
     char32_t cp = 0;
@@ -132,7 +132,7 @@ void Precompiled::Normalize(std::vector<NormChar>* chars) const {
     const std::string_view cluster(utf8.data() + b, e - b);
     if (cluster.size() < 6) {
       if (const auto r = Transform(cluster)) {
-        Replace(c_end - c, *r, &changes);
+        ReplaceCluster(c_end - c, *r, &changes);
         c = c_end;
         continue;
       }
@@ -140,7 +140,7 @@ void Precompiled::Normalize(std::vector<NormChar>* chars) const {
     for (; c < c_end; ++c) {
       const std::string_view one(utf8.data() + starts[c], starts[c + 1] - starts[c]);
       if (const auto r = Transform(one)) {
-        Replace(1, *r, &changes);
+        ReplaceCluster(1, *r, &changes);
       } else {
         changes.push_back({(*chars)[c].cp, 0});
       }
