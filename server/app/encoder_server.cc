@@ -62,7 +62,7 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
   if (absl::Status status = ValidateServerConfig(config); !status.ok()) return status;
   for (const auto& [port, flag] : {std::pair<int, const char*>{config.port, "--port"},
                                    {config.metrics_port, "--metrics-port"},
-                                   {config.http_port, "--http-port"}}) {
+                                   {config.http_port.value_or(0), "--http-port"}}) {
     if (port <= 0) continue;
     if (absl::Status status = CheckPortFree(config.host, port, flag); !status.ok()) return status;
   }
@@ -170,10 +170,10 @@ absl::Status EncoderServer::ServeMetrics() {
 }
 
 absl::Status EncoderServer::ServeHttp() {
-  if (config_.http_port < 0) return absl::OkStatus();
+  if (!config_.http_port.has_value()) return absl::OkStatus();
   http::HttpOptions options;
   options.host = config_.host;
-  options.port = config_.http_port;
+  options.port = *config_.http_port;
   options.threads = config_.http_threads;
   options.max_body_bytes = config_.http_max_body_bytes;
   options.default_timeout = config_.http_timeout;

@@ -15,6 +15,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/version.h"
 #include "server/core/log.h"
 #include "server/http/http_errors.h"
 #include "server/http/json_mapping.h"
@@ -293,7 +294,7 @@ int HttpServer::Handle(mg_connection* connection) {
                   {"max_client_batch_size", model_.max_inputs_per_request},
                   {"auto_truncate", false},
                   {"tokenization_workers", options_.threads},
-                  {"version", "encoder-server"}};
+                  {"version", common::Version()}};
         }
         reply.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
         break;

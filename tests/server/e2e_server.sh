@@ -90,14 +90,14 @@ check "the server still serves after bad calls" test "$(client health)" = "SERVI
 
 # A busy port (given through the environment) and a bad model dir: one line, non-zero exit.
 status=0
-ENCODER_PORT=$port "$server_bin" --model "$work/model" --host 127.0.0.1 --metrics-port 0 \
+ENCODER_PORT=$port "$server_bin" --model "$work/model" --host 127.0.0.1 --metrics-port 0 --http-port 0 \
   2>"$work/busy.err" || status=$?
 check "a busy port exits 1 (a start-up fault, got $status)" test "$status" -eq 1
 check "a busy port is one line: $(cat "$work/busy.err")" test "$(wc -l <"$work/busy.err")" -eq 1
 check "a busy port says so and names the flag: $(cat "$work/busy.err")" \
   grep -q -- "port $port on 127.0.0.1 is already in use (--port)" "$work/busy.err"
 status=0
-"$server_bin" --model "$work/no-such-model" --host 127.0.0.1 --port 0 --metrics-port 0 \
+"$server_bin" --model "$work/no-such-model" --host 127.0.0.1 --port 0 --metrics-port 0 --http-port 0 \
   2>"$work/model.err" || status=$?
 check "a bad model dir exits 1 (got $status)" test "$status" -eq 1
 check "a bad model dir is one line: $(cat "$work/model.err")" test "$(wc -l <"$work/model.err")" -eq 1
@@ -158,21 +158,21 @@ client_flags=()
 # flag (and the file), a non-zero exit, nothing listening.
 status=0
 ENCODER_TLS_CERT=$certs/server.pem ENCODER_TLS_KEY=$certs/client.key "$server_bin" \
-  --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 2>"$work/tls.err" || status=$?
+  --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 --http-port 0 2>"$work/tls.err" || status=$?
 check "a key not matching the certificate exits non-zero" test "$status" -ne 0
 check "it is one line: $(cat "$work/tls.err")" test "$(wc -l <"$work/tls.err")" -eq 1
 check "it names both files: $(cat "$work/tls.err")" grep -q -- \
   "--tls-key $certs/client.key does not match the certificate in --tls-cert $certs/server.pem" \
   "$work/tls.err"
 status=0
-"$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 \
+"$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 --http-port 0 \
   --tls-cert "$work/no-such.pem" --tls-key "$certs/server.key" 2>"$work/tls.err" || status=$?
 check "a missing certificate exits non-zero" test "$status" -ne 0
 check "it names the flag and the file: $(cat "$work/tls.err")" grep -q -- \
   "--tls-cert $work/no-such.pem: cannot read the file" "$work/tls.err"
 status=0
 ENCODER_MAX_CONCURRENT_STREAMS=0 "$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 \
-  --metrics-port 0 2>"$work/limit.err" || status=$?
+  --metrics-port 0 --http-port 0 2>"$work/limit.err" || status=$?
 check "a bad limit is a bad flag: exit 2 (got $status)" test "$status" -eq 2
 check "it names the flag: $(cat "$work/limit.err")" \
   grep -q -- "--max-concurrent-streams must be positive (got 0)" "$work/limit.err"
