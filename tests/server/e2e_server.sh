@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # End to end with the real binaries on a small random model, on 127.0.0.1 only:
 # start encoder-server, wait for health SERVING, call encode/tokenize/info
-# with encoder-client and check the JSON, refuse a busy port and a bad model
+# with encoder-client and check the JSON (inputs from a file and from
+# standard input, "--input -", which must not be empty), refuse a busy port and a bad model
 # dir (one line, non-zero exit), serve mutual TLS with certificates made by
 # make_test_certs.sh (encoder-client with its TLS flags; refused without a
 # client certificate), then stop a server with SIGTERM while 20 calls are in
@@ -70,6 +71,18 @@ EOF
 out=$(client encode --input "$work/inputs.jsonl")
 check "three JSON lines give three outputs: $out" test "$(wc -l <<<"$out")" -eq 3
 check "ids from the file: $out" grep -q '"tokens": 5}' <<<"$(tail -1 <<<"$out")"
+# Standard input: "--input -" with a space, which Abseil used to warn about
+# ("Did you really mean to set flag 'input' to the value '-'?").
+out=$(client encode --input - <"$work/inputs.jsonl" 2>"$work/err")
+check "--input - reads standard input: $out" test "$(wc -l <<<"$out")" -eq 3
+check "--input - prints nothing on stderr: $(cat "$work/err")" test ! -s "$work/err"
+status=0
+client encode --input - </dev/null >"$work/out" 2>"$work/err" || status=$?
+check "an empty standard input is a usage error: exit 2 (got $status)" test "$status" -eq 2
+check "it prints no output" test ! -s "$work/out"
+check "one line says standard input is empty: $(cat "$work/err")" grep -qxF \
+  'encoder-client: --input - (standard input) is empty: expected JSON lines such as {"text": "hello"}' \
+  "$work/err"
 
 out=$(client tokenize "Hello, world!")
 check "tokenize ids: $out" grep -q '"ids": \[2, ' <<<"$out"
