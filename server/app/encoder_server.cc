@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/isa.h"
+#include "server/app/civetweb_stop.h"
 #include "server/app/port_check.h"
 #include "server/core/log.h"
 #include "server/grpc/proto_conversions.h"
@@ -239,6 +240,13 @@ absl::Status EncoderServer::Listen() {
   return absl::OkStatus();
 }
 
+void EncoderServer::StopHttp() {
+  if (http_ == nullptr) return;
+  // Idle keep-alive connections (an HTTP client's pool) would hold CivetWeb's
+  // workers for up to 2 s after the stop.
+  StopCivetWebPromptly(config_.host, http_->port(), [this] { http_->Stop(); });
+}
+
 void EncoderServer::BeginShutdown() {
   {
     common::MutexLock lock(&shutdown_mu_);
@@ -267,7 +275,7 @@ bool EncoderServer::FinishShutdown() {
     // Never listened (a failed start): nothing to drain from clients.
     batcher_.Shutdown();
     drained_ = batcher_.Drain(std::chrono::steady_clock::duration::zero());
-    if (http_ != nullptr) http_->Stop();  // after the drain has answered its requests
+    StopHttp();  // after the drain has answered its requests
     return drained_;
   }
   std::this_thread::sleep_until(lame_duck_end_);
@@ -292,7 +300,7 @@ bool EncoderServer::FinishShutdown() {
                                std::chrono::steady_clock::duration::zero());
     server_->Shutdown(std::chrono::system_clock::now() + left);
   });
-  // CivetWeb's thread may sit in a 2 s poll before it notices the stop.
+  // MetricsEndpoint's stop takes a few ms of its own, beside gRPC's.
   std::thread metrics_stop(
       [endpoint = std::move(metrics_endpoint_)]() mutable { endpoint.reset(); });
   // Calls gRPC had already matched still reach the handlers for a moment:
@@ -308,7 +316,7 @@ bool EncoderServer::FinishShutdown() {
   grpc_shutdown.join();
   metrics_stop.join();
   // Every HTTP request has its answer by now: this waits for them to be sent.
-  if (http_ != nullptr) http_->Stop();
+  StopHttp();
   LogEvent(drained_ ? "stopped: all queued and running work finished"
                     : "stopped: shutdown grace expired; queued requests were answered "
                       "UNAVAILABLE");

@@ -73,6 +73,7 @@ class EncoderServer {
   absl::Status ServeMetrics();
   absl::Status Listen();
   absl::Status ServeHttp();
+  void StopHttp();  // promptly (StopCivetWebPromptly); waits for responses being sent
 
   const ServerConfig config_;
   const ApiKeys api_keys_;
