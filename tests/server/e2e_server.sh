@@ -34,6 +34,7 @@ start_server "$work/model"
 check "health SERVING" test "$(client health)" = "SERVING"
 check "the start line says plaintext" grep -q "serving on 127.0.0.1:$port (plaintext," \
   "$work/server.log"
+check "--http-port 0 (start_server's) turns HTTP off" test -z "$(grep 'HTTP API on' "$work/server.log")"
 
 info=$(client info)
 check "info names the hidden size: $info" grep -q '"hidden_size":64' <<<"$info"
