@@ -1,7 +1,7 @@
 # encoder-server: a CPU inference service for Transformer encoders (embeddings over gRPC and HTTP).
 #
 #   docker build -t encoder-server .
-#   docker run --rm -p 50051:50051 -p 8081:8081 --cpus 2 -e ENCODER_THREADS=2 \
+#   docker run --rm -p 50051:50051 -p 8080:8080 -p 8081:8081 --cpus 2 -e ENCODER_THREADS=2 \
 #     -v "$PWD/my-model:/models/model:ro" --stop-timeout 30 encoder-server
 #
 # The model directory (config.json, *.safetensors, vocab.txt or
@@ -77,13 +77,13 @@ EXPOSE 50051/tcp 8081/tcp 8080/tcp
 
 USER 10001:10001
 
-# The ports follow ENCODER_PORT and ENCODER_HTTP_PORT; model load runs before
-# the server listens, hence the start period. gRPC health, then (unless the
-# HTTP API is off) GET /health on the HTTP port, with bash's /dev/tcp (the
-# image has no curl).
+# The ports follow ENCODER_PORT and ENCODER_HTTP_PORT (the server's defaults
+# when unset); model load runs before the server listens, hence the start
+# period. gRPC health, then (unless the HTTP API is off) GET /health on the
+# HTTP port, with bash's /dev/tcp (the image has no curl).
 HEALTHCHECK --interval=15s --timeout=5s --start-period=120s --retries=3 \
   CMD encoder-client health --target "127.0.0.1:${ENCODER_PORT:-50051}" --timeout 4s \
-  && { [ "${ENCODER_HTTP_PORT:-0}" = 0 ] || bash -c 'exec 3<>"/dev/tcp/127.0.0.1/$ENCODER_HTTP_PORT" \
+  && { [ "${ENCODER_HTTP_PORT:-8080}" = 0 ] || bash -c 'exec 3<>"/dev/tcp/127.0.0.1/${ENCODER_HTTP_PORT:-8080}" \
   && printf "GET /health HTTP/1.0\r\n\r\n" >&3 && head -n 1 <&3 | grep -q " 200 "'; } || exit 1
 
 STOPSIGNAL SIGTERM

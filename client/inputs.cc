@@ -113,6 +113,7 @@ absl::StatusOr<std::vector<encoder::v1::Input>> CollectInputs(const InputOptions
       in = &file;
     }
     std::string line;
+    size_t read = 0;
     for (int number = 1; std::getline(*in, line); ++number) {
       if (absl::StripAsciiWhitespace(line).empty()) continue;
       absl::StatusOr<encoder::v1::Input> input = ParseJsonInput(line);
@@ -121,6 +122,14 @@ absl::StatusOr<std::vector<encoder::v1::Input>> CollectInputs(const InputOptions
             absl::StrCat(options.input_file, ":", number, ": ", input.status().message()));
       }
       inputs.push_back(*std::move(input));
+      ++read;
+    }
+    // Nothing to send is a mistake (a pipe that produced nothing, the wrong
+    // file), not an empty answer.
+    if (read == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--input ", options.input_file == "-" ? "- (standard input)" : options.input_file,
+          " is empty: expected JSON lines such as {\"text\": \"hello\"}"));
     }
   }
   if (!options.ids.empty()) {

@@ -20,7 +20,8 @@ absl::StatusOr<std::vector<int32_t>> ParseIds(const std::string& text);
 absl::StatusOr<encoder::v1::Input> ParseJsonInput(const std::string& line);
 
 // All inputs, in this order: positional texts, the file's lines, --ids.
-// Errors name the flag, or the file and line.
+// Errors name the flag, or the file and line; a file (or standard input)
+// without a JSON line is an error.
 absl::StatusOr<std::vector<encoder::v1::Input>> CollectInputs(const InputOptions& options);
 
 // cls, mean, none, pooler (any case), a number (sent as is), or empty for

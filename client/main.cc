@@ -14,6 +14,7 @@
 // TLS), --tls-server-name NAME; --api-key KEY (or ENCODER_API_KEY).
 // Flag names take '-' or '_' (--inputs-per-request = --inputs_per_request).
 // Put texts that start with '-' after "--".
+#include <cstddef>
 #include <cstdlib>
 #include <iostream>
 #include <string>
@@ -30,6 +31,7 @@
 #include "client/commands.h"
 #include "common/flag_help.h"
 #include "common/flag_names.h"
+#include "common/version_flag.h"
 
 ABSL_FLAG(std::string, target, "localhost:50051", "server address (any gRPC target)");
 ABSL_FLAG(std::string, lb, "", "load-balancing policy, e.g. round_robin (default: pick_first)");
@@ -96,11 +98,27 @@ constexpr char kUsage[] =
     "        (mutual TLS), [--tls-server-name NAME]\n"
     "texts starting with '-' go after \"--\"\n";
 
+// "--input -" becomes "--input=-". Abseil takes a string flag's separate
+// value "-" for a forgotten value (a lone "-" or "--" looks like the start of
+// the next flag) and warns "Did you really mean to set flag 'input' to the
+// value '-'?"; the joined form is the same setting without the warning.
+void JoinStdinInput(std::vector<std::string>& args) {
+  for (size_t i = 1; i + 1 < args.size(); ++i) {
+    if (args[i] == "--") return;
+    if ((args[i] == "--input" || args[i] == "-input") && args[i + 1] == "-") {
+      args[i] += "=-";
+      args.erase(args.begin() + static_cast<std::ptrdiff_t>(i) + 1);
+    }
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
+  common::SetVersionFlagOutput("encoder-client");
   std::vector<std::string> args = common::NormalizeFlagNames(argc, argv);
+  JoinStdinInput(args);
   if (common::AsksForFlagHelp(args)) {
     common::PrintFlagHelp(std::cout, kUsage, "client/", [](const std::string&) { return ""; });
     return 0;

@@ -190,17 +190,23 @@ function checkModelVolume(objects, pod, c, at, problems) {
   }
 }
 
+// encoder-server's ports when their variables are unset (docs/configuration.md).
+const defaultPorts = { ENCODER_PORT: 50051, ENCODER_METRICS_PORT: 8081, ENCODER_HTTP_PORT: 8080 };
+
 function checkPorts(template, c, at, problems) {
   const ports = Object.fromEntries((c.ports ?? []).map((p) => [p.name, p.containerPort]));
   if (ports.metrics === undefined) problems.push(`${at}: no container port named metrics`);
-  if (ports.http !== undefined && envValue(c, "ENCODER_HTTP_PORT") === undefined) {
-    problems.push(`${at}: an http container port without ENCODER_HTTP_PORT (the API would be off)`);
+  if (ports.http !== undefined && envValue(c, "ENCODER_HTTP_PORT")?.value === "0") {
+    problems.push(`${at}: an http container port with ENCODER_HTTP_PORT=0 (the API is off)`);
   }
   for (const [variable, port] of [["ENCODER_PORT", "grpc"], ["ENCODER_METRICS_PORT", "metrics"],
                                   ["ENCODER_HTTP_PORT", "http"]]) {
     const value = envValue(c, variable)?.value;
-    if (value !== undefined && Number(value) !== ports[port]) {
-      problems.push(`${at}: ${variable}=${value} but the ${port} container port is ${ports[port]}`);
+    if (ports[port] === undefined || value === "0") continue;
+    if (Number(value ?? defaultPorts[variable]) !== ports[port]) {
+      const set = value === undefined ? `${variable} unset (default ${defaultPorts[variable]})`
+                                      : `${variable}=${value}`;
+      problems.push(`${at}: ${set} but the ${port} container port is ${ports[port]}`);
     }
   }
   const annotations = template.metadata?.annotations ?? {};

@@ -19,6 +19,7 @@
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
 #include "common/flag_names.h"
+#include "common/version_flag.h"
 #include "engine/config.h"
 #include "engine/isa.h"
 
@@ -118,6 +119,7 @@ absl::Status Run(const std::string& command) {
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage("encoder-cli <encode|inspect|bench|make-model> [flags]; see --help");
+  common::SetVersionFlagOutput("encoder-cli");
   std::vector<std::string> normalized = common::NormalizeFlagNames(argc, argv);
   std::vector<char*> args;
   for (std::string& arg : normalized) args.push_back(arg.data());

@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/isa.h"
+#include "server/app/civetweb_stop.h"
 #include "server/app/port_check.h"
 #include "server/core/log.h"
 #include "server/grpc/proto_conversions.h"
@@ -63,7 +64,7 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
   if (absl::Status status = ValidateServerConfig(config); !status.ok()) return status;
   for (const auto& [port, flag] : {std::pair<int, const char*>{config.port, "--port"},
                                    {config.metrics_port, "--metrics-port"},
-                                   {config.http_port, "--http-port"}}) {
+                                   {config.http_port.value_or(0), "--http-port"}}) {
     if (port <= 0) continue;
     if (absl::Status status = CheckPortFree(config.host, port, flag); !status.ok()) return status;
   }
@@ -180,10 +181,10 @@ absl::Status EncoderServer::ServeMetrics() {
 }
 
 absl::Status EncoderServer::ServeHttp() {
-  if (config_.http_port < 0) return absl::OkStatus();
+  if (!config_.http_port.has_value()) return absl::OkStatus();
   http::HttpOptions options;
   options.host = config_.host;
-  options.port = config_.http_port;
+  options.port = *config_.http_port;
   options.threads = config_.http_threads;
   options.max_body_bytes = config_.http_max_body_bytes;
   options.default_timeout = config_.http_timeout;
@@ -249,6 +250,13 @@ absl::Status EncoderServer::Listen() {
   return absl::OkStatus();
 }
 
+void EncoderServer::StopHttp() {
+  if (http_ == nullptr) return;
+  // Idle keep-alive connections (an HTTP client's pool) would hold CivetWeb's
+  // workers for up to 2 s after the stop.
+  StopCivetWebPromptly(config_.host, http_->port(), [this] { http_->Stop(); });
+}
+
 void EncoderServer::BeginShutdown() {
   {
     common::MutexLock lock(&shutdown_mu_);
@@ -277,7 +285,7 @@ bool EncoderServer::FinishShutdown() {
     // Never listened (a failed start): nothing to drain from clients.
     batcher_.Shutdown();
     drained_ = batcher_.Drain(std::chrono::steady_clock::duration::zero());
-    if (http_ != nullptr) http_->Stop();  // after the drain has answered its requests
+    StopHttp();  // after the drain has answered its requests
     return drained_;
   }
   std::this_thread::sleep_until(lame_duck_end_);
@@ -302,7 +310,7 @@ bool EncoderServer::FinishShutdown() {
                                std::chrono::steady_clock::duration::zero());
     server_->Shutdown(std::chrono::system_clock::now() + left);
   });
-  // CivetWeb's thread may sit in a 2 s poll before it notices the stop.
+  // MetricsEndpoint's stop takes a few ms of its own, beside gRPC's.
   std::thread metrics_stop(
       [endpoint = std::move(metrics_endpoint_)]() mutable { endpoint.reset(); });
   // Calls gRPC had already matched still reach the handlers for a moment:
@@ -318,7 +326,7 @@ bool EncoderServer::FinishShutdown() {
   grpc_shutdown.join();
   metrics_stop.join();
   // Every HTTP request has its answer by now: this waits for them to be sent.
-  if (http_ != nullptr) http_->Stop();
+  StopHttp();
   LogEvent(drained_ ? "stopped: all queued and running work finished"
                     : "stopped: shutdown grace expired; queued requests were answered "
                       "UNAVAILABLE");

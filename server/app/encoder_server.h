@@ -46,7 +46,7 @@ class EncoderServer {
 
   int port() const { return port_; }
   int metrics_port() const { return metrics_port_; }
-  int http_port() const { return http_ == nullptr ? 0 : http_->port(); }  // 0: no HTTP
+  int http_port() const { return http_ == nullptr ? 0 : http_->port(); }  // 0: HTTP off
   const LoadedModel& model() const { return model_; }
   ServerMetrics& metrics() { return metrics_; }
 
@@ -73,6 +73,7 @@ class EncoderServer {
   absl::Status ServeMetrics();
   absl::Status Listen();
   absl::Status ServeHttp();
+  void StopHttp();  // promptly (StopCivetWebPromptly); waits for responses being sent
 
   const ServerConfig config_;
   const ApiKeys api_keys_;

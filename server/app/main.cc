@@ -1,5 +1,5 @@
-// encoder-server: serves a BERT-family encoder over gRPC and, with
-// --http-port, over HTTP (OpenAI /v1/embeddings and TEI routes).
+// encoder-server: serves a BERT-family encoder over gRPC (--port, 50051) and
+// HTTP (--http-port, 8080: OpenAI /v1/embeddings and TEI routes; 0: off).
 //
 // Flags may also come from the environment (for containers): flag --foo-bar
 // reads ENCODER_FOO_BAR, e.g. ENCODER_MODEL=/models/minilm ENCODER_PORT=50051.
@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,6 +29,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/time/time.h"
 #include "common/flag_help.h"
+#include "common/version_flag.h"
 #include "server/app/command_line.h"
 #include "server/app/encoder_server.h"
 #include "server/app/server_config.h"
@@ -45,7 +47,7 @@ ABSL_FLAG(std::string, host, "0.0.0.0", "address to listen on");
 ABSL_FLAG(int, port, 50051, "gRPC port (0: any free port, logged at start)");
 ABSL_FLAG(int, metrics_port, 8081,
           "Prometheus metrics port: GET /metrics on --host (0: any free port, logged at start)");
-ABSL_FLAG(int, http_port, 0,
+ABSL_FLAG(int, http_port, 8080,
           "HTTP API port: OpenAI POST /v1/embeddings, GET /v1/models, GET /v1/models/{id}; TEI "
           "POST /embed, /tokenize, /decode, GET /info, /health; GET /metrics (0: off)");
 ABSL_FLAG(bool, auto_truncate, true,
@@ -104,8 +106,9 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: encoder-server --model DIR [--port 50051] [--http-port 8080] [flags]\n"
-    "Serves a Transformer encoder over gRPC (encoder.v1) and, with --http-port, over HTTP\n"
-    "(OpenAI /v1/embeddings and text-embeddings-inference routes).\n"
+    "Serves a Transformer encoder over gRPC (encoder.v1, --port) and HTTP (OpenAI\n"
+    "/v1/embeddings and text-embeddings-inference routes, --http-port; 0: off), with\n"
+    "Prometheus metrics on --metrics-port. --version prints the version.\n"
     "Each flag --foo-bar may also be set with the environment variable ENCODER_FOO_BAR;\n"
     "the command line wins. Flag names take '-' or '_'.\n";
 
@@ -169,8 +172,13 @@ server::ServerConfig ConfigFromFlags() {
   config.host = absl::GetFlag(FLAGS_host);
   config.port = absl::GetFlag(FLAGS_port);
   config.metrics_port = absl::GetFlag(FLAGS_metrics_port);
-  // The flag's 0 (off) is the config's -1: the config's 0 is "any free port".
-  config.http_port = absl::GetFlag(FLAGS_http_port) == 0 ? -1 : absl::GetFlag(FLAGS_http_port);
+  // The flag's 0 is off, the config's nullopt (the config's 0 is "any free
+  // port", as for its other ports).
+  if (const int http_port = absl::GetFlag(FLAGS_http_port); http_port == 0) {
+    config.http_port = std::nullopt;
+  } else {
+    config.http_port = http_port;
+  }
   config.http_threads = absl::GetFlag(FLAGS_http_threads);
   config.http_max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
   config.http_timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_http_timeout));
@@ -228,6 +236,7 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
 
   absl::SetProgramUsageMessage(kUsage);
+  common::SetVersionFlagOutput("encoder-server");
   if (absl::Status status = server::ApplyEnvironmentOverrides(kFlagNames); !status.ok()) {
     server::LogError(status.message());
     return 2;

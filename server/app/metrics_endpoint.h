@@ -25,8 +25,7 @@ class MetricsEndpoint {
   int port() const { return port_; }
 
   // Stops serving and releases the port; the destructor does it too. Quick:
-  // CivetWeb's listening thread notices a stop only when its poll (2 s) ends
-  // or a connection arrives, so Stop connects to the port until it has.
+  // without CivetWeb's 2 s waits (StopCivetWebPromptly).
   void Stop();
   ~MetricsEndpoint() { Stop(); }
 

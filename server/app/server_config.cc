@@ -60,10 +60,10 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
       return absl::InvalidArgumentError(absl::StrCat("--isa: ", isa.status().message()));
     }
   }
-  if (config.http_port > 0 &&
-      (config.http_port == config.port || config.http_port == config.metrics_port)) {
+  const int http_port = config.http_port.value_or(0);
+  if (http_port > 0 && (http_port == config.port || http_port == config.metrics_port)) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "--http-port must differ from --port and --metrics-port (got ", config.http_port, ")"));
+        "--http-port must differ from --port and --metrics-port (got ", http_port, ")"));
   }
   if (engine::Precision precision; !engine::ParsePrecision(config.precision, &precision)) {
     return absl::InvalidArgumentError(
@@ -75,8 +75,8 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
            MustBe(config.port >= 0 && config.port <= 65535, "port", "in 0..65535", config.port),
            MustBe(config.metrics_port >= 0 && config.metrics_port <= 65535, "metrics-port",
                   "in 0..65535", config.metrics_port),
-           MustBe(config.http_port >= -1 && config.http_port <= 65535, "http-port",
-                  "in 0..65535 (0: off)", config.http_port),
+           MustBe(http_port >= 0 && http_port <= 65535, "http-port", "in 0..65535 (0: off)",
+                  http_port),
            MustBe(config.http_threads > 0 && config.http_threads <= 4096, "http-threads",
                   "in 1..4096", config.http_threads),
            MustBe(config.http_max_body_bytes >= 1024, "http-max-body-bytes", "at least 1024",

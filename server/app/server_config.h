@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,9 +20,10 @@ struct ServerConfig {
   std::string host = "0.0.0.0";
   int port = 50051;         // 0: any free port; EncoderServer::port() says which
   int metrics_port = 8081;  // GET /metrics; 0: any free port, EncoderServer::metrics_port()
-  // HTTP API (OpenAI and TEI routes, server/http); -1: off (the --http-port
-  // flag's 0), 0: any free port, EncoderServer::http_port() says which.
-  int http_port = -1;
+  // HTTP API (OpenAI and TEI routes, server/http), on by default as gRPC;
+  // nullopt: off (the --http-port flag's 0); 0: any free port, as for the
+  // other ports (EncoderServer::http_port() says which).
+  std::optional<int> http_port = 8080;
   int http_threads = 64;                             // HTTP connections served at once
   int64_t http_max_body_bytes = 8 << 20;             // larger request bodies: 413
   std::chrono::milliseconds http_timeout{30000};     // deadline without X-Request-Timeout-Ms

@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "common/version.h"
+
 namespace server {
 namespace {
 
@@ -79,6 +81,16 @@ prometheus::MetricFamily OneValue(const char* name, const char* help, prometheus
   return family;
 }
 
+// encoder_build_info{version, revision} 1: which build answers (as
+// Prometheus' own prometheus_build_info).
+prometheus::MetricFamily BuildInfo() {
+  prometheus::MetricFamily family = OneValue(
+      "encoder_build_info", "The server's version (as --version says it) and git commit; always 1",
+      prometheus::MetricType::Gauge, 1);
+  family.metric.front().label = {{"version", common::Version()}, {"revision", common::Revision()}};
+  return family;
+}
+
 }  // namespace
 
 ProcessCollector::ProcessCollector() {
@@ -109,6 +121,7 @@ std::vector<prometheus::MetricFamily> ProcessCollector::Collect() const {
   }
   families.push_back(
       OneValue("process_open_fds", "Open file descriptors", MetricType::Gauge, CountOpenFds()));
+  families.push_back(BuildInfo());
   return families;
 }
 

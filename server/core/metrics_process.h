@@ -1,6 +1,6 @@
 // The standard process_* metrics of Prometheus clients, read from /proc at
 // each scrape: resident memory, CPU seconds, start time and open file
-// descriptors. Linux only.
+// descriptors; and the build's version. Linux only.
 #pragma once
 
 #include <vector>
@@ -15,8 +15,9 @@ class ProcessCollector : public prometheus::Collectable {
   ProcessCollector();
 
   // process_resident_memory_bytes, process_cpu_seconds_total,
-  // process_start_time_seconds, process_open_fds. A value /proc does not
-  // give (it always does on Linux) leaves its family out of that scrape.
+  // process_start_time_seconds, process_open_fds, and encoder_build_info
+  // (common/version.h). A value /proc does not give (it always does on
+  // Linux) leaves its family out of that scrape.
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:

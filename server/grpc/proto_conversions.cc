@@ -1,6 +1,7 @@
 #include "server/grpc/proto_conversions.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/version.h"
 
 namespace server {
 
@@ -145,6 +146,7 @@ encoder::v1::ModelInfo MakeModelInfo(const LoadedModel& model, int max_inputs_pe
   info.set_isa(engine::IsaLevelName(model.encoder->isa()));
   info.set_architecture(config.architecture);
   info.set_text_input(model.tokenizer != nullptr);
+  info.set_server_version(common::Version());
   return info;
 }
 

@@ -15,6 +15,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/version.h"
 #include "server/core/input_error.h"
 #include "server/core/log.h"
 #include "server/http/http_errors.h"
@@ -283,7 +284,7 @@ int HttpServer::Handle(mg_connection* connection) {
                   {"max_client_batch_size", model_.max_inputs_per_request},
                   {"auto_truncate", model_.auto_truncate},
                   {"tokenization_workers", options_.threads},
-                  {"version", "encoder-server"}};
+                  {"version", common::Version()}};
         }
         reply.body = body.dump(-1, ' ', false, Json::error_handler_t::replace);
         break;

@@ -154,11 +154,11 @@ done
 ok "every shared library of encoder-server and encoder-client resolves in the runtime image"
 
 listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
-free_port() {
+free_port() {  # free_port [TAKEN...]: a port nothing listens on, none of TAKEN
   local port
   for _ in $(seq 1 50); do
     port=$((20000 + RANDOM % 30000))
-    if ! listening "$port" && [ "$port" != "${1:-}" ]; then
+    if ! listening "$port" && [[ " $* " != *" $port "* ]]; then
       echo "$port"
       return 0
     fi
@@ -167,6 +167,7 @@ free_port() {
 }
 port="$(free_port)"
 metrics_port="$(free_port "$port")"
+http_port="$(free_port "$port" "$metrics_port")"
 env_file="$work/env"
 # The image's Env, plus what `docker run -e` would add: the ports (the shared
 # host may already use the defaults), the threads as Kubernetes would set them.
@@ -176,6 +177,7 @@ env_file="$work/env"
   echo "HOSTNAME=encoder-image-test"
   echo "ENCODER_PORT=$port"
   echo "ENCODER_METRICS_PORT=$metrics_port"
+  echo "ENCODER_HTTP_PORT=$http_port"
   echo "ENCODER_THREADS=$(nproc)"
 } >"$env_file"
 

@@ -17,7 +17,7 @@
 # 1_Pooling/config.json; a Hugging Face cache folder without refs/main;
 # an unreadable model directory (the server run as nobody with setpriv, since
 # root ignores permissions); a model path that is a file; a missing model
-# directory (file errors give the OS's reason); the gRPC port or the metrics
+# directory (file errors give the OS's reason); the gRPC, metrics or HTTP
 # port in use; out-of-range flags
 # (--port 70000, --threads -1, --max-batch-tokens 0, and the newer
 # --max-receive-message-bytes, --max-concurrent-streams); an unknown flag; a
@@ -63,7 +63,7 @@ expect() {
   [ "$1" = -- ] && shift
   local p
   p=$(free_port) || fail "no free port"
-  local args=(--host 127.0.0.1 --port "$p" --metrics-port 0 "$@")
+  local args=(--host 127.0.0.1 --port "$p" --metrics-port 0 --http-port 0 "$@")
   # An explicit port given by the case wins (later flags win in Abseil).
   "${prefix[@]}" "$server_bin" "${args[@]}" 2>"$work/err" >/dev/null &
   local pid=$! seen=0 i
@@ -249,6 +249,8 @@ expect "gRPC port in use" "error: port $busy on 127\.0\.0\.1 is already in use \
   -- --model "$work/good" --port "$busy"
 expect "metrics port in use" "error: port $busy on 127\.0\.0\.1 is already in use \(--metrics-port\)" \
   -- --model "$work/good" --metrics-port "$busy"
+expect "HTTP port in use" "error: port $busy on 127\.0\.0\.1 is already in use \(--http-port\)" \
+  -- --model "$work/good" --http-port "$busy"
 kill -9 "$busy_pid" 2>/dev/null || true
 wait "$busy_pid" 2>/dev/null || true
 busy_pid=""

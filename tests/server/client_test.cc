@@ -1,9 +1,13 @@
 // encoder-client's input parsing and JSON output, without a server.
 #include <gtest/gtest.h>
 
+#include <iostream>
+#include <sstream>
+
 #include "client/inputs.h"
 #include "client/json_output.h"
 #include "client/rpc_error.h"
+#include "support/files.h"
 
 namespace client {
 namespace {
@@ -56,6 +60,34 @@ TEST(ClientInputsTest, CollectsTextsPairsAndIdsInOrder) {
   options.input_file = "/nonexistent/inputs.jsonl";
   options.pair = false;
   EXPECT_EQ(CollectInputs(options).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(ClientInputsTest, AnInputFileOrStandardInputWithoutLinesIsAnError) {
+  testing_support::TempDir dir;
+  InputOptions options;
+  options.texts = {"a text does not excuse an empty file"};
+  for (const char* contents : {"", "\n  \n\t\n"}) {
+    options.input_file = dir.path() + "/empty.jsonl";
+    testing_support::WriteFile(options.input_file, contents);
+    EXPECT_EQ(CollectInputs(options).status().message(),
+              "--input " + options.input_file +
+                  " is empty: expected JSON lines such as {\"text\": \"hello\"}");
+  }
+
+  options.input_file = "-";
+  std::istringstream empty_stdin("");
+  std::streambuf* const real_stdin = std::cin.rdbuf(empty_stdin.rdbuf());
+  const absl::Status status = CollectInputs(options).status();
+  std::istringstream one_line("{\"text\": \"from stdin\"}\n");
+  std::cin.rdbuf(one_line.rdbuf());
+  const absl::StatusOr<std::vector<encoder::v1::Input>> read = CollectInputs(options);
+  std::cin.rdbuf(real_stdin);
+  EXPECT_EQ(
+      status.message(),
+      "--input - (standard input) is empty: expected JSON lines such as {\"text\": \"hello\"}");
+  ASSERT_TRUE(read.ok()) << read.status();
+  ASSERT_EQ(read->size(), 2u);
+  EXPECT_EQ((*read)[1].text(), "from stdin");
 }
 
 TEST(ClientInputsTest, ParsesPooling) {

@@ -28,21 +28,7 @@ work=$(mktemp -d)
 source "$(dirname "$0")/../support/e2e_lib.sh"
 trap cleanup EXIT
 
-if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
-  echo "e2e_http: installing nodejs and npm"
-  sudo_cmd=()
-  [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
-  "${sudo_cmd[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends \
-    nodejs npm >/dev/null
-fi
-stamp="$clients/node_modules/.package-lock.sha256"
-want="$(sha256sum "$clients/package-lock.json" | cut -d' ' -f1)"
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  echo "e2e_http: npm ci in tests/http_clients"
-  (cd "$clients" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
-  echo "$want" >"$stamp"
-fi
+install_npm_packages "$clients"
 
 # Starts the server with HTTP on a free port; sets port (gRPC) and http.
 start_http_server() {

@@ -2,7 +2,8 @@
 # End to end with the real binaries on a small random model, on 127.0.0.1 only:
 # start encoder-server, wait for health SERVING, check that the start-up log
 # names the model and the tokenizer files it read, call encode/tokenize/info
-# with encoder-client and check the JSON, refuse a busy port and a bad model
+# with encoder-client and check the JSON (inputs from a file and from
+# standard input, "--input -", which must not be empty), refuse a busy port and a bad model
 # dir (one line, non-zero exit), serve mutual TLS with certificates made by
 # make_test_certs.sh (encoder-client with its TLS flags; refused without a
 # client certificate), then stop a server with SIGTERM while 20 calls are in
@@ -38,6 +39,7 @@ check "the start-up log names the model and its directory" \
   grep -q "loaded model model from $work/model: bert, hidden 64," "$work/server.log"
 check "the start-up log names the tokenizer files it read" \
   grep -q "tokenizer $work/model/vocab.txt + $work/model/tokenizer_config.json (" "$work/server.log"
+check "--http-port 0 (start_server's) turns HTTP off" test -z "$(grep 'HTTP API on' "$work/server.log")"
 
 info=$(client info)
 check "info names the hidden size: $info" grep -q '"hidden_size":64' <<<"$info"
@@ -75,6 +77,18 @@ EOF
 out=$(client encode --input "$work/inputs.jsonl")
 check "three JSON lines give three outputs: $out" test "$(wc -l <<<"$out")" -eq 3
 check "ids from the file: $out" grep -q '"tokens": 5}' <<<"$(tail -1 <<<"$out")"
+# Standard input: "--input -" with a space, which Abseil used to warn about
+# ("Did you really mean to set flag 'input' to the value '-'?").
+out=$(client encode --input - <"$work/inputs.jsonl" 2>"$work/err")
+check "--input - reads standard input: $out" test "$(wc -l <<<"$out")" -eq 3
+check "--input - prints nothing on stderr: $(cat "$work/err")" test ! -s "$work/err"
+status=0
+client encode --input - </dev/null >"$work/out" 2>"$work/err" || status=$?
+check "an empty standard input is a usage error: exit 2 (got $status)" test "$status" -eq 2
+check "it prints no output" test ! -s "$work/out"
+check "one line says standard input is empty: $(cat "$work/err")" grep -qxF \
+  'encoder-client: --input - (standard input) is empty: expected JSON lines such as {"text": "hello"}' \
+  "$work/err"
 
 out=$(client tokenize "Hello, world!")
 check "tokenize ids: $out" grep -q '"ids": \[2, ' <<<"$out"
@@ -95,14 +109,14 @@ check "the server still serves after bad calls" test "$(client health)" = "SERVI
 
 # A busy port (given through the environment) and a bad model dir: one line, non-zero exit.
 status=0
-ENCODER_PORT=$port "$server_bin" --model "$work/model" --host 127.0.0.1 --metrics-port 0 \
+ENCODER_PORT=$port "$server_bin" --model "$work/model" --host 127.0.0.1 --metrics-port 0 --http-port 0 \
   2>"$work/busy.err" || status=$?
 check "a busy port exits 1 (a start-up fault, got $status)" test "$status" -eq 1
 check "a busy port is one line: $(cat "$work/busy.err")" test "$(wc -l <"$work/busy.err")" -eq 1
 check "a busy port says so and names the flag: $(cat "$work/busy.err")" \
   grep -q -- "port $port on 127.0.0.1 is already in use (--port)" "$work/busy.err"
 status=0
-"$server_bin" --model "$work/no-such-model" --host 127.0.0.1 --port 0 --metrics-port 0 \
+"$server_bin" --model "$work/no-such-model" --host 127.0.0.1 --port 0 --metrics-port 0 --http-port 0 \
   2>"$work/model.err" || status=$?
 check "a bad model dir exits 1 (got $status)" test "$status" -eq 1
 check "a bad model dir is one line: $(cat "$work/model.err")" test "$(wc -l <"$work/model.err")" -eq 1
@@ -163,21 +177,21 @@ client_flags=()
 # flag (and the file), a non-zero exit, nothing listening.
 status=0
 ENCODER_TLS_CERT=$certs/server.pem ENCODER_TLS_KEY=$certs/client.key "$server_bin" \
-  --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 2>"$work/tls.err" || status=$?
+  --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 --http-port 0 2>"$work/tls.err" || status=$?
 check "a key not matching the certificate exits non-zero" test "$status" -ne 0
 check "it is one line: $(cat "$work/tls.err")" test "$(wc -l <"$work/tls.err")" -eq 1
 check "it names both files: $(cat "$work/tls.err")" grep -q -- \
   "--tls-key $certs/client.key does not match the certificate in --tls-cert $certs/server.pem" \
   "$work/tls.err"
 status=0
-"$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 \
+"$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 --metrics-port 0 --http-port 0 \
   --tls-cert "$work/no-such.pem" --tls-key "$certs/server.key" 2>"$work/tls.err" || status=$?
 check "a missing certificate exits non-zero" test "$status" -ne 0
 check "it names the flag and the file: $(cat "$work/tls.err")" grep -q -- \
   "--tls-cert $work/no-such.pem: cannot read the file" "$work/tls.err"
 status=0
 ENCODER_MAX_CONCURRENT_STREAMS=0 "$server_bin" --model "$work/model" --host 127.0.0.1 --port 0 \
-  --metrics-port 0 2>"$work/limit.err" || status=$?
+  --metrics-port 0 --http-port 0 2>"$work/limit.err" || status=$?
 check "a bad limit is a bad flag: exit 2 (got $status)" test "$status" -eq 2
 check "it names the flag: $(cat "$work/limit.err")" \
   grep -q -- "--max-concurrent-streams must be positive (got 0)" "$work/limit.err"

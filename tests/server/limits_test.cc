@@ -7,6 +7,7 @@
 #include <chrono>
 #include <future>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -320,6 +321,27 @@ TEST(ServerConfigTest, IsaIsEmptyOrALevelName) {
   EXPECT_EQ(ValidateServerConfig(config).message(),
             "--isa: unknown instruction set \"AVX2\" (one of: scalar, avx2, avx2_vnni, avx512, "
             "avx512_vnni, avx512_bf16)");
+}
+
+// HTTP serves by default, on 8080 as TEI does; no port (the flag's 0) is off,
+// 0 any free port, as for the other ports.
+TEST(ServerConfigTest, HttpIsOnAt8080UnlessItHasNoPort) {
+  const ServerConfig defaults;
+  ASSERT_TRUE(defaults.http_port.has_value());
+  EXPECT_EQ(*defaults.http_port, 8080);
+  ServerConfig config = TestServerConfig("/some/model");
+  for (const std::optional<int> port : {std::optional<int>(), std::optional<int>(0),
+                                        std::optional<int>(8080), std::optional<int>(65535)}) {
+    config.http_port = port;
+    EXPECT_TRUE(ValidateServerConfig(config).ok()) << port.value_or(-1);
+  }
+  config.http_port = -1;
+  EXPECT_EQ(ValidateServerConfig(config).message(),
+            "--http-port must be in 0..65535 (0: off) (got -1)");
+  config.port = 8080;
+  config.http_port = 8080;
+  EXPECT_EQ(ValidateServerConfig(config).message(),
+            "--http-port must differ from --port and --metrics-port (got 8080)");
 }
 
 }  // namespace

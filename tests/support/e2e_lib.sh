@@ -1,6 +1,6 @@
 # Shared helpers of the end-to-end and reliability scripts (sourced, not
 # run): start and stop encoder-server on free ports, checks that fail with the
-# server's log, metrics scrapes. Everything is on 127.0.0.1; every wait is
+# server's log, metrics scrapes, Node.js and npm packages. Everything is on 127.0.0.1; every wait is
 # bounded.
 #
 # The sourcing script sets: name (for messages), work (a temporary directory),
@@ -79,18 +79,43 @@ cleanup() {
   rm -rf "$work"
 }
 
+# install_npm_packages DIR: Node.js and npm (Debian's, when missing), and DIR's
+# pinned npm packages (npm ci --ignore-scripts), again only when DIR's
+# package-lock.json changed. Tests calling it hold ctest's RESOURCE_LOCK
+# system_packages (apt-get, and one npm ci at a time in DIR).
+install_npm_packages() {
+  local dir=$1 stamp want
+  if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+    log "installing nodejs and npm"
+    local sudo_cmd=()
+    [ "$(id -u)" -eq 0 ] || sudo_cmd=(sudo)
+    "${sudo_cmd[@]}" apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive "${sudo_cmd[@]}" apt-get install -y -qq \
+      --no-install-recommends nodejs npm >/dev/null
+  fi
+  stamp="$dir/node_modules/.package-lock.sha256"
+  want="$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)"
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+    log "npm ci in $dir"
+    (cd "$dir" && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error)
+    echo "$want" >"$stamp"
+  fi
+}
+
 make_model() {  # make_model DIR HIDDEN LAYERS HEADS INTERMEDIATE
   "$cli_bin" make-model --out "$1" --hidden "$2" --layers "$3" --heads "$4" --intermediate "$5" \
     --max-position 128 --seed 7 >/dev/null
 }
 
-# start_server MODEL [FLAGS...]: on free ports (read from the log), waits
-# (bounded) for health SERVING. Sets server_pid, port, metrics_port.
+# start_server MODEL [FLAGS...]: on free ports (read from the log), HTTP off
+# unless FLAGS has --http-port (its default, 8080, would collide between
+# tests run in parallel), waits (bounded) for health SERVING. Sets
+# server_pid, port, metrics_port.
 start_server() {
   local model=$1
   shift
   : >"$work/server.log"
-  "$server_bin" --model "$model" --host 127.0.0.1 --port 0 --metrics-port 0 "$@" \
+  "$server_bin" --model "$model" --host 127.0.0.1 --port 0 --metrics-port 0 --http-port 0 "$@" \
     2>"$work/server.log" &
   server_pid=$!
   port=""

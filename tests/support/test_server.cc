@@ -10,6 +10,9 @@ server::ServerConfig TestServerConfig(const std::string& model_dir) {
   config.host = "127.0.0.1";
   config.port = 0;
   config.metrics_port = 0;
+  // HTTP is on by default, on 8080: tests running in parallel would collide
+  // there. A test of the HTTP API sets 0 (any free port).
+  config.http_port = std::nullopt;
   config.threads = 2;
   config.batcher.max_batch_tokens = 4096;
   config.shutdown_grace = std::chrono::seconds(5);

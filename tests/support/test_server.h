@@ -18,7 +18,7 @@
 namespace testing_support {
 
 // What every in-process server of the tests runs with: 127.0.0.1, gRPC and
-// metrics on any free port, 2 engine threads, 4096 tokens a batch, and a
+// metrics on any free port, HTTP off, 2 engine threads, 4096 tokens a batch, and a
 // short shutdown grace (5 s), so that a test leaving a call open does not
 // hold its teardown long. Tests set what else they need on the result.
 server::ServerConfig TestServerConfig(const std::string& model_dir);

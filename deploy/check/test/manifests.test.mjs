@@ -164,6 +164,12 @@ describe("a broken rule fails the policy check", () => {
   const expectProblem = (problems, pattern) =>
     assert.ok(problems.some((p) => pattern.test(p)), `expected ${pattern} in:\n${problems.join("\n")}`);
 
+  it("not broken: ENCODER_HTTP_PORT unset is the server's default, 8080", () => {
+    const problems = broken((o) => {
+      serverContainer(o).env = serverContainer(o).env.filter((e) => e.name !== "ENCODER_HTTP_PORT");
+    });
+    assert.deepEqual(problems.filter((p) => /HTTP_PORT|http container port/.test(p)), []);
+  });
   it("requests below limits (Burstable QoS)", () => {
     expectProblem(broken((o) => { serverContainer(o).resources.requests.cpu = "1"; }),
                   /cpu request 1 must equal its limit 4/);
@@ -193,8 +199,13 @@ describe("a broken rule fails the policy check", () => {
     expectProblem(broken((o) => { serverContainer(o).readinessProbe.httpGet.path = "/info"; }),
                   /readinessProbe asks \/info, not \/health/);
     expectProblem(broken((o) => {
-      serverContainer(o).env = serverContainer(o).env.filter((e) => e.name !== "ENCODER_HTTP_PORT");
-    }), /an http container port without ENCODER_HTTP_PORT/);
+      serverContainer(o).env.find((e) => e.name === "ENCODER_HTTP_PORT").value = "0";
+    }), /an http container port with ENCODER_HTTP_PORT=0 \(the API is off\)/);
+    expectProblem(broken((o) => {
+      const c = serverContainer(o);
+      c.env = c.env.filter((e) => e.name !== "ENCODER_HTTP_PORT");
+      c.ports.find((p) => p.name === "http").containerPort = 9090;
+    }), /ENCODER_HTTP_PORT unset \(default 8080\) but the http container port is 9090/);
     expectProblem(broken((o) => { delete serverContainer(o).startupProbe; }), /startupProbe is missing/);
   });
   it("a writable root file system or privilege escalation", () => {
