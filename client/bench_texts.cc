@@ -75,7 +75,7 @@ BenchRequests::BenchRequests(const std::vector<std::string>& texts, int inputs_p
     encoder::v1::EncodeRequest request;
     request.set_pooling(pooling);
     request.set_normalize(normalize);
-    request.set_truncate(truncate);
+    if (truncate) request.set_truncate(true);  // unset: the server's --auto-truncate
     return request;
   };
   // Enough requests to use every text once (at least one request).

@@ -36,7 +36,8 @@ int RunEncode(const ConnectionOptions& connection, const EncodeOptions& options,
     for (size_t i = begin; i < end; ++i) *request.add_inputs() = (*inputs)[i];
     request.set_pooling(*pooling);
     request.set_normalize(options.normalize);
-    request.set_truncate(options.truncate);
+    // Without --truncate the field stays unset: the server's --auto-truncate decides.
+    if (options.truncate) request.set_truncate(true);
     if (options.truncate_left) {
       request.set_truncation_direction(encoder::v1::TRUNCATION_DIRECTION_LEFT);
     }

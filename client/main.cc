@@ -56,7 +56,9 @@ ABSL_FLAG(std::string, pooling, "",
           "cls, mean, none (all token states) or pooler; "
           "default: the model's");
 ABSL_FLAG(bool, normalize, false, "L2-normalize the vectors");
-ABSL_FLAG(bool, truncate, false, "cut inputs longer than the model's maximum");
+ABSL_FLAG(bool, truncate, false,
+          "cut inputs longer than the model's maximum (encode without it: the server's "
+          "--auto-truncate decides)");
 ABSL_FLAG(bool, truncate_left, false,
           "encode: --truncate cuts the beginning of a text and keeps its end");
 ABSL_FLAG(std::string, prompt_name, "",

@@ -43,9 +43,8 @@ absl::StatusOr<core::EncodeRequest> ToCore(const encoder::v1::EncodeRequest& req
                        " (expected 0 UNSPECIFIED, 1 CLS, 2 MEAN, 3 NONE or 4 POOLER)"));
   }
   out.normalize = request.normalize();
-  // A proto3 bool cannot tell false from unset: false leaves the choice to
-  // the server's --auto-truncate.
-  if (request.truncate()) out.truncate = true;
+  // Unset leaves the choice to the server's --auto-truncate.
+  if (request.has_truncate()) out.truncate = request.truncate();
   absl::StatusOr<engine::TruncationSide> side = ToCore(request.truncation_direction());
   if (!side.ok()) return side.status();
   out.truncation_side = *side;

@@ -167,13 +167,18 @@ TEST(StatusMappingTest, TooLongNamesTheTruncateOption) {
   EXPECT_EQ(ToProtoError(too_long).message(), expected);
 }
 
-// proto3's bool cannot say "unset": false leaves truncation to --auto-truncate.
-TEST(ProtoConversionsTest, TruncateFalseLeavesItToTheServer) {
+// truncate is optional: unset leaves truncation to --auto-truncate, an
+// explicit false asks for the too-long error.
+TEST(ProtoConversionsTest, AnUnsetTruncateLeavesItToTheServer) {
   encoder::v1::EncodeRequest request;
   request.add_inputs()->set_text("a");
   absl::StatusOr<core::EncodeRequest> unset = ToCore(request);
   ASSERT_TRUE(unset.ok()) << unset.status();
   EXPECT_FALSE(unset->truncate.has_value());
+  request.set_truncate(false);
+  absl::StatusOr<core::EncodeRequest> refuse = ToCore(request);
+  ASSERT_TRUE(refuse.ok()) << refuse.status();
+  EXPECT_EQ(refuse->truncate, std::optional<bool>(false));
   request.set_truncate(true);
   request.set_truncation_direction(encoder::v1::TRUNCATION_DIRECTION_LEFT);
   absl::StatusOr<core::EncodeRequest> set = ToCore(request);
