@@ -58,7 +58,7 @@ TEST(ThreadCountTest, OmpNumThreadsListGivesItsFirstLevel) {
 }
 
 TEST(ThreadCountTest, WithoutOmpNumThreadsTheCpuBudget) {
-  for (const std::optional<std::string> value :
+  for (const std::optional<std::string>& value :
        {std::optional<std::string>(), std::optional<std::string>("0"),
         std::optional<std::string>("many"), std::optional<std::string>("")}) {
     ScopedOmpNumThreads env(value);
