@@ -131,3 +131,4 @@ wants minilm && row "engine, MiniLM-L6 1 x 128" minilm ms time
 wants bert && row "engine, BERT-base 8 x 128" bert ms time
 wants server && row "server, MiniLM-L6 shape, concurrency 8" server req/s rate
 echo "load average at the end: $(load_average)"
+if wants server; then stop_server; fi
