@@ -271,12 +271,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   server::RouteProtobufLogs();
+  std::string threads_reason = "--threads / ENCODER_THREADS";
   if (config.threads == 0) {
     const engine::ThreadCount threads = engine::DefaultThreadCount();
     config.threads = threads.threads;
-    server::LogEvent(EngineThreadsLine(threads.threads, threads.reason));
-  } else {
-    server::LogEvent(EngineThreadsLine(config.threads, "--threads / ENCODER_THREADS"));
+    threads_reason = threads.reason;
   }
 
   absl::StatusOr<std::unique_ptr<server::EncoderServer>> server =
@@ -285,6 +284,8 @@ int main(int argc, char** argv) {
     server::LogError(server.status().message());
     return 1;
   }
+  // Once started: a server that cannot start says only why, in one line.
+  server::LogEvent(EngineThreadsLine(config.threads, threads_reason));
 
   int received = 0;
   sigwait(&stop_signals, &received);
