@@ -88,9 +88,8 @@ TEST(ScaledSoftmaxDispatchTest, AllThreadsMatchSingleThreadBestIsa) {
   EXPECT_EQ(parallel, serial);
 }
 
-// Rows are split into blocks claimed by the threads as they come: with any
-// team size, row counts no block size divides and blocks past the last row
-// (9 rows in 8 blocks of 2), every row is done once.
+// Rows are split into contiguous blocks over the team: with any team size
+// and row counts no block size divides, every row is done once.
 TEST(ScaledSoftmaxDispatchTest, EveryRowOnceWithAnyTeamSize) {
   std::mt19937 rng(5);
   const int saved_threads = omp_get_max_threads();

@@ -1,5 +1,5 @@
 // The dispatching entry points of kernels.h: pick the ISA's row kernel and
-// split rows over OpenMP threads in contiguous blocks, claimed dynamically.
+// split rows over OpenMP threads in contiguous blocks.
 #include <omp.h>
 
 #include <algorithm>
@@ -43,29 +43,22 @@ SoftmaxFn SoftmaxFor(Isa isa) {
   return detail::ScaledSoftmaxRows<Isa::kScalar>;
 }
 
-// Blocks per thread: when another process holds a thread's core, the
-// threads still running take over its remaining blocks instead of waiting
-// at the barrier for it (bench/README.md, "Threads under contention").
-constexpr int64_t kBlocksPerThread = 4;
-
-// Calls fn(begin, end) over [0, rows) in contiguous blocks of rows (good for
-// the hardware prefetcher) handed out to the threads as they come, or inline
-// when the work is small or we are already inside a parallel region.
+// Calls fn(begin, end) over [0, rows) in one contiguous block per thread
+// (good for the hardware prefetcher), or inline when the work is small or
+// we are already inside a parallel region.
 template <typename Fn>
 void ParallelRows(int64_t rows, int64_t cols, const Fn& fn) {
   const int threads = omp_in_parallel() ? 1 : omp_get_max_threads();
-  const int64_t blocks = std::min<int64_t>(
-      {kBlocksPerThread * threads, rows, std::max<int64_t>(1, rows * cols / kMinParallelElements)});
-  if (threads <= 1 || blocks <= 1) {
+  const int64_t blocks =
+      std::min<int64_t>(threads, std::max<int64_t>(1, rows * cols / kMinParallelElements));
+  if (blocks <= 1) {
     fn(0, rows);
     return;
   }
   const int64_t block_rows = (rows + blocks - 1) / blocks;
-  const int team = static_cast<int>(std::min<int64_t>(threads, blocks));
-#pragma omp parallel for num_threads(team) schedule(dynamic, 1)
+#pragma omp parallel for num_threads(blocks) schedule(static, 1)
   for (int64_t b = 0; b < blocks; ++b) {
-    const int64_t begin = b * block_rows;
-    if (begin < rows) fn(begin, std::min(rows, begin + block_rows));
+    fn(b * block_rows, std::min(rows, (b + 1) * block_rows));
   }
 }
 
