@@ -93,6 +93,21 @@ TEST(CgroupCpuQuotaTest, V1ControllerMountedAsCpu) {
   EXPECT_DOUBLE_EQ(quota->cpus(), 0.25);
 }
 
+TEST(CgroupCpuQuotaTest, HybridWithSeparateCpuAndCpuacctMounts) {
+  // systemd's hybrid layout: each v1 controller mounted alone, v2 at
+  // unified/ with no controllers (so no cpu.max).
+  CgroupTree tree;
+  tree.Write("proc/self/cgroup", "4:memory:/a\n2:cpuacct:/\n1:cpu:/\n0::/\n");
+  tree.Write("sys/fs/cgroup/cpuacct/cpuacct.usage", "123\n");
+  tree.Write("sys/fs/cgroup/cpu/cpu.cfs_quota_us", "50000\n");
+  tree.Write("sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000\n");
+  tree.Write("sys/fs/cgroup/unified/cgroup.controllers", "\n");
+  const std::optional<CgroupCpuQuota> quota = ReadCgroupCpuQuota(tree.root());
+  ASSERT_TRUE(quota.has_value());
+  EXPECT_DOUBLE_EQ(quota->cpus(), 0.5);
+  EXPECT_EQ(quota->file, tree.Path("sys/fs/cgroup/cpu/cpu.cfs_quota_us"));
+}
+
 TEST(CgroupCpuQuotaTest, V1MinusOneIsNoQuota) {
   CgroupTree tree;
   tree.Write("proc/self/cgroup", "4:cpu,cpuacct:/\n");
