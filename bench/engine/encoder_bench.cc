@@ -1,6 +1,8 @@
 // Encoder throughput at the shapes users run: BERT-base and MiniLM-L6, fp32,
-// all cores. Models have random weights (speed does not depend on values)
-// and are written once per shape into a temporary directory.
+// the engine's default threads (the CPUs the process may use) and OpenMP
+// wait policy (passive unless OMP_WAIT_POLICY or GOMP_SPINCOUNT is set).
+// Models have random weights (speed does not depend on values) and are
+// written once per shape into a temporary directory.
 //   bench_encoder --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 

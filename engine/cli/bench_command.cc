@@ -175,7 +175,7 @@ absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, st
                 "\"rss_after_load_bytes\":%lld,\"parameters\":%lld,\"weights_fp32_bytes\":%lld,"
                 "\"checkpoint_bytes\":%lld",
                 bench.batch, variable ? 0 : bench.seq, variable ? bench.min_length : bench.seq,
-                longest, static_cast<long long>(tokens), bench.iters, options.threads,
+                longest, static_cast<long long>(tokens), bench.iters, (*encoder)->threads(),
                 engine::PrecisionName(options.precision), engine::IsaLevelName((*encoder)->isa()),
                 median, seconds.front(), static_cast<double>(tokens) / median,
                 flops / median * 1e-9, load_seconds, static_cast<long long>(peak_rss_after_load),

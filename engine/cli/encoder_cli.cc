@@ -34,7 +34,9 @@ ABSL_FLAG(std::string, lengths, "",
 ABSL_FLAG(uint32_t, seed, 42, "bench: seed for --lengths and token ids; make-model: weights");
 ABSL_FLAG(bool, profile, false,
           "bench: time each op kind of the forward pass and add the table to the JSON");
-ABSL_FLAG(int, threads, 0, "engine threads (0: all cores)");
+ABSL_FLAG(int, threads, 0,
+          "engine threads (0: OMP_NUM_THREADS if set, else the CPUs this process may use: its "
+          "CPU affinity capped by its cgroup CPU quota, rounded up)");
 ABSL_FLAG(int, max_batch_tokens, 16384, "most tokens per engine batch");
 ABSL_FLAG(std::string, precision, "fp32",
           "encode, bench: fp32 or int8 (weights quantized at load)");

@@ -13,6 +13,7 @@
 #include "dnnl/quantized_dense.h"
 #include "engine/isa.h"
 #include "engine/model_files.h"
+#include "engine/thread_count.h"
 #include "layers/embeddings.h"
 #include "layers/encoder_layer.h"
 #include "layers/packed_batch.h"
@@ -28,6 +29,7 @@ namespace engine {
 struct Encoder::Impl {
   ModelConfig config;
   EncoderOptions options;
+  int threads = 1;  // options.threads, or the default it stands for
   IsaLevel isa = IsaLevel::kScalar;
   DnnlContext dnnl;
   MatmulCache cache{&dnnl};
@@ -70,10 +72,11 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
   // ParseModelConfig accepted the type, so the registry has it.
   const Architecture& architecture = *FindArchitecture(config->model_type);
 
-  if (options.threads > 0) omp_set_num_threads(options.threads);
   auto impl = std::make_unique<Impl>();
   impl->config = *config;
   impl->options = options;
+  impl->threads = ResolveThreadCount(options.threads);
+  omp_set_num_threads(impl->threads);
   impl->isa = *isa;
   {
     // The checkpoint (and its file mappings) lives only while weights are copied.
@@ -90,10 +93,8 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
   // mmap threshold grows with large frees); hand them back so resident
   // memory after load is the weights, not their conversion.
   malloc_trim(0);
-  absl::StatusOr<Workspace> workspace =
-      Workspace::Create(impl->config, options.max_batch_tokens,
-                        options.threads > 0 ? options.threads : omp_get_max_threads(),
-                        options.precision == Precision::kInt8);
+  absl::StatusOr<Workspace> workspace = Workspace::Create(
+      impl->config, options.max_batch_tokens, impl->threads, options.precision == Precision::kInt8);
   if (!workspace.ok()) return workspace.status();
   impl->workspace = *std::move(workspace);
   return std::unique_ptr<Encoder>(new Encoder(std::move(impl)));
@@ -101,6 +102,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
 
 const ModelConfig& Encoder::config() const { return impl_->config; }
 const EncoderOptions& Encoder::options() const { return impl_->options; }
+int Encoder::threads() const { return impl_->threads; }
 bool Encoder::has_pooler() const { return impl_->weights.pooler != nullptr; }
 IsaLevel Encoder::isa() const { return impl_->isa; }
 
@@ -145,7 +147,7 @@ absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* res
   // OpenMP's thread count is per calling thread: the server calls Encode from
   // its batcher thread, not the one that loaded, and the workspace holds one
   // scores block per thread of that count.
-  if (m.options.threads > 0) omp_set_num_threads(m.options.threads);
+  omp_set_num_threads(m.threads);
   const int64_t h = m.config.hidden_size;
   result->hidden_size = static_cast<int>(h);
   result->offsets.resize(batch.size() + 1);

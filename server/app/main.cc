@@ -30,6 +30,7 @@
 #include "absl/time/time.h"
 #include "common/flag_help.h"
 #include "common/version_flag.h"
+#include "engine/thread_count.h"
 #include "server/app/command_line.h"
 #include "server/app/encoder_server.h"
 #include "server/app/server_config.h"
@@ -68,7 +69,9 @@ ABSL_FLAG(std::vector<std::string>, api_key, {},
           "none: no authentication");
 ABSL_FLAG(std::string, api_keys_file, "",
           "file of API keys, one a line ('#' comments), added to --api-key");
-ABSL_FLAG(int, threads, 0, "engine threads (0: all cores)");
+ABSL_FLAG(int, threads, 0,
+          "engine threads (0: OMP_NUM_THREADS if set, else the CPUs this process may use: its "
+          "CPU affinity capped by its cgroup CPU quota, rounded up; logged at start)");
 ABSL_FLAG(std::string, precision, "fp32",
           "fp32, or int8: weights quantized per output channel at load, activations per token");
 ABSL_FLAG(std::string, isa, "",
@@ -224,6 +227,19 @@ std::vector<std::string> JoinRepeatedApiKeys(const std::vector<std::string>& arg
   return out;
 }
 
+// "engine threads: 2 (CPU affinity 2 CPUs, cgroup quota none),
+// OMP_WAIT_POLICY=passive": how many threads and why, and how idle OpenMP
+// threads wait (common/omp_passive_wait_preinit.cc), which together decide
+// how the engine shares a busy machine.
+std::string EngineThreadsLine(int threads, const std::string& reason) {
+  const char* policy = std::getenv("OMP_WAIT_POLICY");
+  const char* spin_count = std::getenv("GOMP_SPINCOUNT");
+  return absl::StrCat("engine threads: ", threads, " (", reason, "), ",
+                      policy != nullptr       ? absl::StrCat("OMP_WAIT_POLICY=", policy)
+                      : spin_count != nullptr ? absl::StrCat("GOMP_SPINCOUNT=", spin_count)
+                                              : "libgomp's default wait policy");
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -276,6 +292,12 @@ int main(int argc, char** argv) {
     return 2;
   }
   server::RouteProtobufLogs();
+  std::string threads_reason = "--threads / ENCODER_THREADS";
+  if (config.threads == 0) {
+    const engine::ThreadCount threads = engine::DefaultThreadCount();
+    config.threads = threads.threads;
+    threads_reason = threads.reason;
+  }
 
   absl::StatusOr<std::unique_ptr<server::EncoderServer>> server =
       server::EncoderServer::Start(config);
@@ -283,6 +305,8 @@ int main(int argc, char** argv) {
     server::LogError(server.status().message());
     return 1;
   }
+  // Once started: a server that cannot start says only why, in one line.
+  server::LogEvent(EngineThreadsLine(config.threads, threads_reason));
 
   int received = 0;
   sigwait(&stop_signals, &received);

@@ -1,11 +1,13 @@
 // ScaledSoftmax for every ISA against the formula in double precision.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "kernel_test_util.h"
@@ -84,6 +86,25 @@ TEST(ScaledSoftmaxDispatchTest, AllThreadsMatchSingleThreadBestIsa) {
   ScaledSoftmax(parallel.data(), 257, 384, 0.125f);
   ScaledSoftmaxWithIsa(BestIsa(), serial.data(), 257, 384, 0.125f);
   EXPECT_EQ(parallel, serial);
+}
+
+// Rows are split into contiguous blocks over the team: with any team size
+// and row counts no block size divides, every row is done once.
+TEST(ScaledSoftmaxDispatchTest, EveryRowOnceWithAnyTeamSize) {
+  std::mt19937 rng(5);
+  const int saved_threads = omp_get_max_threads();
+  for (int threads : {2, 3, 5}) {
+    for (const auto& [rows, cols] :
+         {std::pair<int64_t, int64_t>{97, 1024}, {259, 1024}, {9, 32768}}) {
+      const std::vector<float> input = Uniform(rows * cols, -10.0f, 10.0f, rng);
+      std::vector<float> parallel = input, serial = input;
+      omp_set_num_threads(threads);
+      ScaledSoftmax(parallel.data(), rows, cols, 0.125f);
+      ScaledSoftmaxWithIsa(BestIsa(), serial.data(), rows, cols, 0.125f);
+      EXPECT_EQ(parallel, serial) << threads << " threads, " << rows << " x " << cols;
+    }
+  }
+  omp_set_num_threads(saved_threads);
 }
 
 }  // namespace

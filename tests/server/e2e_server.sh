@@ -122,9 +122,15 @@ check "a bad model dir exits 1 (got $status)" test "$status" -eq 1
 check "a bad model dir is one line: $(cat "$work/model.err")" test "$(wc -l <"$work/model.err")" -eq 1
 check "a bad model dir names it" grep -q "no-such-model" "$work/model.err"
 
-# No log line per request: only the five start lines so far (model,
-# tokenizer, instruction set, warm-up, serving).
-check "no per-request logs" test "$(wc -l <"$work/server.log")" -eq 5
+# No log line per request: only the six start lines so far (model,
+# tokenizer, instruction set, warm-up, serving, engine threads).
+check "no per-request logs" test "$(wc -l <"$work/server.log")" -eq 6
+check "the engine threads are logged with their reason" \
+  grep -Eq "engine threads: [1-9][0-9]* \((CPU affinity|OMP_NUM_THREADS|--threads)" "$work/server.log"
+if [ -z "${OMP_WAIT_POLICY-}" ] && [ -z "${GOMP_SPINCOUNT-}" ]; then
+  check "OpenMP waits passively unless told otherwise" \
+    grep -q "engine threads: .*, OMP_WAIT_POLICY=passive" "$work/server.log"
+fi
 status=0
 stop_server || status=$?
 check "a SIGTERM'd idle server exits 0" test "$status" -eq 0

@@ -77,7 +77,8 @@ const char* PrecisionName(Precision precision);
 bool ParsePrecision(const std::string& name, Precision* precision);
 
 struct EncoderOptions {
-  // OpenMP threads for the engine; 0 keeps the runtime's default (all cores).
+  // OpenMP threads for the engine; 0: DefaultThreadCount() (engine/thread_count.h),
+  // the CPUs the process may use (affinity, cgroup quota) or OMP_NUM_THREADS.
   int threads = 0;
   // The most tokens one Encode call may hold; the workspace is sized from it
   // at load so that Encode allocates nothing afterwards.

@@ -63,6 +63,9 @@ class Encoder {
 
   const ModelConfig& config() const;
   const EncoderOptions& options() const;
+  // The OpenMP threads a batch runs on: options().threads, or for 0 the
+  // default of engine/thread_count.h.
+  int threads() const;
   bool has_pooler() const;
   // The instruction-set level the process runs (engine/isa.h).
   IsaLevel isa() const;
