@@ -10,8 +10,6 @@
 namespace engine::tokenizer {
 namespace {
 
-absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
 uint64_t PairKey(int32_t left, int32_t right) {
   return static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32 | static_cast<uint32_t>(right);
 }

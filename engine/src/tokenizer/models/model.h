@@ -7,7 +7,13 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/strings/string_view.h"
+
 namespace engine::tokenizer {
+
+// A std::string_view as Abseil's own string_view (Debian's Abseil keeps its
+// own type), for looking up absl::flat_hash_map keys without a copy.
+inline absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
 
 // One piece of a word: its id and the word's characters [begin, end) it covers.
 struct SubWord {

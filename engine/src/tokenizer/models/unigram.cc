@@ -16,8 +16,6 @@ constexpr double kUnkPenalty = 10.0;
 // Real vocabularies stay far below this (XLM-R's longest piece is 48 bytes).
 constexpr size_t kMaxPieceBytes = 4096;
 
-absl::string_view Absl(std::string_view s) { return absl::string_view(s.data(), s.size()); }
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Unigram>> Unigram::Create(

@@ -51,7 +51,8 @@ absl::StatusOr<std::unique_ptr<Normalizer>> FromReplace(const json& j, const std
   return std::unique_ptr<Normalizer>(*std::move(r));
 }
 
-absl::StatusOr<std::unique_ptr<Normalizer>> FromSequence(const json& j, const std::string& where) {
+absl::StatusOr<std::unique_ptr<Normalizer>> FromNormalizerSequence(const json& j,
+                                                                   const std::string& where) {
   const auto list = j.find("normalizers");
   if (list == j.end() || !list->is_array()) return JsonError(where, "missing normalizers list");
   std::vector<std::unique_ptr<Normalizer>> steps;
@@ -72,7 +73,7 @@ absl::StatusOr<std::unique_ptr<Normalizer>> NormalizerFromJson(const json& j,
   if (*type == "BertNormalizer") return Bert(j, where);
   if (*type == "Precompiled") return FromPrecompiled(j, where);
   if (*type == "Replace") return FromReplace(j, where);
-  if (*type == "Sequence") return FromSequence(j, where);
+  if (*type == "Sequence") return FromNormalizerSequence(j, where);
   const auto form = [](UnicodeForm f) -> absl::StatusOr<std::unique_ptr<Normalizer>> {
     auto n = UnicodeNormalizer::Create(f);
     if (!n.ok()) return n.status();

@@ -41,8 +41,8 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> FromMetaspace(const json& j,
   return std::make_unique<Metaspace>(cp, scheme, split);
 }
 
-absl::StatusOr<std::unique_ptr<PreTokenizer>> FromSequence(const json& j,
-                                                           const std::string& where) {
+absl::StatusOr<std::unique_ptr<PreTokenizer>> FromPreTokenizerSequence(const json& j,
+                                                                       const std::string& where) {
   const auto list = j.find("pretokenizers");
   if (list == j.end() || !list->is_array()) return JsonError(where, "missing pretokenizers list");
   std::vector<std::unique_ptr<PreTokenizer>> steps;
@@ -78,7 +78,7 @@ absl::StatusOr<std::unique_ptr<PreTokenizer>> PreTokenizerFromJson(const json& j
   if (*type == "BertPreTokenizer") return std::make_unique<BertPreTokenizer>();
   if (*type == "WhitespaceSplit") return std::make_unique<WhitespaceSplit>();
   if (*type == "Metaspace") return FromMetaspace(j, where);
-  if (*type == "Sequence") return FromSequence(j, where);
+  if (*type == "Sequence") return FromPreTokenizerSequence(j, where);
   if (*type == "Whitespace") return std::make_unique<WhitespacePreTokenizer>();
   if (*type == "Split") {
     const auto pattern = j.find("pattern");
