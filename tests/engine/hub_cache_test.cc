@@ -18,7 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing_support::TempDir;
-using testing_support::WriteFile;
 
 // huggingface_hub's repo_folder_name for a model, written out here from its
 // source: "models" and the repo id's parts joined by "--".
@@ -90,9 +89,9 @@ class HubCacheFolderTest : public ::testing::Test {
     fs::create_directories(folder_ / "blobs");
     fs::create_directories(folder_ / "refs");
     fs::create_directories(Snapshot());
-    WriteFile((folder_ / "blobs" / "0a1b").string(), "{}");
+    testing_support::WriteFile((folder_ / "blobs" / "0a1b").string(), "{}");
     fs::create_symlink("../../blobs/0a1b", Snapshot() / "config.json");
-    WriteFile((folder_ / "refs" / "main").string(), kCommit);
+    testing_support::WriteFile((folder_ / "refs" / "main").string(), kCommit);
   }
   fs::path Snapshot() const { return folder_ / "snapshots" / kCommit; }
 
@@ -106,7 +105,7 @@ TEST_F(HubCacheFolderTest, RefsMainPicksTheSnapshot) {
   ASSERT_TRUE(snapshot.ok()) << snapshot.status();
   EXPECT_EQ(*snapshot, Snapshot().string());
   // With a trailing slash, and refs/main ending in a newline.
-  WriteFile((folder_ / "refs" / "main").string(), std::string(kCommit) + "\n");
+  testing_support::WriteFile((folder_ / "refs" / "main").string(), std::string(kCommit) + "\n");
   snapshot = MainSnapshotOfCacheFolder(folder_.string() + "/");
   ASSERT_TRUE(snapshot.ok()) << snapshot.status();
   EXPECT_EQ(*snapshot, Snapshot().string());
@@ -135,7 +134,7 @@ TEST_F(HubCacheFolderTest, AMissingRefNamesTheFileAndTheSnapshotsThereAre) {
 }
 
 TEST_F(HubCacheFolderTest, ARefToASnapshotThatIsNotThereIsAnError) {
-  WriteFile((folder_ / "refs" / "main").string(), "ffff");
+  testing_support::WriteFile((folder_ / "refs" / "main").string(), "ffff");
   absl::StatusOr<std::optional<std::string>> snapshot = MainSnapshotOfCacheFolder(folder_.string());
   ASSERT_FALSE(snapshot.ok());
   EXPECT_EQ(snapshot.status().code(), absl::StatusCode::kNotFound);
@@ -143,7 +142,7 @@ TEST_F(HubCacheFolderTest, ARefToASnapshotThatIsNotThereIsAnError) {
       << snapshot.status();
   EXPECT_TRUE(absl::StrContains(snapshot.status().message(), "snapshots/ffff is missing"));
 
-  WriteFile((folder_ / "refs" / "main").string(), "../../etc");
+  testing_support::WriteFile((folder_ / "refs" / "main").string(), "../../etc");
   snapshot = MainSnapshotOfCacheFolder(folder_.string());
   ASSERT_FALSE(snapshot.ok());
   EXPECT_TRUE(absl::StrContains(snapshot.status().message(), "\"../../etc\" is not a commit"))

@@ -17,18 +17,17 @@ namespace {
 
 namespace fs = std::filesystem;
 using testing_support::TempDir;
-using testing_support::WriteFile;
 
 TEST(ModelFilesTest, ReadsAWholeFile) {
   TempDir dir;
   const std::string path = dir.path() + "/config.json";
   std::string content(70000, 'x');  // more than one read's worth
   content += "\nend";
-  WriteFile(path, content);
+  testing_support::WriteFile(path, content);
   absl::StatusOr<std::string> read = ReadModelFile(path);
   ASSERT_TRUE(read.ok()) << read.status();
   EXPECT_EQ(*read, content);
-  WriteFile(path, "");
+  testing_support::WriteFile(path, "");
   EXPECT_EQ(*ReadModelFile(path), "");
 }
 
@@ -52,7 +51,7 @@ TEST(ModelFilesTest, FileErrorsGiveThePathAndTheReason) {
 
   // A file where a directory should be.
   const std::string file = dir.path() + "/model";
-  WriteFile(file, "");
+  testing_support::WriteFile(file, "");
   EXPECT_EQ(ReadModelFile(file + "/config.json").status(),
             absl::NotFoundError(file + "/config.json: cannot open: Not a directory"));
 }
@@ -64,7 +63,7 @@ TEST(ModelFilesTest, AnUnreadableFileIsPermissionDenied) {
   }
   TempDir dir;
   const std::string path = dir.path() + "/config.json";
-  WriteFile(path, "{}");
+  testing_support::WriteFile(path, "{}");
   fs::permissions(path, fs::perms::none);
   EXPECT_EQ(ReadModelFile(path).status(),
             absl::PermissionDeniedError(path + ": cannot open: Permission denied"));
