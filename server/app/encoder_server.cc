@@ -10,7 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/isa.h"
-#include "server/app/civetweb_stop.h"
+#include "server/app/open_file_limit.h"
 #include "server/app/port_check.h"
 #include "server/core/log.h"
 #include "server/grpc/proto_conversions.h"
@@ -182,13 +182,10 @@ absl::Status EncoderServer::ServeMetrics() {
 
 absl::Status EncoderServer::ServeHttp() {
   if (!config_.http_port.has_value()) return absl::OkStatus();
-  http::HttpOptions options;
+  http::HttpOptions options = config_.http;
   options.host = config_.host;
   options.port = *config_.http_port;
-  options.threads = config_.http_threads;
-  options.max_body_bytes = config_.http_max_body_bytes;
-  options.default_timeout = config_.http_timeout;
-  options.io_timeout = config_.http_io_timeout;
+  RaiseOpenFileLimit(options.max_connections);
   const engine::ModelConfig& model_config = model_.encoder->config();
   http::HttpModelInfo info;
   info.name = model_.name;
@@ -251,10 +248,7 @@ absl::Status EncoderServer::Listen() {
 }
 
 void EncoderServer::StopHttp() {
-  if (http_ == nullptr) return;
-  // Idle keep-alive connections (an HTTP client's pool) would hold CivetWeb's
-  // workers for up to 2 s after the stop.
-  StopCivetWebPromptly(config_.host, http_->port(), [this] { http_->Stop(); });
+  if (http_ != nullptr) http_->Stop();
 }
 
 void EncoderServer::BeginShutdown() {

@@ -54,15 +54,30 @@ ABSL_FLAG(int, http_port, 8080,
 ABSL_FLAG(bool, auto_truncate, true,
           "cut inputs longer than the model's maximum when a request does not say "
           "\"truncate\" (false: refuse them); every route, gRPC too");
-ABSL_FLAG(int, http_threads, 64,
-          "HTTP connections served at once (one thread each, kept while the connection is "
-          "open); more wait to be accepted");
-ABSL_FLAG(int64_t, http_max_body_bytes, 8 << 20, "largest HTTP request body; larger ones get 413");
+ABSL_FLAG(int, http_threads, server::DefaultHttpOptions().threads,
+          "HTTP handler threads: they parse request bodies, tokenize and render answers (never "
+          "held by a connection)");
+ABSL_FLAG(int, http_io_threads, server::DefaultHttpOptions().io_threads,
+          "HTTP event loops (epoll) that accept, read and write every connection");
+ABSL_FLAG(int, http_max_connections, server::DefaultHttpOptions().max_connections,
+          "HTTP connections open at once; past it a new connection is answered 503 and closed "
+          "(the open-file limit is raised to fit when the hard limit allows)");
+ABSL_FLAG(int64_t, http_max_header_bytes, server::DefaultHttpOptions().max_header_bytes,
+          "largest HTTP request line and headers; larger ones get 431 and the connection closes");
+ABSL_FLAG(int64_t, http_max_body_bytes, server::DefaultHttpOptions().max_body_bytes,
+          "largest HTTP request body; larger ones get 413");
 ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(30),
           "deadline of an HTTP request without an X-Request-Timeout-Ms header; past it, 504");
-ABSL_FLAG(absl::Duration, http_io_timeout, absl::Seconds(10),
-          "how long reading an HTTP request or writing its response may take; a slow or "
-          "half-sent request is dropped after it");
+ABSL_FLAG(absl::Duration, http_header_timeout, absl::Seconds(10),
+          "time for an HTTP request's line and headers to arrive (from the connection's start "
+          "or the request's first byte); past it 408 and the connection closes");
+ABSL_FLAG(absl::Duration, http_body_timeout, absl::Seconds(30),
+          "time for an HTTP request's body to arrive after its headers; past it 408 and the "
+          "connection closes (a slow sender is never served after the fact)");
+ABSL_FLAG(absl::Duration, http_idle_timeout, absl::Seconds(60),
+          "an HTTP keep-alive connection without a request for this long is closed");
+ABSL_FLAG(absl::Duration, http_write_timeout, absl::Seconds(30),
+          "time to write one HTTP response; a client that does not read it is disconnected");
 ABSL_FLAG(std::vector<std::string>, api_key, {},
           "API key required on every call but health and /metrics (HTTP: Authorization: Bearer "
           "KEY; gRPC: authorization metadata); repeat the flag or separate keys with commas; "
@@ -144,9 +159,15 @@ const std::vector<std::string> kFlagNames = {"model",
                                              "metrics_port",
                                              "http_port",
                                              "http_threads",
+                                             "http_io_threads",
+                                             "http_max_connections",
+                                             "http_max_header_bytes",
                                              "http_max_body_bytes",
                                              "http_timeout",
-                                             "http_io_timeout",
+                                             "http_header_timeout",
+                                             "http_body_timeout",
+                                             "http_idle_timeout",
+                                             "http_write_timeout",
                                              "api_key",
                                              "api_keys_file",
                                              "threads",
@@ -182,10 +203,16 @@ server::ServerConfig ConfigFromFlags() {
   } else {
     config.http_port = http_port;
   }
-  config.http_threads = absl::GetFlag(FLAGS_http_threads);
-  config.http_max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
-  config.http_timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_http_timeout));
-  config.http_io_timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_http_io_timeout));
+  config.http.threads = absl::GetFlag(FLAGS_http_threads);
+  config.http.io_threads = absl::GetFlag(FLAGS_http_io_threads);
+  config.http.max_connections = absl::GetFlag(FLAGS_http_max_connections);
+  config.http.max_header_bytes = absl::GetFlag(FLAGS_http_max_header_bytes);
+  config.http.max_body_bytes = absl::GetFlag(FLAGS_http_max_body_bytes);
+  config.http.default_timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_http_timeout));
+  config.http.header_timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_http_header_timeout));
+  config.http.body_timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_http_body_timeout));
+  config.http.idle_timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_http_idle_timeout));
+  config.http.write_timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_http_write_timeout));
   config.threads = absl::GetFlag(FLAGS_threads);
   config.precision = absl::GetFlag(FLAGS_precision);
   config.isa = absl::GetFlag(FLAGS_isa);

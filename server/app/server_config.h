@@ -10,8 +10,16 @@
 
 #include "absl/status/status.h"
 #include "server/core/batcher.h"
+#include "server/http/http_options.h"
 
 namespace server {
+
+// The HTTP adapter's defaults as the --http-* flags give them.
+inline http::HttpOptions DefaultHttpOptions() {
+  http::HttpOptions options;
+  options.max_body_bytes = 8 << 20;
+  return options;
+}
 
 struct ServerConfig {
   std::string model_dir;
@@ -24,10 +32,8 @@ struct ServerConfig {
   // nullopt: off (the --http-port flag's 0); 0: any free port, as for the
   // other ports (EncoderServer::http_port() says which).
   std::optional<int> http_port = 8080;
-  int http_threads = 64;                             // HTTP connections served at once
-  int64_t http_max_body_bytes = 8 << 20;             // larger request bodies: 413
-  std::chrono::milliseconds http_timeout{30000};     // deadline without X-Request-Timeout-Ms
-  std::chrono::milliseconds http_io_timeout{10000};  // reading a request, writing a response
+  // Its threads, limits and timeouts (host and port come from above).
+  http::HttpOptions http = DefaultHttpOptions();
   // API keys (both transports); empty: no authentication.
   std::vector<std::string> api_keys;
   int threads = 0;                 // engine threads; 0: all cores

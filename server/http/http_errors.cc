@@ -184,6 +184,8 @@ const char* ReasonPhrase(int http_status) {
       return "Unprocessable Entity";
     case 429:
       return "Too Many Requests";
+    case 431:
+      return "Request Header Fields Too Large";
     case 499:
       return "Client Closed Request";
     case 501:

@@ -60,6 +60,28 @@ Api ApiOfPath(absl::string_view path) {
   return absl::StartsWith(path, "/v1/") ? Api::kOpenAi : Api::kTei;
 }
 
+std::string DecodePath(absl::string_view target) {
+  target = target.substr(0, target.find_first_of("?#"));
+  const auto hex = [](char c) -> int {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  std::string path;
+  path.reserve(target.size());
+  for (size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == '%' && i + 2 < target.size() && hex(target[i + 1]) >= 0 &&
+        hex(target[i + 2]) >= 0) {
+      path += static_cast<char>(hex(target[i + 1]) * 16 + hex(target[i + 2]));
+      i += 2;
+    } else {
+      path += target[i];
+    }
+  }
+  return path;
+}
+
 std::string RouteList() {
   std::vector<std::string> routes;
   for (const RouteInfo& route : kRoutes) {

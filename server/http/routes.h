@@ -47,6 +47,11 @@ RouteMatch MatchRoute(absl::string_view method, absl::string_view path);
 // The API whose shapes a path answers in: OpenAI under /v1/, else TEI.
 Api ApiOfPath(absl::string_view path);
 
+// The path of a request target: without its query ("?...") or fragment, with
+// %XX escapes decoded ("/v1/models/BAAI%2Fbge-m3" is "/v1/models/BAAI/bge-m3");
+// a malformed escape stays as it is.
+std::string DecodePath(absl::string_view target);
+
 // Every route, for the start-up log: "POST /v1/embeddings, GET /v1/models, ...".
 std::string RouteList();
 

@@ -1,5 +1,6 @@
 #include "support/http_test_client.h"
 
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -40,6 +41,7 @@ absl::StatusOr<HttpResponse> HttpTestConnection::ReadResponse() {
   };
   size_t header_end;
   while ((header_end = buffered_.find("\r\n\r\n")) == std::string::npos) {
+    if (fd_ < 0) return absl::UnavailableError("connection closed before a response");
     if (!fill()) return absl::UnavailableError("connection closed before a response");
   }
   HttpResponse response;
@@ -65,6 +67,26 @@ absl::StatusOr<HttpResponse> HttpTestConnection::ReadResponse() {
   response.body = buffered_.substr(0, length);
   buffered_.erase(0, length);
   return response;
+}
+
+absl::Status HttpTestConnection::AwaitClose(std::chrono::milliseconds within) {
+  const auto give_up = std::chrono::steady_clock::now() + within;
+  while (true) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        give_up - std::chrono::steady_clock::now());
+    if (left.count() <= 0) return absl::DeadlineExceededError("still open");
+    pollfd readable{fd_, POLLIN, 0};
+    if (poll(&readable, 1, static_cast<int>(left.count())) <= 0) continue;
+    char buffer[65536];
+    const ssize_t n = recv(fd_, buffer, sizeof(buffer), 0);
+    if (n <= 0) return absl::OkStatus();  // closed (or reset)
+    buffered_.append(buffer, static_cast<size_t>(n));
+  }
+}
+
+void HttpTestConnection::Close() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
 }
 
 absl::StatusOr<HttpResponse> HttpTestConnection::Request(const std::string& method,

@@ -4,6 +4,7 @@
 // framing). Keeps the connection for the next request (keep-alive).
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <string>
 
@@ -29,6 +30,12 @@ class HttpTestConnection {
   absl::Status SendRaw(const std::string& bytes);
   // Reads one response; UNAVAILABLE when the server closed the connection.
   absl::StatusOr<HttpResponse> ReadResponse();
+  // Waits up to `within` for the server to close the connection (what it sent
+  // meanwhile stays readable by ReadResponse): OK once closed,
+  // DEADLINE_EXCEEDED while still open.
+  absl::Status AwaitClose(std::chrono::milliseconds within);
+  // Closes this end now (a client that leaves).
+  void Close();
   // A request with Content-Length, then its response. `headers` are whole
   // lines ending in \r\n.
   absl::StatusOr<HttpResponse> Request(const std::string& method, const std::string& path,

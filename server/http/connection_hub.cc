@@ -1,0 +1,61 @@
+#include "server/http/connection_hub.h"
+
+#include <boost/asio/post.hpp>
+#include <utility>
+
+namespace server::http {
+
+ConnectionHub::ConnectionHub(const HttpOptions& options, int handler_threads)
+    : options_(options), workers_(static_cast<size_t>(handler_threads)) {}
+
+void ConnectionHub::Post(std::function<void()> work) {
+  boost::asio::post(workers_, std::move(work));
+}
+
+void ConnectionHub::Add(const std::shared_ptr<Connection>& connection) {
+  common::MutexLock lock(&mu_);
+  live_.emplace(connection.get(), connection);
+  open_.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ConnectionHub::Remove(const Connection* connection) {
+  common::MutexLock lock(&mu_);
+  if (live_.erase(connection) > 0) open_.fetch_sub(1, std::memory_order_relaxed);
+  changed_.SignalAll();
+}
+
+std::vector<std::shared_ptr<Connection>> ConnectionHub::Live() const {
+  common::MutexLock lock(&mu_);
+  std::vector<std::shared_ptr<Connection>> live;
+  live.reserve(live_.size());
+  for (const auto& [key, weak] : live_) {
+    if (std::shared_ptr<Connection> connection = weak.lock()) live.push_back(std::move(connection));
+  }
+  return live;
+}
+
+void ConnectionHub::RequestHandedOver() {
+  common::MutexLock lock(&mu_);
+  ++requests_;
+}
+
+void ConnectionHub::RequestAnswered() {
+  common::MutexLock lock(&mu_);
+  --requests_;
+  changed_.SignalAll();
+}
+
+void ConnectionHub::AwaitNoRequests() {
+  common::MutexLock lock(&mu_);
+  while (requests_ > 0) changed_.Wait(&mu_);
+}
+
+bool ConnectionHub::AwaitNoConnections(std::chrono::steady_clock::time_point deadline) {
+  common::MutexLock lock(&mu_);
+  while (!live_.empty()) {
+    if (changed_.WaitWithDeadline(&mu_, deadline)) return live_.empty();
+  }
+  return true;
+}
+
+}  // namespace server::http
