@@ -222,6 +222,10 @@ absl::Status EncoderServer::Listen() {
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config_.max_concurrent_streams);
   // A connection without calls for this long gets GOAWAY and is closed.
   builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, ToIntMs(config_.max_connection_idle));
+  // A connection that never completes its handshake is closed after this
+  // (gRPC's default, 120 s, lets silent sockets pile up).
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             ToIntMs(config_.handshake_timeout));
   // Keepalive: find dead peers of open streams; accept client pings up to
   // min_client_ping_interval apart while calls are open (gRPC's own default,
   // 5 min, sends GOAWAY to clients that ping every 10 s or 1 min). Pings on a

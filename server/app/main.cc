@@ -117,6 +117,9 @@ ABSL_FLAG(int64_t, max_tokens_per_request, 16384,
           "message; beyond it INVALID_ARGUMENT");
 ABSL_FLAG(int, max_concurrent_streams, 256,
           "HTTP/2 streams (calls) open at once per connection; a client's further calls wait");
+ABSL_FLAG(absl::Duration, handshake_timeout, absl::Seconds(10),
+          "a new gRPC connection that has not finished its TLS and HTTP/2 handshake (the "
+          "client's preface and SETTINGS) within this is closed");
 ABSL_FLAG(absl::Duration, max_connection_idle, absl::Minutes(5),
           "a connection without calls for this long is closed (GOAWAY)");
 
@@ -187,7 +190,8 @@ const std::vector<std::string> kFlagNames = {"model",
                                              "max_receive_message_bytes",
                                              "max_tokens_per_request",
                                              "max_concurrent_streams",
-                                             "max_connection_idle"};
+                                             "max_connection_idle",
+                                             "handshake_timeout"};
 
 server::ServerConfig ConfigFromFlags() {
   server::ServerConfig config;
@@ -231,6 +235,7 @@ server::ServerConfig ConfigFromFlags() {
   config.max_tokens_per_request = absl::GetFlag(FLAGS_max_tokens_per_request);
   config.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   config.max_connection_idle = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_max_connection_idle));
+  config.handshake_timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_handshake_timeout));
   return config;
 }
 

@@ -125,6 +125,10 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
                       config.max_connection_idle.count() <= kIntMax,
                   "max-connection-idle", "positive and at most 596h (ms)",
                   config.max_connection_idle.count()),
+           MustBe(
+               config.handshake_timeout.count() > 0 && config.handshake_timeout.count() <= kIntMax,
+               "handshake-timeout", "positive and at most 596h (ms)",
+               config.handshake_timeout.count()),
        }) {
     if (!status.ok()) return status;
   }

@@ -68,6 +68,11 @@ struct ServerConfig {
   int64_t max_tokens_per_request = 16384;  // after tokenization, over one request's inputs
   int max_concurrent_streams = 256;        // HTTP/2 streams per connection; more wait
   std::chrono::milliseconds max_connection_idle{300000};  // then the connection is closed
+  // A new gRPC connection must finish its TLS and HTTP/2 handshake (the
+  // client's preface and SETTINGS) within this, or it is closed: a socket
+  // that connects and stays silent holds nothing for long (gRPC's own
+  // default is 120 s).
+  std::chrono::milliseconds handshake_timeout{10000};
   // Keepalive, not flags: the server pings a connection quiet for
   // keepalive_time and drops it when no answer comes within keepalive_timeout
   // (a vanished client's open stream does not hold its memory forever);

@@ -3,6 +3,11 @@
 // concurrent streams per connection (further streams wait), idle connections
 // (closed), and the validation of each flag.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <chrono>
 #include <future>
@@ -16,6 +21,7 @@
 #include "encoder/v1/encoder.grpc.pb.h"
 #include "server/app/encoder_server.h"
 #include "server/app/server_config.h"
+#include "support/net.h"
 #include "support/test_server.h"
 
 namespace server {
@@ -263,6 +269,28 @@ TEST_F(LimitsTest, AnIdleConnectionIsClosedAfterMaxConnectionIdle) {
   EXPECT_TRUE(Encode(*stub, Request({Ids(4)}), &response).ok());
 }
 
+TEST_F(LimitsTest, ASilentConnectionIsClosedAfterTheHandshakeTimeout) {
+  ServerConfig config = TestServerConfig(model_->dir());
+  config.handshake_timeout = std::chrono::milliseconds(300);
+  std::unique_ptr<EncoderServer> server = StartServer(config);
+  ASSERT_NE(server, nullptr);
+  // A TCP connection that sends no HTTP/2 preface: gRPC's default would keep
+  // it for 120 s; the read times out after 30 s if the server never closes it.
+  const int silent = testing_support::ConnectLoopback(server->port(), 30);
+  ASSERT_GE(silent, 0);
+  // The server's own SETTINGS come first; then the end of the stream.
+  char bytes[256];
+  ssize_t got = 0;
+  while ((got = recv(silent, bytes, sizeof(bytes), 0)) > 0) {
+  }
+  EXPECT_TRUE(got == 0 || errno == ECONNRESET) << "still open after 30 s: " << strerror(errno);
+  close(silent);
+  // Working clients are served all along.
+  auto stub = encoder::v1::Encoder::NewStub(Connect(server->port()));
+  EncodeResponse response;
+  EXPECT_TRUE(Encode(*stub, Request({Ids(4)}), &response).ok());
+}
+
 TEST(LimitsConfigTest, DefaultsAndValidationNameTheFlag) {
   const ServerConfig defaults;
   EXPECT_EQ(defaults.max_receive_message_bytes, 0);  // derived:
@@ -278,6 +306,7 @@ TEST(LimitsConfigTest, DefaultsAndValidationNameTheFlag) {
   EXPECT_EQ(defaults.max_tokens_per_request, 16384);
   EXPECT_EQ(defaults.max_concurrent_streams, 256);
   EXPECT_EQ(defaults.max_connection_idle, std::chrono::minutes(5));
+  EXPECT_EQ(defaults.handshake_timeout, std::chrono::seconds(10));
 
   ServerConfig config = TestServerConfig("/some/model");
   ASSERT_TRUE(ValidateServerConfig(config).ok());
@@ -304,6 +333,9 @@ TEST(LimitsConfigTest, DefaultsAndValidationNameTheFlag) {
   bad.max_connection_idle = std::chrono::hours(1000);
   EXPECT_EQ(error(bad),
             "--max-connection-idle must be positive and at most 596h (ms) (got 3600000000)");
+  bad = config;
+  bad.handshake_timeout = std::chrono::milliseconds(0);
+  EXPECT_EQ(error(bad), "--handshake-timeout must be positive and at most 596h (ms) (got 0)");
 }
 
 // --isa is checked by name here (exit 2 for a bad flag); whether the CPU has
