@@ -24,6 +24,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "fuzz_service.h"
 #include "fuzz_util.h"
 #include "server/core/api_keys.h"
@@ -124,11 +125,11 @@ std::string Exchange(int port, std::string_view bytes) {
 
 // Every response in `stream` is framed: a status line, headers, and as many
 // body bytes as Content-Length says (1xx: none).
-void CheckResponses(std::string_view stream) {
+void CheckResponses(absl::string_view stream) {
   while (!stream.empty()) {
     const size_t head_end = stream.find("\r\n\r\n");
-    fuzz::Check(head_end != std::string_view::npos, "a response's head ends with CRLF CRLF");
-    const std::vector<std::string_view> lines = absl::StrSplit(stream.substr(0, head_end), "\r\n");
+    fuzz::Check(head_end != absl::string_view::npos, "a response's head ends with CRLF CRLF");
+    const std::vector<absl::string_view> lines = absl::StrSplit(stream.substr(0, head_end), "\r\n");
     fuzz::Check(absl::StartsWith(lines[0], "HTTP/1.1 "), "a status line starts HTTP/1.1");
     int status = 0;
     fuzz::Check(absl::SimpleAtoi(lines[0].substr(9, 3), &status) && status >= 100 && status < 600,
@@ -136,7 +137,7 @@ void CheckResponses(std::string_view stream) {
     size_t length = 0;
     for (size_t i = 1; i < lines.size(); ++i) {
       const size_t colon = lines[i].find(':');
-      if (colon != std::string_view::npos &&
+      if (colon != absl::string_view::npos &&
           absl::EqualsIgnoreCase(lines[i].substr(0, colon), "content-length")) {
         fuzz::Check(
             absl::SimpleAtoi(absl::StripAsciiWhitespace(lines[i].substr(colon + 1)), &length),
@@ -155,6 +156,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Adapter* const adapter = new Adapter(fuzz::GetService("fuzz_http_wire"));
   const std::string received =
       Exchange(adapter->http->port(), std::string_view(reinterpret_cast<const char*>(data), size));
-  CheckResponses(received);
+  CheckResponses(absl::string_view(received));
   return 0;
 }

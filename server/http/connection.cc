@@ -77,6 +77,7 @@ void Connection::AwaitRequest() {
   socket_.async_wait(tcp::socket::wait_read, [self = shared_from_this()](error_code error) {
     if (self->phase_ != Phase::kIdle) return;
     // Idle too long, or gone: closed without an answer, as keep-alive allows.
+    if (self->timed_out_) self->hub_->metrics().TimedOut(HttpMetrics::Timeout::kIdle);
     if (error || self->timed_out_) return self->CloseNow();
     self->Disarm();
     self->ReadHeaders();
@@ -102,6 +103,7 @@ void Connection::OnHeaders(error_code error) {
   const HttpOptions& options = hub_->options();
   if (error) {
     if (timed_out_) {
+      hub_->metrics().TimedOut(HttpMetrics::Timeout::kHeader);
       // A connection that never began a request is closed without a word.
       if (!parser_->got_some() && buffer_.size() == 0) return CloseNow();
       return RefuseRequest(
@@ -175,6 +177,7 @@ void Connection::OnBody(error_code error) {
   const HttpOptions& options = hub_->options();
   RequestHandler& handler = hub_->handler();
   if (timed_out_) {
+    hub_->metrics().TimedOut(HttpMetrics::Timeout::kBody);
     // Closed, not served after the fact: a slow sender holds no request open.
     return Respond(handler.RefuseBody(
         screening_,
@@ -260,6 +263,9 @@ void Connection::Respond(const HttpReply& reply) {
                      if (self->phase_ != Phase::kWriting) return;
                      self->Disarm();
                      std::string().swap(self->out_);
+                     if (self->timed_out_) {
+                       self->hub_->metrics().TimedOut(HttpMetrics::Timeout::kWrite);
+                     }
                      if (error) return self->CloseNow();
                      if (close) return self->Linger();
                      self->AwaitRequest();

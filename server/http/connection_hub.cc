@@ -5,8 +5,8 @@
 
 namespace server::http {
 
-ConnectionHub::ConnectionHub(const HttpOptions& options, int handler_threads)
-    : options_(options), workers_(static_cast<size_t>(handler_threads)) {}
+ConnectionHub::ConnectionHub(const HttpOptions& options, HttpMetrics* metrics)
+    : options_(options), metrics_(metrics), workers_(static_cast<size_t>(options.threads)) {}
 
 void ConnectionHub::Post(std::function<void()> work) {
   boost::asio::post(workers_, std::move(work));
@@ -16,11 +16,15 @@ void ConnectionHub::Add(const std::shared_ptr<Connection>& connection) {
   common::MutexLock lock(&mu_);
   live_.emplace(connection.get(), connection);
   open_.fetch_add(1, std::memory_order_relaxed);
+  metrics_->ConnectionOpened();
 }
 
 void ConnectionHub::Remove(const Connection* connection) {
   common::MutexLock lock(&mu_);
-  if (live_.erase(connection) > 0) open_.fetch_sub(1, std::memory_order_relaxed);
+  if (live_.erase(connection) > 0) {
+    open_.fetch_sub(1, std::memory_order_relaxed);
+    metrics_->ConnectionClosed();
+  }
   changed_.SignalAll();
 }
 

@@ -15,6 +15,7 @@
 #include <boost/asio/thread_pool.hpp>
 
 #include "common/mutex.h"
+#include "server/http/http_metrics.h"
 #include "server/http/http_options.h"
 #include "server/http/request_handler.h"
 
@@ -24,9 +25,11 @@ class Connection;
 
 class ConnectionHub {
  public:
-  ConnectionHub(const HttpOptions& options, int handler_threads);
+  // `metrics` must outlive the hub.
+  ConnectionHub(const HttpOptions& options, HttpMetrics* metrics);
 
   const HttpOptions& options() const { return options_; }
+  HttpMetrics& metrics() { return *metrics_; }
   RequestHandler& handler() { return *handler_; }
   void set_handler(std::unique_ptr<RequestHandler> handler) { handler_ = std::move(handler); }
 
@@ -55,6 +58,7 @@ class ConnectionHub {
 
  private:
   const HttpOptions options_;
+  HttpMetrics* const metrics_;
   std::unique_ptr<RequestHandler> handler_;
   boost::asio::thread_pool workers_;
   std::atomic<int> open_{0};

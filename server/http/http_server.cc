@@ -33,13 +33,15 @@ constexpr std::chrono::seconds kStopWriteWait{5};
 }  // namespace
 
 struct HttpServer::Impl {
-  explicit Impl(const HttpOptions& options) : hub(options, options.threads) {}
+  Impl(const HttpOptions& options, prometheus::Registry& registry)
+      : metrics(registry), hub(options, &metrics) {}
 
   void Accept();
   void OnAcceptError(const error_code& error);
 
-  // Destroyed last: connections that outlive the event loops' handlers
-  // leave its register in their destructors.
+  HttpMetrics metrics;
+  // Destroyed last but the metrics: connections that outlive the event
+  // loops' handlers leave its register in their destructors.
   ConnectionHub hub;
   std::vector<std::unique_ptr<net::io_context>> loops;
   std::vector<net::executor_work_guard<net::io_context::executor_type>> guards;
@@ -60,6 +62,7 @@ void HttpServer::Impl::Accept() {
     const bool full = hub.open() >= hub.options().max_connections;
     hub.Add(connection);
     if (full) {
+      hub.metrics().ConnectionRefused();
       // A clear answer rather than a connection left waiting in the backlog.
       HttpReply reply =
           ErrorReply(absl::UnavailableError(absl::StrCat(
@@ -99,7 +102,7 @@ absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
     ServerMetrics* metrics, const ApiKeys* keys, Clock* clock,
     std::vector<std::weak_ptr<prometheus::Collectable>> collectables) {
   std::unique_ptr<HttpServer> server(new HttpServer());
-  server->impl_ = std::make_unique<Impl>(options);
+  server->impl_ = std::make_unique<Impl>(options, *metrics->registry());
   Impl& impl = *server->impl_;
   ConnectionHub* hub = &impl.hub;
   impl.hub.set_handler(std::make_unique<RequestHandler>(

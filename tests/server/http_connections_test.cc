@@ -47,6 +47,29 @@ class HttpConnectionsTest : public ::testing::Test {
     http_ = std::make_unique<HttpTestServer>(std::vector<std::string>{}, options);
     ASSERT_TRUE(http_->ok());
   }
+  // Whether GET /metrics shows `line`.
+  bool MetricsShow(const std::string& line) {
+    const HttpResponse metrics = http_->Call("GET", "/metrics");
+    EXPECT_EQ(metrics.status, 200);
+    return metrics.body.find(line) != std::string::npos;
+  }
+
+  // The value of an unlabelled series in GET /metrics (retried while new
+  // connections are refused); -1 when absent.
+  int MetricValue(const std::string& name) {
+    for (int attempt = 0; attempt < 200; ++attempt) {
+      HttpTestConnection connection(http_->port());
+      absl::StatusOr<HttpResponse> metrics = connection.Request("GET", "/metrics");
+      if (!metrics.ok() || metrics->status != 200) {
+        std::this_thread::sleep_for(milliseconds(20));
+        continue;
+      }
+      const size_t at = metrics->body.find("\n" + name + " ");
+      return at == std::string::npos ? -1 : std::stoi(metrics->body.substr(at + name.size() + 2));
+    }
+    return -1;
+  }
+
   std::unique_ptr<HttpTestServer> http_;
 };
 
@@ -83,6 +106,7 @@ TEST_F(HttpConnectionsTest, IdleKeepAliveConnectionsDoNotHoldBackANewClient) {
     EXPECT_EQ(again->status, 200);
   }
   EXPECT_GE(http_->server().open_connections(), 400);
+  EXPECT_GE(MetricValue("encoder_http_connections"), 400);
 }
 
 TEST_F(HttpConnectionsTest, SlowHeadersGet408AndSilentConnectionsCloseWithoutAWord) {
@@ -100,6 +124,7 @@ TEST_F(HttpConnectionsTest, SlowHeadersGet408AndSilentConnectionsCloseWithoutAWo
   EXPECT_EQ(answer->headers.at("connection"), "close");
   ASSERT_TRUE(silent.AwaitClose(kPatience).ok());
   EXPECT_FALSE(silent.ReadResponse().ok());  // closed with nothing sent
+  EXPECT_TRUE(MetricsShow(R"(encoder_http_timeouts_total{phase="header"} 2)"));
 }
 
 TEST_F(HttpConnectionsTest, SlowBodiesGet408AndAreNeverServed) {
@@ -122,6 +147,9 @@ TEST_F(HttpConnectionsTest, SlowBodiesGet408AndAreNeverServed) {
   for (const std::vector<int32_t>& batch : http_->core().backend().batches()) {
     for (int32_t id : batch) EXPECT_NE(id, 42);
   }
+  EXPECT_TRUE(MetricsShow(R"(encoder_http_timeouts_total{phase="body"} 1)"));
+  EXPECT_TRUE(MetricsShow(
+      R"(encoder_requests_total{code="INVALID_ARGUMENT",rpc="Encode",transport="http"} 1)"));
 }
 
 TEST_F(HttpConnectionsTest, IdleKeepAliveConnectionsCloseAfterTheIdleTimeout) {
@@ -134,6 +162,7 @@ TEST_F(HttpConnectionsTest, IdleKeepAliveConnectionsCloseAfterTheIdleTimeout) {
   EXPECT_EQ(first->status, 200);
   ASSERT_TRUE(client.AwaitClose(kPatience).ok());
   EXPECT_FALSE(client.ReadResponse().ok());  // no answer: idle connections just close
+  EXPECT_TRUE(MetricsShow(R"(encoder_http_timeouts_total{phase="idle"} 1)"));
 }
 
 TEST_F(HttpConnectionsTest, HeaderAndBodyLimits) {
@@ -186,6 +215,8 @@ TEST_F(HttpConnectionsTest, PastMaxConnectionsANewConnectionIsAnswered503) {
     if (!served) std::this_thread::sleep_for(milliseconds(20));
   }
   EXPECT_TRUE(served);
+  // At least the one above (the retries may have been refused too).
+  EXPECT_GE(MetricValue("encoder_http_connections_refused_total"), 1);
 }
 
 TEST_F(HttpConnectionsTest, PipelinedRequestsAreAnsweredInOrder) {
@@ -240,6 +271,8 @@ TEST_F(HttpConnectionsTest, AClientThatLeavesHasItsQueuedRequestCancelled) {
   for (const std::vector<int32_t>& batch : core.backend().batches()) {
     for (int32_t id : batch) EXPECT_NE(id, 66);
   }
+  EXPECT_TRUE(
+      MetricsShow(R"(encoder_requests_total{code="CANCELLED",rpc="Encode",transport="http"} 1)"));
 }
 
 TEST_F(HttpConnectionsTest, StopClosesIdleConnectionsAndDeliversTheAnswerInFlight) {
