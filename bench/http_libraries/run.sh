@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Builds the three candidate servers (CivetWeb, cpp-httplib, Boost.Beast) and
-# loads each with wrk (2 threads, 32 connections, 10 s, POST of a 32-token
-# text, a 4 KB JSON answer of 384 floats). Needs: libcivetweb-dev libcpp-httplib-dev
-# libboost1.74-dev wrk (not project dependencies: only this measurement).
+# Builds the candidate servers (CivetWeb, cpp-httplib, Boost.Beast, libevent's
+# evhttp, libmicrohttpd) and loads each with wrk (2 threads, 32 connections,
+# 10 s, POST of a 32-token text, a 4 KB JSON answer of 384 floats, answered
+# by a worker thread as a batcher would). Needs: libcivetweb-dev
+# libcpp-httplib-dev libboost1.74-dev libevent-dev libmicrohttpd-dev wrk (not
+# project dependencies: only this measurement).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out=$(mktemp -d)
@@ -11,6 +13,8 @@ flags=(-O2 -std=c++17 -pthread -I"$here")
 g++ "${flags[@]}" "$here/civetweb_server.cc" -lcivetweb -o "$out/civetweb"
 g++ "${flags[@]}" "$here/httplib_server.cc" -lcpp-httplib -o "$out/httplib"
 g++ "${flags[@]}" "$here/beast_server.cc" -o "$out/beast"
+g++ "${flags[@]}" "$here/evhttp_server.cc" -levent -o "$out/evhttp"
+g++ "${flags[@]}" "$here/microhttpd_server.cc" -lmicrohttpd -o "$out/microhttpd"
 run() {
   local name=$1 port=$2
   shift 2
@@ -19,10 +23,12 @@ run() {
   sleep 0.5
   echo "== $name"
   wrk -t2 -c32 -d"${DURATION:-10s}" --latency -s "$here/post_32_tokens.lua" "http://127.0.0.1:$port/embed" |
-    grep -E 'Requests/sec|50%|99%|Socket errors|Non-2xx' || true
+    grep -E 'Requests/sec| +50%| +99%|Socket errors|Non-2xx' | grep -v Req/Sec || true
   kill "$pid"
   wait "$pid" 2>/dev/null || true
 }
 run civetweb 18080 "$out/civetweb" 127.0.0.1:18080
 run cpp-httplib 18081 "$out/httplib" 18081
 run beast 18082 "$out/beast" 18082 2
+run evhttp 18083 "$out/evhttp" 18083
+run microhttpd 18084 "$out/microhttpd" 18084

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Builds the candidate servers (as run.sh does) and puts each under the
+# reliability probe's crowd: 2000 idle keep-alive connections (each served
+# GET /health once), 200 slowloris uploads (POST /embed headers announcing 100
+# bytes, 10 sent), then 50 sequential POST /embed on new connections, then up
+# to 12 s for the server to close the uploads. One line per library: the
+# probe's JSON (tests/reliability/reliability_probe.cc, http-crowd).
+#   bench/http_libraries/crowd.sh [PATH/TO/reliability-probe]
+# (default build/tests/reliability/reliability-probe; cmake --build build
+# --target reliability-probe).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+probe="${1:-$here/../../build/tests/reliability/reliability-probe}"
+out=$(mktemp -d)
+trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$out"' EXIT
+ulimit -n "$(ulimit -Hn)"  # 2200 connections on each side
+flags=(-O2 -std=c++17 -pthread -I"$here")
+g++ "${flags[@]}" "$here/civetweb_server.cc" -lcivetweb -o "$out/civetweb"
+g++ "${flags[@]}" "$here/httplib_server.cc" -lcpp-httplib -o "$out/httplib"
+g++ "${flags[@]}" "$here/beast_server.cc" -o "$out/beast"
+g++ "${flags[@]}" "$here/evhttp_server.cc" -levent -o "$out/evhttp"
+g++ "${flags[@]}" "$here/microhttpd_server.cc" -lmicrohttpd -o "$out/microhttpd"
+run() {
+  local name=$1 port=$2
+  shift 2
+  "$@" 2>"$out/$name.log" &
+  local pid=$!
+  sleep 0.5
+  echo "$name $("$probe" http-crowd 127.0.0.1 "$port" 2000 200 50 --server-pid "$pid" \
+    --stall-wait-seconds 12)"
+  kill "$pid"
+  wait "$pid" 2>/dev/null || true
+}
+run civetweb 18080 "$out/civetweb" 127.0.0.1:18080
+run cpp-httplib 18081 "$out/httplib" 18081
+run beast 18082 "$out/beast" 18082 2
+run evhttp 18083 "$out/evhttp" 18083
+run microhttpd 18084 "$out/microhttpd" 18084
