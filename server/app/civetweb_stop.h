@@ -1,4 +1,4 @@
-// Stopping a CivetWeb server (the metrics endpoint's, the HTTP API's) without
+// Stopping a CivetWeb server (the metrics endpoint's: prometheus-cpp's exposer) without
 // its 2 s waits. CivetWeb checks its stop flag only between polls of up to
 // 2 s: its listening thread's, waiting for a connection, and a worker's,
 // waiting for the next request on an idle keep-alive connection (the OpenAI
