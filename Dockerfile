@@ -21,7 +21,7 @@ RUN apt-get update \
       g++ cmake make pkg-config binutils ccache \
       libdnnl-dev ocl-icd-opencl-dev libabsl-dev nlohmann-json3-dev libicu-dev \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
-      prometheus-cpp-dev libcivetweb-dev libgtest-dev libgmock-dev libbenchmark-dev \
+      prometheus-cpp-dev libcivetweb-dev libboost1.74-dev libgtest-dev libgmock-dev libbenchmark-dev \
  && rm -rf /var/lib/apt/lists/*
 
 WORKDIR /src

@@ -18,24 +18,7 @@ work=$(mktemp -d)
 server_pid=""
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
 
-if [ "${ENCODER_BENCH_MODEL:-minilm}" = tiny ]; then
-  shape=(--hidden 32 --layers 1 --heads 4 --intermediate 64)
-else
-  shape=(--hidden 384 --layers 6 --heads 12 --intermediate 1536)
-fi
-"$build/engine/encoder-cli" make-model --out "$work/model" "${shape[@]}" --seed 1 >/dev/null
-start() {
-  "$build/server/app/encoder-server" --model "$work/model" --host 127.0.0.1 --port 0 \
-    --metrics-port 0 --http-port 8182 --threads "${ENCODER_BENCH_THREADS:-1}" "$@" \
-    2>"$work/server.log" &
-  server_pid=$!
-  for _ in $(seq 1 300); do
-    curl -sf http://127.0.0.1:8182/health >/dev/null && return 0
-    sleep 0.1
-  done
-  echo "the server did not start: $(cat "$work/server.log")" >&2
-  exit 1
-}
+source "$here/server.sh"
 stop() {
   kill "$server_pid"
   wait "$server_pid" 2>/dev/null || true
@@ -49,7 +32,7 @@ median() { sort -n | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (
 
 echo "$(lscpu | sed -n 's/^Model name: *//p'), $(nproc) CPUs, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 # Stalled uploads are closed after --http-body-timeout: long enough to outlast a round.
-start --http-body-timeout 120s
+start_server 8182 --http-body-timeout 120s
 : >"$work/quiet" && : >"$work/busy"
 for round in $(seq 1 "$rounds"); do
   quiet=$(crowd 0 0 200)
@@ -67,7 +50,7 @@ echo "new client p50, median of $rounds: quiet $quiet ms, with the crowd $busy m
   "difference $(awk -v a="$busy" -v b="$quiet" 'BEGIN {printf "%.2f", a - b}') ms"
 stop
 
-start
+start_server 8182
 idle=$(crowd 10000 0 20)
 echo "10,000 idle connections: RSS $(jq -r .rss_before_kb <<<"$idle") -> $(jq -r .rss_after_kb <<<"$idle") kB," \
   "$(jq -r '.kb_per_connection * 100 | round / 100' <<<"$idle") kB per connection;" \

@@ -15,21 +15,8 @@ work=$(mktemp -d)
 server_pid=""
 trap '[ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null; rm -rf "$work"' EXIT
 
-# ENCODER_BENCH_MODEL=tiny: hidden 32, 1 layer, so that the engine's time is
-# small beside the transports' and their difference shows.
-if [ "${ENCODER_BENCH_MODEL:-minilm}" = tiny ]; then
-  shape=(--hidden 32 --layers 1 --heads 4 --intermediate 64)
-else
-  shape=(--hidden 384 --layers 6 --heads 12 --intermediate 1536)
-fi
-"$build/engine/encoder-cli" make-model --out "$work/minilm" "${shape[@]}" --seed 1 >/dev/null
-"$build/server/app/encoder-server" --model "$work/minilm" --host 127.0.0.1 --port 50151 \
-  --metrics-port 0 --http-port 8180 --threads "${ENCODER_BENCH_THREADS:-1}" 2>"$work/server.log" &
-server_pid=$!
-for _ in $(seq 1 300); do
-  curl -sf http://127.0.0.1:8180/health >/dev/null && break
-  sleep 0.1
-done
+source "$here/server.sh"
+start_server 8180
 
 # 30 whole words of the demo vocabulary: 32 tokens with [CLS] and [SEP]
 # (checked below with /tokenize).

@@ -9,12 +9,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 out=$(mktemp -d)
 trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$out"' EXIT
-flags=(-O2 -std=c++17 -pthread -I"$here")
-g++ "${flags[@]}" "$here/civetweb_server.cc" -lcivetweb -o "$out/civetweb"
-g++ "${flags[@]}" "$here/httplib_server.cc" -lcpp-httplib -o "$out/httplib"
-g++ "${flags[@]}" "$here/beast_server.cc" -o "$out/beast"
-g++ "${flags[@]}" "$here/evhttp_server.cc" -levent -o "$out/evhttp"
-g++ "${flags[@]}" "$here/microhttpd_server.cc" -lmicrohttpd -o "$out/microhttpd"
+source "$here/build.sh"
 run() {
   local name=$1 port=$2
   shift 2

@@ -40,14 +40,21 @@ http=$(free_port)
 start_server "$work/model" --threads 1 --http-port "$http" --http-body-timeout 3s
 log "server up (HTTP on $http, gRPC on $port), load average $(load_average)"
 
-# ---- (a) HTTP ------------------------------------------------------------------
-"$probe_bin" http-crowd 127.0.0.1 "$http" 2000 200 50 --server-pid "$server_pid" \
-  --stall-wait-seconds 8 >"$work/http.json" 2>"$work/http.err" ||
-  fail "reliability-probe http-crowd failed: $(cat "$work/http.err")"
-report=$(cat "$work/http.json")
-log "HTTP: $report"
-record --argjson r "$report" --arg load "$(load_average)" '{phase: "http", report: $r, load_average: $load}'
+# crowd KIND PORT IDLE STALLED STALL_WAIT_SECONDS: reliability-probe KIND-crowd
+# with 50 new clients; sets report (its JSON), recorded in the summary.
+crowd() {
+  "$probe_bin" "$1-crowd" 127.0.0.1 "$2" "$3" "$4" 50 --server-pid "$server_pid" \
+    --stall-wait-seconds "$5" >"$work/$1.json" 2>"$work/$1.err" ||
+    fail "reliability-probe $1-crowd failed: $(cat "$work/$1.err")"
+  report=$(cat "$work/$1.json")
+  log "$1: $report"
+  record --argjson r "$report" --arg phase "$1" --arg load "$(load_average)" \
+    '{phase: $phase, report: $r, load_average: $load}'
+}
 value() { jq -r "$1" <<<"$report"; }
+
+# ---- (a) HTTP ------------------------------------------------------------------
+crowd http "$http" 2000 200 8
 check "2,000 idle connections were each served once ($(value .idle_served))" \
   test "$(value .idle_served)" -eq 2000
 check "every new client got 200 ($(value .statuses))" test "$(value .ok)" -eq 50
@@ -65,12 +72,7 @@ check "the server counted the stalled uploads' timeouts" \
   grep -q 'encoder_http_timeouts_total{phase="body"} 200' <<<"$(scrape)"
 
 # ---- (b) gRPC ------------------------------------------------------------------
-"$probe_bin" grpc-crowd 127.0.0.1 "$port" 1000 200 50 --server-pid "$server_pid" \
-  --stall-wait-seconds 1 >"$work/grpc.json" 2>"$work/grpc.err" ||
-  fail "reliability-probe grpc-crowd failed: $(cat "$work/grpc.err")"
-report=$(cat "$work/grpc.json")
-log "gRPC: $report"
-record --argjson r "$report" --arg load "$(load_average)" '{phase: "grpc", report: $r, load_average: $load}'
+crowd grpc "$port" 1000 200 1
 check "every new gRPC client got OK ($(value .statuses))" test "$(value .ok)" -eq 50
 check "every new gRPC client within 1 s (max $(value .max_ms) ms, p50 $(value .p50_ms) ms)" \
   holds '$a < 1000' "$(value .max_ms)"
