@@ -211,9 +211,12 @@ void Connection::HandOver() {
               left = client_left_]() mutable {
     self->hub_->handler().Handle(
         screening, std::move(request), [left] { return left->load(); },
-        [self](HttpReply reply) {
-          net::post(self->executor_, [self, reply = std::move(reply)]() mutable {
-            self->OnAnswer(std::move(reply));
+        [self](HttpReply reply) mutable {
+          // Moved out: the core's copy of this callback keeps no reference.
+          std::shared_ptr<Connection> connection = std::move(self);
+          const net::any_io_executor executor = connection->executor_;
+          net::post(executor, [connection = std::move(connection), reply = std::move(reply)]() {
+            connection->OnAnswer(reply);
           });
         });
   });

@@ -242,12 +242,16 @@ void RequestHandler::Embeddings(Route route, Api api, HttpRequest request,
   // handler threads, so that the batcher goes on at once.
   dispatcher_->Dispatch(
       call->request, clock_->Now() + timeout, std::move(is_cancelled),
-      [this, route, api, call, done = std::move(done)](absl::StatusOr<core::EncodeResult> result) {
+      [this, route, api, call,
+       done = std::move(done)](absl::StatusOr<core::EncodeResult> result) mutable {
+        // Moved out: once answered, the batcher's copy of this callback holds
+        // no reference to the connection.
+        Reply answer = std::move(done);
         if (!result.ok()) {
-          return done(
+          return answer(
               ErrorReply(ForEmbeddingsRoute(result.status(), api, call->input_is_list), api));
         }
-        post_([this, route, call, done, result = *std::move(result)]() {
+        post_([this, route, call, done = std::move(answer), result = *std::move(result)]() {
           HttpReply reply;
           reply.body = route == Route::kEmbed ? RenderTeiEmbed(result, *call)
                                               : RenderOpenAiEmbeddings(result, *call, model_.name);
