@@ -61,6 +61,9 @@ absl::StatusOr<json> ParseObject(std::string_view body) {
   } catch (const json::parse_error& error) {
     return FieldError("", "",
                       absl::StrCat("the body is not valid JSON ", DescribeParseError(error)));
+  } catch (const json::exception& error) {
+    // A number beyond a double's range ("1e999"): nlohmann's out_of_range.
+    return FieldError("", "", absl::StrCat("the body is not valid JSON: ", error.what()));
   }
   if (!parsed.is_object()) {
     return FieldError("", "",

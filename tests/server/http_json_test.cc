@@ -2,6 +2,7 @@
 // API's request becomes in the core's types, what is refused and how, and the
 // response bodies. Expected values are written out by hand (base64 bytes
 // from the IEEE 754 encodings, Matryoshka cuts of 3-4-5 triangles).
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -128,6 +129,14 @@ TEST(OpenAiParseTest, InvalidJsonSaysWhereAndWhatWasExpected) {
   EXPECT_EQ(message("{\n  \"input\": [1,\n 2,,]\n}"),
             "the body is not valid JSON at line 3, column 4 (byte 21): syntax error while parsing "
             "value - unexpected ','; expected '[', '{', or a literal");
+  // A number beyond a double's range is nlohmann's out_of_range, not a
+  // parse_error: still a bad body (it once escaped as an exception).
+  for (const char* body : {"111e1111111055555555555", R"({"input": [1e999]})"}) {
+    EXPECT_THAT(message(body), ::testing::StartsWith("the body is not valid JSON: ")) << body;
+    EXPECT_THAT(message(body), ::testing::HasSubstr("number overflow")) << body;
+    EXPECT_FALSE(ParseTeiEmbed(body, kHidden).ok());
+    EXPECT_FALSE(ParseTeiTokenize(body).ok());
+  }
 }
 
 TEST(OpenAiParseTest, TakesTeiTruncationAsAnExtension) {

@@ -191,6 +191,15 @@ TEST(LoadingTest, ErrorsNameTheFile) {
   ExpectError(DirWithJson(word_level.dump()), absl::StatusCode::kInvalidArgument, "tokenizer.json",
               "unknown token \"<unk>\" is not in the vocabulary");
 
+  // An integer field holding a float, or an integer beyond its type: an error
+  // naming the field, never a conversion (undefined for 1.7e123 to int).
+  for (const json& bad : {json(1.6666e123), json(2.5), json(int64_t{1} << 40)}) {
+    json not_an_int = BertJson();
+    not_an_int["model"]["max_input_chars_per_word"] = bad;
+    ExpectError(DirWithJson(not_an_int.dump()), absl::StatusCode::kInvalidArgument,
+                "tokenizer.json", "max_input_chars_per_word is not an integer in range");
+  }
+
   json no_unk = BertJson();
   no_unk["model"]["unk_token"] = "<unk>";
   ExpectError(DirWithJson(no_unk.dump()), absl::StatusCode::kInvalidArgument, "tokenizer.json",

@@ -2,7 +2,9 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <type_traits>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -22,11 +24,30 @@ inline absl::Status NotImplemented(const std::string& where, const std::string& 
   return absl::UnimplementedError(absl::StrCat(where, ": type \"", type, "\" is not implemented"));
 }
 
+// Whether `v` is an integer that T holds. A float (1.5, 1e300) is not: its
+// conversion to an integer type is undefined when out of range.
+template <typename T>
+bool IsIntegerOf(const json& v) {
+  if (v.is_number_unsigned()) {
+    return v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+  }
+  return v.is_number_integer() &&
+         v.get<int64_t>() >= static_cast<int64_t>(std::numeric_limits<T>::min()) &&
+         (std::numeric_limits<T>::max() >= std::numeric_limits<int64_t>::max() ||
+          v.get<int64_t>() <= static_cast<int64_t>(std::numeric_limits<T>::max()));
+}
+
 // Sets *out to j[key] if present and not null; *out keeps its default otherwise.
 template <typename T>
 absl::Status OptionalField(const json& j, const char* key, const std::string& where, T* out) {
   const auto it = j.find(key);
   if (it == j.end() || it->is_null()) return absl::OkStatus();
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!IsIntegerOf<T>(*it)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ".", key, " is not an integer in range: ", it->dump()));
+    }
+  }
   try {
     *out = it->get<T>();
   } catch (const json::exception&) {
