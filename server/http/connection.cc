@@ -1,5 +1,6 @@
 #include "server/http/connection.h"
 
+#include <array>
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/string.hpp>
@@ -146,7 +147,9 @@ void Connection::OnHeaders(error_code error) {
         413));
   }
   parser_->body_limit(limit);  // a chunked body is counted as it comes
-  if (boost::beast::iequals(head[beast_http::field::expect], "100-continue")) {
+  // HTTP/1.0 clients must not get a 1xx answer (RFC 9110 15.2).
+  if (head.version() >= 11 &&
+      boost::beast::iequals(head[beast_http::field::expect], "100-continue")) {
     // The client (curl, for large bodies) waits for this before sending the body.
     static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
     phase_ = Phase::kBody;
@@ -202,11 +205,19 @@ void Connection::OnBody(error_code error) {
 }
 
 void Connection::HandOver() {
+  // From the start of Stop() nothing more goes to the core: the server
+  // waits only for what it has already handed over.
+  if (!hub_->TryHandOver()) {
+    HttpReply reply =
+        ErrorReply(absl::UnavailableError("the server is shutting down"), screening_.api, 503);
+    reply.close = true;
+    parser_.reset();
+    return Respond(std::move(reply));
+  }
   phase_ = Phase::kHandling;
   request_.body = std::move(parser_->get().body());
   parser_.reset();
   client_left_ = std::make_shared<std::atomic<bool>>(false);
-  hub_->RequestHandedOver();
   hub_->Post([self = shared_from_this(), screening = screening_, request = std::move(request_),
               left = client_left_]() mutable {
     self->hub_->handler().Handle(
@@ -215,9 +226,10 @@ void Connection::HandOver() {
           // Moved out: the core's copy of this callback keeps no reference.
           std::shared_ptr<Connection> connection = std::move(self);
           const net::any_io_executor executor = connection->executor_;
-          net::post(executor, [connection = std::move(connection), reply = std::move(reply)]() {
-            connection->OnAnswer(reply);
-          });
+          net::post(executor,
+                    [connection = std::move(connection), reply = std::move(reply)]() mutable {
+                      connection->OnAnswer(std::move(reply));
+                    });
         });
   });
   WatchClient();
@@ -236,6 +248,7 @@ void Connection::WatchClient() {
       // The client left (a half-close counts as leaving, as hyper's default
       // does): its request is cancelled if it has not run yet.
       self->client_left_->store(true);
+      self->hub_->metrics().ClientLeft();
       return;
     }
     self->buffer_.commit(got);
@@ -253,33 +266,35 @@ void Connection::OnAnswer(HttpReply reply) {
   ++watch_generation_;
   error_code ignored;
   socket_.cancel(ignored);  // the watch
-  Respond(reply);
+  Respond(std::move(reply));
 }
 
-void Connection::Respond(const HttpReply& reply) {
+void Connection::Respond(HttpReply reply) {
   const bool close = reply.close || !keep_alive_ || hub_->stopping();
-  out_ = SerializeReply(reply, close, keep_alive_10_);
+  out_head_ = ReplyHead(reply, close, keep_alive_10_);
+  out_body_ = std::move(reply.body);  // written as it is: no copy on the event loop
   phase_ = Phase::kWriting;
   Arm(hub_->options().write_timeout);
-  net::async_write(socket_, net::buffer(out_),
-                   [self = shared_from_this(), close](error_code error, size_t) {
-                     if (self->phase_ != Phase::kWriting) return;
-                     self->Disarm();
-                     std::string().swap(self->out_);
-                     if (self->timed_out_) {
-                       self->hub_->metrics().TimedOut(HttpMetrics::Timeout::kWrite);
-                     }
-                     if (error) return self->CloseNow();
-                     if (close) return self->Linger();
-                     self->AwaitRequest();
-                   });
+  const std::array<net::const_buffer, 2> buffers = {net::buffer(out_head_), net::buffer(out_body_)};
+  net::async_write(socket_, buffers, [self = shared_from_this(), close](error_code error, size_t) {
+    if (self->phase_ != Phase::kWriting) return;
+    self->Disarm();
+    std::string().swap(self->out_head_);
+    std::string().swap(self->out_body_);
+    if (self->timed_out_) {
+      self->hub_->metrics().TimedOut(HttpMetrics::Timeout::kWrite);
+    }
+    if (error) return self->CloseNow();
+    if (close) return self->Linger();
+    self->AwaitRequest();
+  });
 }
 
-void Connection::Refuse(const HttpReply& reply) {
+void Connection::Refuse(HttpReply reply) {
   error_code ignored;
   socket_.non_blocking(true, ignored);
   keep_alive_ = false;
-  Respond(reply);
+  Respond(std::move(reply));
 }
 
 void Connection::RefuseRequest(int http_status, const absl::Status& status) {

@@ -45,7 +45,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Shutdown();
   // On the connection's event loop, instead of Start(): answers `reply` (a
   // refusal of the connection itself) and closes.
-  void Refuse(const HttpReply& reply);
+  void Refuse(HttpReply reply);
+  // On the connection's event loop: closes it now, whatever its phase (Stop's
+  // last resort for connections still open after its wait).
+  void Close() { CloseNow(); }
 
   const boost::asio::any_io_executor& executor() const { return executor_; }
 
@@ -62,7 +65,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void OnAnswer(HttpReply reply);
   // Sends `reply` (closing after it when it says so, the request did, or the
   // server is stopping), then awaits the next request.
-  void Respond(const HttpReply& reply);
+  void Respond(HttpReply reply);
   // A framing error before any route is known: the reply in TEI's shape, then close.
   void RefuseRequest(int http_status, const absl::Status& status);
   void Linger();
@@ -89,7 +92,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The request with the handler: set when its client left.
   std::shared_ptr<std::atomic<bool>> client_left_;
   uint64_t watch_generation_ = 0;
-  std::string out_;  // the response being written
+  // The response being written: head, then body, in one gathered write.
+  std::string out_head_;
+  std::string out_body_;
   size_t lingered_bytes_ = 0;
 };
 

@@ -38,9 +38,18 @@ std::vector<std::shared_ptr<Connection>> ConnectionHub::Live() const {
   return live;
 }
 
-void ConnectionHub::RequestHandedOver() {
+bool ConnectionHub::TryHandOver() {
   common::MutexLock lock(&mu_);
+  if (stopping_) return false;
   ++requests_;
+  return true;
+}
+
+void ConnectionHub::set_stopping() {
+  // Under the lock: a hand-over either counted before this, so that Stop()
+  // waits for it, or sees stopping and does not happen.
+  common::MutexLock lock(&mu_);
+  stopping_ = true;
 }
 
 void ConnectionHub::RequestAnswered() {

@@ -45,16 +45,18 @@ class ConnectionHub {
   int open() const { return open_.load(std::memory_order_relaxed); }
 
   // Requests handed to the handler and not yet answered to their connection.
-  void RequestHandedOver() ABSL_LOCKS_EXCLUDED(mu_);
+  // False (nothing counted) once stopping: the request must not go.
+  bool TryHandOver() ABSL_LOCKS_EXCLUDED(mu_);
   void RequestAnswered() ABSL_LOCKS_EXCLUDED(mu_);
   // Waits until no request is with the handler.
   void AwaitNoRequests() ABSL_LOCKS_EXCLUDED(mu_);
   // Waits until no connection is open, or `deadline`; whether none is.
   bool AwaitNoConnections(std::chrono::steady_clock::time_point deadline) ABSL_LOCKS_EXCLUDED(mu_);
 
-  // From the start of Stop(): replies close their connection, idle ones close.
+  // From the start of Stop(): no request goes to the handler any more,
+  // replies close their connection, idle ones close.
   bool stopping() const { return stopping_.load(); }
-  void set_stopping() { stopping_ = true; }
+  void set_stopping() ABSL_LOCKS_EXCLUDED(mu_);
 
  private:
   const HttpOptions options_;

@@ -5,7 +5,7 @@
 
 namespace server::http {
 
-std::string SerializeReply(const HttpReply& reply, bool close, bool keep_alive_10) {
+std::string ReplyHead(const HttpReply& reply, bool close, bool keep_alive_10) {
   std::string bytes =
       absl::StrCat("HTTP/1.1 ", reply.status, " ", ReasonPhrase(reply.status), "\r\n");
   if (reply.content_type != nullptr) {
@@ -22,8 +22,11 @@ std::string SerializeReply(const HttpReply& reply, bool close, bool keep_alive_1
     bytes += "Connection: keep-alive\r\n";
   }
   bytes += "\r\n";
-  bytes += reply.body;
   return bytes;
+}
+
+std::string SerializeReply(const HttpReply& reply, bool close, bool keep_alive_10) {
+  return ReplyHead(reply, close, keep_alive_10) + reply.body;
 }
 
 }  // namespace server::http

@@ -28,8 +28,12 @@ struct HttpReply {
   absl::StatusCode code = absl::StatusCode::kOk;  // what the metrics count it as
 };
 
-// The bytes of `reply` on the wire: status line, headers, body. `close` adds
-// "Connection: close"; `keep_alive_10` answers an HTTP/1.0 keep-alive request.
+// The head of `reply` on the wire: status line and headers, up to the blank
+// line; its body follows as it is. `close` adds "Connection: close";
+// `keep_alive_10` answers an HTTP/1.0 keep-alive request.
+std::string ReplyHead(const HttpReply& reply, bool close, bool keep_alive_10 = false);
+
+// Head and body in one string.
 std::string SerializeReply(const HttpReply& reply, bool close, bool keep_alive_10 = false);
 
 }  // namespace server::http

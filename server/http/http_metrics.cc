@@ -21,6 +21,13 @@ HttpMetrics::HttpMetrics(prometheus::Registry& registry) {
                        .Register(registry);
   const char* phases[] = {"header", "body", "write", "idle"};
   for (int i = 0; i < 4; ++i) timeouts_[i] = &timeouts.Add({{"phase", phases[i]}});
+  client_left_ = &prometheus::BuildCounter()
+                      .Name("encoder_http_clients_left_total")
+                      .Help(
+                          "HTTP clients that closed their connection while their request was "
+                          "with the service (the request is cancelled if not yet computed)")
+                      .Register(registry)
+                      .Add({});
 }
 
 void HttpMetrics::TimedOut(Timeout phase) { timeouts_[static_cast<int>(phase)]->Increment(); }

@@ -1,7 +1,8 @@
 // What the HTTP adapter's connections export, beside the requests' own
 // series (encoder_requests_total and friends, transport="http"): how many
 // connections are open, how many were refused past --http-max-connections,
-// and how many each timeout closed. Families are built once; each child is
+// how many each timeout closed, and how many clients left while their request
+// was with the core. Families are built once; each child is
 // kept, so counting is one atomic add.
 #pragma once
 
@@ -23,11 +24,13 @@ class HttpMetrics {
   void ConnectionClosed() { open_->Decrement(); }
   void ConnectionRefused() { refused_->Increment(); }
   void TimedOut(Timeout phase);
+  void ClientLeft() { client_left_->Increment(); }
 
  private:
   prometheus::Gauge* open_;
   prometheus::Counter* refused_;
   prometheus::Counter* timeouts_[4];
+  prometheus::Counter* client_left_;
 };
 
 }  // namespace server::http

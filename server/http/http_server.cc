@@ -157,6 +157,7 @@ void HttpServer::Stop() {
   if (impl_ == nullptr || impl_->stopped) return;
   Impl& impl = *impl_;
   impl.stopped = true;
+  if (impl.threads.empty()) return;  // Start failed before serving: nothing runs
   impl.hub.handler().SetServing(false);
   impl.hub.set_stopping();
   // No accept after this: the acceptor closes on its own loop.
@@ -175,7 +176,14 @@ void HttpServer::Stop() {
   // answers them UNAVAILABLE); each answer is then written with
   // Connection: close.
   impl.hub.AwaitNoRequests();
-  impl.hub.AwaitNoConnections(std::chrono::steady_clock::now() + kStopWriteWait);
+  if (!impl.hub.AwaitNoConnections(std::chrono::steady_clock::now() + kStopWriteWait)) {
+    // Clients that neither read their answer nor close: closed now, so that
+    // nothing is left open (and counted) after Stop().
+    for (const std::shared_ptr<Connection>& connection : impl.hub.Live()) {
+      net::post(connection->executor(), [connection] { connection->Close(); });
+    }
+    impl.hub.AwaitNoConnections(std::chrono::steady_clock::now() + kStopWriteWait);
+  }
   impl.guards.clear();
   for (auto& loop : impl.loops) loop->stop();
   for (std::thread& thread : impl.threads) thread.join();

@@ -2,6 +2,7 @@
 
 #include <prometheus/text_serializer.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -15,6 +16,9 @@ namespace server::http {
 namespace {
 
 using Json = nlohmann::json;
+
+// The longest deadline X-Request-Timeout-Ms may set.
+constexpr std::chrono::milliseconds kLongestTimeout = std::chrono::hours(24);
 
 std::string Dump(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace);
@@ -232,7 +236,8 @@ void RequestHandler::Embeddings(Route route, Api api, HttpRequest request,
                                  "X-Request-Timeout-Ms must be a positive number of milliseconds"),
                              api));
     }
-    timeout = std::chrono::milliseconds(ms);
+    // A day at most: a larger value would overflow the clock's time points.
+    timeout = std::min(std::chrono::milliseconds(ms), kLongestTimeout);
   }
   auto call = std::make_shared<EmbeddingsCall>(*std::move(parsed));
   // The answer comes on the batcher's thread (or this one, when refused). An

@@ -458,6 +458,11 @@ TEST_F(HttpServerTest, PastTheDeadlineIs504) {
   EXPECT_EQ(json::parse(late.body)["error_type"], "Overloaded") << late.body;
   release.join();
   first.join();
+  // A deadline beyond a day is a day: no overflow of the clock.
+  EXPECT_EQ(Call("POST", "/embed", R"({"inputs": [[3, 4]]})",
+                 "X-Request-Timeout-Ms: 9000000000000000000\r\n")
+                .status,
+            200);
 }
 
 }  // namespace
