@@ -15,19 +15,8 @@ out=$(mktemp -d)
 trap 'jobs -p | xargs -r kill 2>/dev/null; rm -rf "$out"' EXIT
 ulimit -n "$(ulimit -Hn)"  # 2200 connections on each side
 source "$here/build.sh"
-run() {
-  local name=$1 port=$2
-  shift 2
-  "$@" 2>"$out/$name.log" &
-  local pid=$!
-  sleep 0.5
-  echo "$name $("$probe" http-crowd 127.0.0.1 "$port" 2000 200 50 --server-pid "$pid" \
+crowd() {  # NAME PORT PID
+  echo "$1 $("$probe" http-crowd 127.0.0.1 "$2" 2000 200 50 --server-pid "$3" \
     --stall-wait-seconds 12)"
-  kill "$pid"
-  wait "$pid" 2>/dev/null || true
 }
-run civetweb 18080 "$out/civetweb" 127.0.0.1:18080
-run cpp-httplib 18081 "$out/httplib" 18081
-run beast 18082 "$out/beast" 18082 2
-run evhttp 18083 "$out/evhttp" 18083
-run microhttpd 18084 "$out/microhttpd" 18084
+for_each_library crowd
