@@ -54,17 +54,17 @@ ABSL_FLAG(int, http_port, 8080,
 ABSL_FLAG(bool, auto_truncate, true,
           "cut inputs longer than the model's maximum when a request does not say "
           "\"truncate\" (false: refuse them); every route, gRPC too");
-ABSL_FLAG(int, http_threads, server::DefaultHttpOptions().threads,
+ABSL_FLAG(int, http_threads, server::http::HttpOptions().threads,
           "HTTP handler threads: they parse request bodies, tokenize and render answers (never "
           "held by a connection)");
-ABSL_FLAG(int, http_io_threads, server::DefaultHttpOptions().io_threads,
+ABSL_FLAG(int, http_io_threads, server::http::HttpOptions().io_threads,
           "HTTP event loops (epoll) that accept, read and write every connection");
-ABSL_FLAG(int, http_max_connections, server::DefaultHttpOptions().max_connections,
+ABSL_FLAG(int, http_max_connections, server::http::HttpOptions().max_connections,
           "HTTP connections open at once; past it a new connection is answered 503 and closed "
           "(the open-file limit is raised to fit when the hard limit allows)");
-ABSL_FLAG(int64_t, http_max_header_bytes, server::DefaultHttpOptions().max_header_bytes,
+ABSL_FLAG(int64_t, http_max_header_bytes, server::http::HttpOptions().max_header_bytes,
           "largest HTTP request line and headers; larger ones get 431 and the connection closes");
-ABSL_FLAG(int64_t, http_max_body_bytes, server::DefaultHttpOptions().max_body_bytes,
+ABSL_FLAG(int64_t, http_max_body_bytes, server::http::HttpOptions().max_body_bytes,
           "largest HTTP request body; larger ones get 413");
 ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(30),
           "deadline of an HTTP request without an X-Request-Timeout-Ms header; past it, 504");

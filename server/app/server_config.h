@@ -14,13 +14,6 @@
 
 namespace server {
 
-// The HTTP adapter's defaults as the --http-* flags give them.
-inline http::HttpOptions DefaultHttpOptions() {
-  http::HttpOptions options;
-  options.max_body_bytes = 8 << 20;
-  return options;
-}
-
 struct ServerConfig {
   std::string model_dir;
   // The model's name in answers and metrics; empty: DefaultModelName(model_dir).
@@ -33,7 +26,7 @@ struct ServerConfig {
   // other ports (EncoderServer::http_port() says which).
   std::optional<int> http_port = 8080;
   // Its threads, limits and timeouts (host and port come from above).
-  http::HttpOptions http = DefaultHttpOptions();
+  http::HttpOptions http;
   // API keys (both transports); empty: no authentication.
   std::vector<std::string> api_keys;
   int threads = 0;                 // engine threads; 0: all cores

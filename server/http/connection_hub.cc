@@ -15,17 +15,18 @@ void ConnectionHub::Post(std::function<void()> work) {
 void ConnectionHub::Add(const std::shared_ptr<Connection>& connection) {
   common::MutexLock lock(&mu_);
   live_.emplace(connection.get(), connection);
-  open_.fetch_add(1, std::memory_order_relaxed);
   metrics_->ConnectionOpened();
 }
 
 void ConnectionHub::Remove(const Connection* connection) {
   common::MutexLock lock(&mu_);
-  if (live_.erase(connection) > 0) {
-    open_.fetch_sub(1, std::memory_order_relaxed);
-    metrics_->ConnectionClosed();
-  }
+  if (live_.erase(connection) > 0) metrics_->ConnectionClosed();
   changed_.SignalAll();
+}
+
+int ConnectionHub::open() const {
+  common::MutexLock lock(&mu_);
+  return static_cast<int>(live_.size());
 }
 
 std::vector<std::shared_ptr<Connection>> ConnectionHub::Live() const {

@@ -42,7 +42,7 @@ class ConnectionHub {
   void Add(const std::shared_ptr<Connection>& connection) ABSL_LOCKS_EXCLUDED(mu_);
   void Remove(const Connection* connection) ABSL_LOCKS_EXCLUDED(mu_);
   std::vector<std::shared_ptr<Connection>> Live() const ABSL_LOCKS_EXCLUDED(mu_);
-  int open() const { return open_.load(std::memory_order_relaxed); }
+  int open() const ABSL_LOCKS_EXCLUDED(mu_);
 
   // Requests handed to the handler and not yet answered to their connection.
   // False (nothing counted) once stopping: the request must not go.
@@ -63,7 +63,6 @@ class ConnectionHub {
   HttpMetrics* const metrics_;
   std::unique_ptr<RequestHandler> handler_;
   boost::asio::thread_pool workers_;
-  std::atomic<int> open_{0};
   std::atomic<bool> stopping_{false};
   mutable common::Mutex mu_;
   common::CondVar changed_;

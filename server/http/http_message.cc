@@ -25,8 +25,4 @@ std::string ReplyHead(const HttpReply& reply, bool close, bool keep_alive_10) {
   return bytes;
 }
 
-std::string SerializeReply(const HttpReply& reply, bool close, bool keep_alive_10) {
-  return ReplyHead(reply, close, keep_alive_10) + reply.body;
-}
-
 }  // namespace server::http

@@ -33,7 +33,4 @@ struct HttpReply {
 // `keep_alive_10` answers an HTTP/1.0 keep-alive request.
 std::string ReplyHead(const HttpReply& reply, bool close, bool keep_alive_10 = false);
 
-// Head and body in one string.
-std::string SerializeReply(const HttpReply& reply, bool close, bool keep_alive_10 = false);
-
 }  // namespace server::http

@@ -19,7 +19,7 @@ struct HttpOptions {
   // Connections open at once; past it a new connection is answered 503 and closed.
   int max_connections = 20000;
   int64_t max_header_bytes = 16 << 10;  // request line and headers; larger: 431
-  int64_t max_body_bytes = 4 << 20;     // larger bodies: 413
+  int64_t max_body_bytes = 8 << 20;     // larger bodies: 413
   // A request without X-Request-Timeout-Ms gets this deadline.
   std::chrono::milliseconds default_timeout{30000};
   // From a connection's start, or a request's first byte, to the end of its

@@ -47,28 +47,8 @@ class HttpConnectionsTest : public ::testing::Test {
     http_ = std::make_unique<HttpTestServer>(std::vector<std::string>{}, options);
     ASSERT_TRUE(http_->ok());
   }
-  // Whether GET /metrics shows `line`.
-  bool MetricsShow(const std::string& line) {
-    const HttpResponse metrics = http_->Call("GET", "/metrics");
-    EXPECT_EQ(metrics.status, 200);
-    return metrics.body.find(line) != std::string::npos;
-  }
-
-  // The value of an unlabelled series in GET /metrics (retried while new
-  // connections are refused); -1 when absent.
-  int MetricValue(const std::string& name) {
-    for (int attempt = 0; attempt < 200; ++attempt) {
-      HttpTestConnection connection(http_->port());
-      absl::StatusOr<HttpResponse> metrics = connection.Request("GET", "/metrics");
-      if (!metrics.ok() || metrics->status != 200) {
-        std::this_thread::sleep_for(milliseconds(20));
-        continue;
-      }
-      const size_t at = metrics->body.find("\n" + name + " ");
-      return at == std::string::npos ? -1 : std::stoi(metrics->body.substr(at + name.size() + 2));
-    }
-    return -1;
-  }
+  bool MetricsShow(const std::string& line) { return http_->MetricsShow(line); }
+  int MetricValue(const std::string& name) { return http_->MetricValue(name); }
 
   std::unique_ptr<HttpTestServer> http_;
 };

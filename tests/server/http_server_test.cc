@@ -54,16 +54,7 @@ class HttpServerTest : public ::testing::Test {
     return http_->Call(method, path, body, headers);
   }
 
-  // Whether GET /metrics shows `line` within 5 s.
-  bool MetricsShow(const std::string& line) {
-    for (int i = 0; i < 500; ++i) {
-      const HttpResponse metrics = Call("GET", "/metrics");
-      EXPECT_EQ(metrics.status, 200);
-      if (metrics.body.find(line) != std::string::npos) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    return false;
-  }
+  bool MetricsShow(const std::string& line) { return http_->MetricsShow(line); }
 
   std::unique_ptr<HttpTestServer> http_;
 };

@@ -41,7 +41,6 @@ absl::StatusOr<HttpResponse> HttpTestConnection::ReadResponse() {
   };
   size_t header_end;
   while ((header_end = buffered_.find("\r\n\r\n")) == std::string::npos) {
-    if (fd_ < 0) return absl::UnavailableError("connection closed before a response");
     if (!fill()) return absl::UnavailableError("connection closed before a response");
   }
   HttpResponse response;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <thread>
 #include <utility>
 
 namespace testing_support {
@@ -43,6 +45,30 @@ HttpResponse HttpTestServer::Call(const std::string& method, const std::string& 
   absl::StatusOr<HttpResponse> response = connection.Request(method, path, body, headers);
   EXPECT_TRUE(response.ok()) << response.status();
   return response.ok() ? *response : HttpResponse{};
+}
+
+bool HttpTestServer::MetricsShow(const std::string& line) {
+  for (int i = 0; i < 500; ++i) {
+    const HttpResponse metrics = Call("GET", "/metrics");
+    EXPECT_EQ(metrics.status, 200);
+    if (metrics.body.find(line) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+int HttpTestServer::MetricValue(const std::string& name) {
+  for (int attempt = 0; attempt < 200; ++attempt) {
+    HttpTestConnection connection(port());
+    absl::StatusOr<HttpResponse> metrics = connection.Request("GET", "/metrics");
+    if (!metrics.ok() || metrics->status != 200) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      continue;
+    }
+    const size_t at = metrics->body.find("\n" + name + " ");
+    return at == std::string::npos ? -1 : std::stoi(metrics->body.substr(at + name.size() + 2));
+  }
+  return -1;
 }
 
 }  // namespace testing_support

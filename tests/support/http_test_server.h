@@ -46,6 +46,12 @@ class HttpTestServer {
   HttpResponse Call(const std::string& method, const std::string& path,
                     const std::string& body = "", const std::string& headers = "");
 
+  // Whether GET /metrics shows `line` within 5 s.
+  bool MetricsShow(const std::string& line);
+  // The value of an unlabelled series in GET /metrics (retried for up to 4 s
+  // while new connections are refused); -1 when absent.
+  int MetricValue(const std::string& name);
+
  private:
   std::unique_ptr<CoreService> core_;
   server::ApiKeys keys_;
