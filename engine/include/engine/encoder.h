@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "engine/config.h"
+#include "engine/heads.h"
 #include "engine/isa.h"
 
 namespace engine {
@@ -85,6 +86,23 @@ class Encoder {
   // optionally L2-normalized. kNone is not a pooling here. Thread-safe.
   absl::Status Pool(const EncodeResult& result, int index, Pooling pooling, bool normalize,
                     float* out) const;
+
+  // The sequence-classification head of the checkpoint, or null when it has
+  // none (engine/heads.h).
+  const ClassifierHead* classifier() const;
+  // Raw logits of sequence `index` of `result` (classifier()->num_labels
+  // floats; the score activation is the caller's). FailedPrecondition
+  // without a classifier. Thread-safe.
+  absl::Status Classify(const EncodeResult& result, int index, float* logits) const;
+
+  // Whether the checkpoint carries its masked-LM head (SPLADE).
+  bool has_masked_lm_head() const;
+  // SPLADE weights of sequence `index`: the (token id, weight) pairs above
+  // zero, by descending weight, at most options.max_active_dims of them
+  // when that is set. FailedPrecondition without a masked-LM head.
+  // Thread-safe.
+  absl::Status Sparse(const EncodeResult& result, int index, const SparseOptions& options,
+                      std::vector<SparseEntry>* out) const;
 
  private:
   struct Impl;

@@ -1,0 +1,48 @@
+// The task heads a checkpoint may carry on top of the encoder: a sequence
+// classifier (cross-encoder rerankers are classifiers with one label) and
+// the masked-LM head that SPLADE turns into sparse lexical weights. The
+// Encoder loads them when present (Encoder::classifier(),
+// Encoder::has_masked_lm_head()) and applies them to an EncodeResult.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace engine {
+
+// How a classifier's logits become scores: the sentence-transformers
+// CrossEncoder activation_fn of config.json where present, else sigmoid for
+// one label, softmax for several, sigmoid per label for
+// problem_type "multi_label_classification".
+enum class ScoreActivation { kIdentity, kSigmoid, kSoftmax };
+
+const char* ScoreActivationName(ScoreActivation activation);
+// Applies `activation` to `n` logits in place (softmax over all n).
+void ApplyScoreActivation(ScoreActivation activation, float* values, int n);
+
+struct ClassifierHead {
+  int num_labels = 0;
+  // id2label in id order; "LABEL_<i>" where config.json has none.
+  std::vector<std::string> labels;
+  ScoreActivation activation = ScoreActivation::kSigmoid;
+};
+
+// SPLADE: weight(token id) = pool over the input's tokens of act(logit),
+// as sentence-transformers' SpladePooling config says.
+enum class SparseActivation { kLog1pRelu, kRelu };
+enum class SparsePooling { kMax, kSum };
+
+struct SparseOptions {
+  SparseActivation activation = SparseActivation::kLog1pRelu;
+  SparsePooling pooling = SparsePooling::kMax;
+  // Keep only the largest this many weights; 0 keeps every weight above zero.
+  int max_active_dims = 0;
+};
+
+struct SparseEntry {
+  int32_t id = 0;
+  float weight = 0.0f;
+};
+
+}  // namespace engine
