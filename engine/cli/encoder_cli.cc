@@ -18,6 +18,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
+#include "common/flag_help.h"
 #include "common/flag_names.h"
 #include "common/version_flag.h"
 #include "engine/config.h"
@@ -119,16 +120,31 @@ absl::Status Run(const std::string& command) {
 
 }  // namespace
 
+const std::vector<std::string> kCommands = {"encode", "inspect", "bench", "make-model"};
+constexpr char kUsage[] =
+    "usage: encoder-cli <encode|inspect|bench|make-model> [flags]\n"
+    "  encode      JSON lines of ids on stdin -> one JSON line of vectors each\n"
+    "  inspect     the model's configuration and weights\n"
+    "  bench       time the forward pass on random ids\n"
+    "  make-model  write a random model directory\n"
+    "encoder-cli COMMAND --help lists that command's flags.";
+
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage("encoder-cli <encode|inspect|bench|make-model> [flags]; see --help");
+  absl::SetProgramUsageMessage(kUsage);
   common::SetVersionFlagOutput("encoder-cli");
   std::vector<std::string> normalized = common::NormalizeFlagNames(argc, argv);
+  if (common::AsksForFlagHelp(normalized)) {
+    common::PrintFlagHelp(
+        std::cout, kUsage, "engine/cli/", [](const std::string&) { return ""; },
+        common::CommandNamedIn(normalized, kCommands), kCommands);
+    return 0;
+  }
   std::vector<char*> args;
   for (std::string& arg : normalized) args.push_back(arg.data());
   std::vector<char*> positional =
       absl::ParseCommandLine(static_cast<int>(args.size()), args.data());
   if (positional.size() != 2) {
-    std::fprintf(stderr, "usage: encoder-cli <encode|inspect|bench|make-model> [flags]\n");
+    std::fprintf(stderr, "%s\n", kUsage);
     return 2;
   }
   const absl::Status status = Run(positional[1]);

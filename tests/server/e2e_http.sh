@@ -64,6 +64,13 @@ help=$("$client_bin" --help) || fail "encoder-client --help exits non-zero"
 for flag in --target --tls-server-name --inputs-per-request --concurrency; do
   check "client --help lists $flag" grep -q -- "^  $flag (default " <<<"$help"
 done
+help=$("$cli_bin" --help) || fail "encoder-cli --help exits non-zero"
+for flag in --model --precision --lengths --hidden-act; do
+  check "cli --help lists $flag" grep -q -- "^  $flag (default " <<<"$help"
+done
+help=$("$cli_bin" bench --help) || fail "encoder-cli bench --help exits non-zero"
+check "cli bench --help lists --lengths" grep -q -- "^  --lengths (default " <<<"$help"
+check "cli bench --help leaves out make-model's flags" bash -c '! grep -q "^  --hidden-act " <<<"$1"' _ "$help"
 
 "$cli_bin" make-model --out "$work/model" --hidden 64 --layers 2 --heads 4 --intermediate 128 \
   --max-position 128 --seed 3 >/dev/null
