@@ -116,13 +116,19 @@ void JoinStdinInput(std::vector<std::string>& args) {
 
 }  // namespace
 
+// The commands, for "encoder-client COMMAND --help" (common/flag_help.h).
+const std::vector<std::string> kCommands = {"encode", "tokenize", "decode",
+                                            "info",   "health",   "bench"};
+
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   common::SetVersionFlagOutput("encoder-client");
   std::vector<std::string> args = common::NormalizeFlagNames(argc, argv);
   JoinStdinInput(args);
   if (common::AsksForFlagHelp(args)) {
-    common::PrintFlagHelp(std::cout, kUsage, "client/", [](const std::string&) { return ""; });
+    common::PrintFlagHelp(
+        std::cout, kUsage, "client/", [](const std::string&) { return ""; },
+        common::CommandNamedIn(args, kCommands), kCommands);
     return 0;
   }
   std::vector<char*> arg_pointers;
