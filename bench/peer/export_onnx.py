@@ -23,8 +23,13 @@ SkipLayerNormFusion (residual Add + LayerNorm) needs a static sequence length, a
 with any dynamic-axis BERT export; pinning the shapes instead makes ORT turn the
 Linear layers into Gemm and lose the Attention fusion, which measured no faster.
 
+With --head classifier the export is BertForSequenceClassification's
+forward instead: the pooler (tanh of pooler.dense on the first token) and the
+classifier on top, with the output `logits` [batch, num_labels]; this is the
+cross-encoder (reranker) that bench/peer/rerank.sh serves.
+
 Run with Debian's interpreter (it sees python3-torch and python3-numpy):
-  /usr/bin/python3 bench/peer/export_onnx.py --model DIR --out DIR/model.onnx
+  /usr/bin/python3 bench/peer/export_onnx.py --model DIR --out DIR/model.onnx [--head classifier]
 """
 import argparse
 import json
@@ -202,11 +207,42 @@ class BertModel(nn.Module):
         return hidden_states
 
 
-def load_model(model_dir):
+class Pooler(nn.Module):
+    def __init__(self, c):
+        super().__init__()
+        self.dense = nn.Linear(c.hidden_size, c.hidden_size)
+
+    def forward(self, hidden_states):
+        return torch.tanh(self.dense(hidden_states[:, 0]))
+
+
+class BertForSequenceClassification(nn.Module):
+    """transformers' class: BertModel with its pooler, then the classifier."""
+
+    def __init__(self, c, num_labels):
+        super().__init__()
+        self.bert = BertModel(c)
+        self.bert.pooler = Pooler(c)
+        self.classifier = nn.Linear(c.hidden_size, num_labels)
+
+    def forward(self, input_ids, attention_mask, token_type_ids):
+        hidden_states = self.bert(input_ids, attention_mask, token_type_ids)
+        return self.classifier(self.bert.pooler(hidden_states))
+
+
+def load_model(model_dir, head=None):
     config = Config(os.path.join(model_dir, "config.json"))
-    model = BertModel(config).eval()
+    if head == "classifier":
+        with open(os.path.join(model_dir, "config.json")) as f:
+            num_labels = len(json.load(f).get("id2label", {"0": "LABEL_0", "1": "LABEL_1"}))
+        model = BertForSequenceClassification(config, num_labels).eval()
+    else:
+        model = BertModel(config).eval()
     tensors = read_checkpoint(model_dir)
     expected = model.state_dict()
+    if head == "classifier":  # checkpoints of the task model may or may not say "bert."
+        tensors = {**{"bert." + k: v for k, v in tensors.items() if not k.startswith("bert.")},
+                   **tensors}
     missing = [name for name in expected if name not in tensors]
     if missing:
         raise SystemExit(f"{model_dir}: missing tensors: {', '.join(missing[:8])}"
@@ -248,12 +284,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", required=True, help="model directory (config.json + safetensors)")
     parser.add_argument("--out", required=True, help="output .onnx file")
+    parser.add_argument("--head", choices=["classifier"],
+                        help="export BertForSequenceClassification (output: logits)")
     parser.add_argument("--opset", type=int, default=12,
                         help="ONNX opset (default 12: the pattern ORT's AttentionFusion matches)")
     args = parser.parse_args()
 
     torch.set_grad_enabled(False)
-    config, model = load_model(args.model)
+    config, model = load_model(args.model, args.head)
     batch, seq = 2, 16
     generator = torch.Generator().manual_seed(0)
     input_ids = torch.randint(0, config.vocab_size, (batch, seq), generator=generator)
@@ -262,12 +300,14 @@ def main():
     token_type_ids = torch.zeros(batch, seq, dtype=torch.int64)
 
     dynamic = {0: "batch", 1: "sequence"}
+    output = "logits" if args.head == "classifier" else "last_hidden_state"
     torch.onnx.export(
         model, (input_ids, attention_mask, token_type_ids), args.out,
         input_names=["input_ids", "attention_mask", "token_type_ids"],
-        output_names=["last_hidden_state"],
+        output_names=[output],
         dynamic_axes={"input_ids": dynamic, "attention_mask": dynamic,
-                      "token_type_ids": dynamic, "last_hidden_state": dynamic},
+                      "token_type_ids": dynamic,
+                      output: {0: "batch"} if args.head else dynamic},
         opset_version=args.opset, do_constant_folding=True)
 
     swapped = canonicalize_bias_adds(args.out)

@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Rerank pairs/s: encoder-server's POST /rerank against ONNX Runtime on the
+# same cross-encoder, alternating rounds (rerank.mjs), on this machine.
+#
+#   bench/peer/rerank.sh [--precision fp32|int8] [rerank.mjs flags: --rounds 5 --seconds 3 ...]
+#
+# The model: MiniLM-L6's shape (hidden 384, 6 layers, 12 heads, FFN 1536:
+# cross-encoder/ms-marco-MiniLM-L-6-v2's) with random weights and a
+# one-label classifier (add_classifier.py), exported to ONNX with its head
+# (export_onnx.py --head classifier). The server runs with --threads 2 and
+# ONNX Runtime with 2 intra-op threads; both take turns on the same cores.
+# Needs: build/ (scripts/setup), python3-torch and python3-onnx for the
+# export, and `npm ci --ignore-scripts` in bench/peer (onnxruntime-node).
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+build="${BUILD_DIR:-$root/build}"
+precision=fp32
+if [ "${1:-}" = --precision ]; then
+  precision=$2
+  shift 2
+fi
+work="$(mktemp -d /tmp/encoder-rerank.XXXXXX)"
+server_pid=
+cleanup() {
+  [ -n "$server_pid" ] && kill "$server_pid" 2>/dev/null && wait "$server_pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$build/engine/encoder-cli" make-model --out "$work/model" --hidden 384 --layers 6 --heads 12 \
+  --intermediate 1536 --seed 1 >/dev/null
+/usr/bin/python3 "$here/add_classifier.py" --model "$work/model"
+/usr/bin/python3 "$here/export_onnx.py" --model "$work/model" --out "$work/model.onnx" \
+  --head classifier
+
+port=$((20000 + RANDOM % 20000))
+"$build/server/app/encoder-server" --model "$work/model" --host 127.0.0.1 --port 0 \
+  --metrics-port 0 --http-port "$port" --threads 2 --precision "$precision" \
+  2>"$work/server.log" &
+server_pid=$!
+for _ in $(seq 1 300); do
+  curl -sf "http://127.0.0.1:$port/health" >/dev/null && break
+  kill -0 "$server_pid" 2>/dev/null || { cat "$work/server.log" >&2; exit 1; }
+  sleep 0.1
+done
+node "$here/rerank.mjs" --onnx "$work/model.onnx" --vocab "$work/model/vocab.txt" \
+  --url "http://127.0.0.1:$port" "$@"
