@@ -11,11 +11,13 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "engine/encoder.h"
 #include "engine/heads.h"
+#include "heads/heads.h"
 #include "nlohmann/json.hpp"
 #include "support/files.h"
 #include "test_models.h"
@@ -252,6 +254,69 @@ TEST_P(SparseTest, MaxActiveDimsKeepsTheLargest) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, SparseTest, ::testing::ValuesIn(kMaskedLm),
                          [](const auto& info) { return info.param; });
+
+// The fixtures' inputs fit in one decoder chunk (64 rows); this runs the
+// head on 150 tokens (chunks of 64, 64, 22) against a plain double loop.
+TEST(SparseChunksTest, ManyTokensMatchAPlainLoop) {
+  constexpr int64_t kHidden = 8, kVocab = 50, kTokens = 150;
+  std::mt19937 rng(7);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  const auto fill = [&](std::vector<float>& v, size_t n) {
+    v.resize(n);
+    for (float& x : v) x = normal(rng);
+  };
+  MaskedLmWeights w;
+  w.transform.in = w.transform.out = kHidden;
+  fill(w.transform.weight, kHidden * kHidden);
+  fill(w.transform.bias, kHidden);
+  w.activation = Activation::kGeluErf;
+  fill(w.norm_gamma, kHidden);
+  fill(w.norm_beta, kHidden);
+  w.norm_eps = 1e-5f;
+  w.vocab = kVocab;
+  fill(w.own_decoder, kVocab * kHidden);
+  w.decoder = w.own_decoder.data();
+  fill(w.bias, kVocab);
+  std::vector<float> states;
+  fill(states, kTokens * kHidden);
+
+  std::vector<double> want_max(kVocab, 0.0), want_sum(kVocab, 0.0);
+  for (int64_t t = 0; t < kTokens; ++t) {
+    std::vector<double> x(kHidden);
+    for (int64_t o = 0; o < kHidden; ++o) {
+      double acc = w.transform.bias[o];
+      for (int64_t i = 0; i < kHidden; ++i) {
+        acc += double{w.transform.weight[o * kHidden + i]} * states[t * kHidden + i];
+      }
+      x[o] = 0.5 * acc * (1.0 + std::erf(acc / std::sqrt(2.0)));
+    }
+    double mean = 0, var = 0;
+    for (double v : x) mean += v / kHidden;
+    for (double v : x) var += (v - mean) * (v - mean) / kHidden;
+    for (int64_t o = 0; o < kHidden; ++o) {
+      x[o] = (x[o] - mean) / std::sqrt(var + w.norm_eps) * w.norm_gamma[o] + w.norm_beta[o];
+    }
+    for (int64_t v = 0; v < kVocab; ++v) {
+      double logit = w.bias[v];
+      for (int64_t o = 0; o < kHidden; ++o) logit += double{w.own_decoder[v * kHidden + o]} * x[o];
+      const double weight = std::log1p(std::max(logit, 0.0));
+      want_max[v] = std::max(want_max[v], weight);
+      want_sum[v] += weight;
+    }
+  }
+  for (SparsePooling pooling : {SparsePooling::kMax, SparsePooling::kSum}) {
+    const std::vector<double>& want = pooling == SparsePooling::kMax ? want_max : want_sum;
+    SparseOptions options;
+    options.pooling = pooling;
+    std::vector<SparseEntry> got;
+    RunSparse(w, states.data(), kTokens, options, &got);
+    nlohmann::json want_json = nlohmann::json::array();
+    for (int64_t v = 0; v < kVocab; ++v) {
+      if (want[v] > 0) want_json.push_back({v, want[v]});
+    }
+    ExpectSparseMatches(got, want_json, pooling == SparsePooling::kMax ? "max" : "sum");
+  }
+}
 
 TEST(ScoreActivationTest, HandComputedValues) {
   float identity[] = {-2.0f, 0.5f};

@@ -10,9 +10,11 @@
 namespace engine {
 namespace {
 
-// Rows of the masked-LM decoder's output computed at once: the scratch is
-// kDecoderRows x vocab floats (64 x 250k = 64 MB for XLM-R's vocabulary).
+// Rows of the masked-LM decoder's output computed at once: up to 64, fewer
+// for large vocabularies so that the scratch stays within kDecoderScratch
+// floats (16 MB: 64 rows of BERT's 30k vocabulary, 16 of XLM-R's 250k).
 constexpr int64_t kDecoderRows = 64;
+constexpr int64_t kDecoderScratch = int64_t{4} << 20;
 
 absl::Status LoadHeadLinear(const Checkpoint& checkpoint, const std::string& prefix, int64_t in,
                             int64_t out, HeadLinear* linear) {
@@ -172,7 +174,8 @@ void RunSparse(const MaskedLmWeights& weights, const float* states, int64_t toke
   out->clear();
   const int64_t e = weights.transform.out;
   const int64_t v = weights.vocab;
-  const int64_t chunk = std::min<int64_t>(kDecoderRows, std::max<int64_t>(tokens, 1));
+  const int64_t chunk = std::max<int64_t>(
+      1, std::min({kDecoderRows, tokens, std::max<int64_t>(1, kDecoderScratch / v)}));
   // Per call: Sparse is thread-safe and the scratch is bounded by the chunk.
   std::vector<float> transformed(static_cast<size_t>(chunk * e));
   std::vector<float> logits(static_cast<size_t>(chunk * v));
@@ -192,18 +195,21 @@ void RunSparse(const MaskedLmWeights& weights, const float* states, int64_t toke
     }
     dnnl_sgemm('N', 'T', rows, v, e, 1.0f, transformed.data(), e, weights.decoder, e, 1.0f,
                logits.data(), v);
+    // Max pooling keeps relu(x) and takes log1p once at the end (log1p is
+    // increasing); sum pooling needs it per token, only where x > 0.
     for (int64_t r = 0; r < rows; ++r) {
       const float* row = logits.data() + r * v;
-      for (int64_t i = 0; i < v; ++i) {
-        float x = row[i] > 0.0f ? row[i] : 0.0f;
-        if (log1p) x = std::log1p(x);
-        if (sum) {
-          pooled[i] += x;
-        } else if (x > pooled[i]) {
-          pooled[i] = x;
+      if (sum) {
+        for (int64_t i = 0; i < v; ++i) {
+          if (row[i] > 0.0f) pooled[i] += log1p ? std::log1p(row[i]) : row[i];
         }
+      } else {
+        for (int64_t i = 0; i < v; ++i) pooled[i] = std::max(pooled[i], row[i]);
       }
     }
+  }
+  if (!sum && log1p) {
+    for (float& x : pooled) x = x > 0.0f ? std::log1p(x) : 0.0f;
   }
   for (int64_t i = 0; i < v; ++i) {
     if (pooled[i] > 0.0f) out->push_back({static_cast<int32_t>(i), pooled[i]});
