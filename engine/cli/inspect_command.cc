@@ -47,13 +47,13 @@ absl::Status RunInspect(const CommonOptions& common, std::ostream& out) {
       << "  layer_norm_eps           " << config->layer_norm_eps << "\n"
       << "  layer_norm_placement     "
       << engine::LayerNormPlacementName(config->layer_norm_placement) << "\n";
-  absl::StatusOr<engine::ClassifierConfig> classifier =
-      engine::ParseClassifierConfig(text.str(), config_path);
-  if (!classifier.ok()) return classifier.status();
   const engine::Checkpoint& c = **checkpoint;
   const engine::ClassifierHeadNames& cn = architecture.names.classifier;
   out << "  classifier               ";
-  if (!cn.out.empty() && c.Has(cn.out + ".weight") && c.Has(cn.dense + ".weight")) {
+  if (engine::HasClassifier(c, cn)) {
+    absl::StatusOr<engine::ClassifierConfig> classifier =
+        engine::ParseClassifierConfig(text.str(), config_path);
+    if (!classifier.ok()) return classifier.status();
     const engine::ClassifierHead& head = classifier->head;
     out << cn.dense << " + " << cn.out << "; ";
     if (head.num_labels > 0) {

@@ -72,8 +72,6 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
   if (!text.ok()) return text.status();
   absl::StatusOr<ModelConfig> config = ParseModelConfig(*text, config_path);
   if (!config.ok()) return config.status();
-  absl::StatusOr<ClassifierConfig> classifier_config = ParseClassifierConfig(*text, config_path);
-  if (!classifier_config.ok()) return classifier_config.status();
   // ParseModelConfig accepted the type, so the registry has it.
   const Architecture& architecture = *FindArchitecture(config->model_type);
 
@@ -96,7 +94,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
     // The heads run in float whatever the precision; a tied decoder reads
     // the word embeddings, which the encoder keeps as float.
     absl::StatusOr<std::unique_ptr<ClassifierWeights>> classifier = LoadClassifier(
-        **checkpoint, architecture.names.classifier, impl->config, *classifier_config);
+        **checkpoint, architecture.names.classifier, impl->config, *text, config_path);
     if (!classifier.ok()) return classifier.status();
     impl->classifier = *std::move(classifier);
     absl::StatusOr<std::unique_ptr<MaskedLmWeights>> masked_lm =

@@ -390,6 +390,21 @@ TEST(HeadsLoadTest, AnUnknownActivationFnIsALoadErrorNamingTheFile) {
   EXPECT_NE(message.find("torch.nn.modules.activation.Tanh"), std::string::npos) << message;
 }
 
+// The head's config.json keys are read only for a checkpoint that has the
+// head: an embedding model is not refused for a stray activation_fn.
+TEST(HeadsLoadTest, HeadSettingsOfAModelWithoutTheHeadAreNotRead) {
+  const std::string dir = EditedFixture("roberta_mlm", [](nlohmann::json& config) {
+    config["sentence_transformers"]["activation_fn"] = "torch.nn.modules.activation.Tanh";
+    config["id2label"] = {{"7", "odd"}};
+  });
+  EncoderOptions options;
+  options.threads = 1;
+  absl::StatusOr<std::unique_ptr<Encoder>> encoder = Encoder::Load(dir, options);
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  EXPECT_EQ((*encoder)->classifier(), nullptr);
+  EXPECT_TRUE((*encoder)->has_masked_lm_head());
+}
+
 TEST(HeadsLoadTest, Id2LabelMustMatchTheClassifierWeight) {
   const std::string dir = EditedFixture("bert_reranker", [](nlohmann::json& config) {
     config["id2label"] = {{"0", "a"}, {"1", "b"}, {"2", "c"}};

@@ -79,13 +79,20 @@ void LayerNormRow(float* row, int64_t n, const float* gamma, const float* beta, 
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(
-    const Checkpoint& checkpoint, const ClassifierHeadNames& names, const ModelConfig& config,
-    const ClassifierConfig& head_config) {
-  if (names.out.empty() || !checkpoint.Has(names.out + ".weight") ||
-      !checkpoint.Has(names.dense + ".weight")) {
-    return nullptr;
-  }
+bool HasClassifier(const Checkpoint& checkpoint, const ClassifierHeadNames& names) {
+  return !names.out.empty() && checkpoint.Has(names.out + ".weight") &&
+         checkpoint.Has(names.dense + ".weight");
+}
+
+absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoint& checkpoint,
+                                                                  const ClassifierHeadNames& names,
+                                                                  const ModelConfig& config,
+                                                                  const std::string& config_text,
+                                                                  const std::string& source) {
+  if (!HasClassifier(checkpoint, names)) return nullptr;
+  absl::StatusOr<ClassifierConfig> parsed = ParseClassifierConfig(config_text, source);
+  if (!parsed.ok()) return parsed.status();
+  const ClassifierConfig& head_config = *parsed;
   const int64_t h = config.hidden_size;
   auto weights = std::make_unique<ClassifierWeights>();
   weights->head = head_config.head;

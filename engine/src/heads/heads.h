@@ -65,10 +65,18 @@ struct ClassifierConfig {
 absl::StatusOr<ClassifierConfig> ParseClassifierConfig(const std::string& json_text,
                                                        const std::string& source);
 
-// Null (and OK) when the checkpoint lacks the family's classifier tensors.
-absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(
-    const Checkpoint& checkpoint, const ClassifierHeadNames& names, const ModelConfig& config,
-    const ClassifierConfig& head_config);
+// Whether the checkpoint holds the family's classifier tensors.
+bool HasClassifier(const Checkpoint& checkpoint, const ClassifierHeadNames& names);
+
+// Null (and OK) when the checkpoint lacks the family's classifier tensors;
+// config.json (`config_text`, named `source` in errors) is read for the
+// head's settings only when they are there, so a model without the head
+// never fails on them.
+absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoint& checkpoint,
+                                                                  const ClassifierHeadNames& names,
+                                                                  const ModelConfig& config,
+                                                                  const std::string& config_text,
+                                                                  const std::string& source);
 
 // Null (and OK) when the checkpoint lacks the transform or the bias; the
 // decoder falls back to `word_embeddings` ([vocab, E]) when its weight is absent.
