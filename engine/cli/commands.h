@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "engine/config.h"
+#include "engine/heads.h"
 
 namespace cli {
 
@@ -47,6 +48,13 @@ struct MakeModelOptions {
 };
 
 absl::Status RunEncode(const CommonOptions& common, const std::string& pooling, bool normalize,
+                       std::istream& in, std::ostream& out);
+// The classifier's logits per JSON line of ids ({"logits": [...]}), or its
+// scores with `activation`.
+absl::Status RunScore(const CommonOptions& common, bool activation, std::istream& in,
+                      std::ostream& out);
+// SPLADE weights per JSON line of ids ({"sparse": [[id, weight], ...]}).
+absl::Status RunSparse(const CommonOptions& common, const engine::SparseOptions& options,
                        std::istream& in, std::ostream& out);
 absl::Status RunInspect(const CommonOptions& common, std::ostream& out);
 absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, std::ostream& out);

@@ -1,4 +1,5 @@
 #include <cstdio>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -49,12 +50,8 @@ void AppendFloats(std::string* out, const float* values, int64_t n) {
   out->push_back(']');
 }
 
-absl::Status EncodeChunk(engine::Encoder& encoder, const std::vector<InputLine>& inputs,
-                         engine::Pooling pooling, bool normalize, std::ostream& out) {
-  std::vector<engine::Sequence> batch;
-  for (const InputLine& input : inputs) batch.push_back({input.ids, input.token_type_ids});
-  engine::EncodeResult result;
-  if (absl::Status s = encoder.Encode(batch, &result); !s.ok()) return s;
+absl::Status WriteEncoded(const engine::Encoder& encoder, const engine::EncodeResult& result,
+                          engine::Pooling pooling, bool normalize, std::ostream& out) {
   const int64_t h = result.hidden_size;
   std::vector<float> vector(static_cast<size_t>(h));
   std::string line;
@@ -84,6 +81,49 @@ absl::Status EncodeChunk(engine::Encoder& encoder, const std::vector<InputLine>&
   return absl::OkStatus();
 }
 
+// Writes one line per sequence of `result`.
+using WriteResult = std::function<absl::Status(const engine::EncodeResult& result)>;
+
+absl::Status EncodeAndWrite(engine::Encoder& encoder, const std::vector<InputLine>& inputs,
+                            const WriteResult& write) {
+  std::vector<engine::Sequence> batch;
+  for (const InputLine& input : inputs) batch.push_back({input.ids, input.token_type_ids});
+  engine::EncodeResult result;
+  if (absl::Status s = encoder.Encode(batch, &result); !s.ok()) return s;
+  return write(result);
+}
+
+// Reads JSON lines of ids from `in` and encodes them in chunks that fit the
+// engine's token budget, handing each chunk's result to `write`.
+absl::Status EncodeLines(const CommonOptions& common, engine::Encoder& encoder, std::istream& in,
+                         const WriteResult& write) {
+  std::vector<InputLine> chunk;
+  int64_t chunk_tokens = 0;
+  std::string line;
+  int line_number = 0;
+  while (std::getline(in, line)) {
+    ++line_number;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    absl::StatusOr<InputLine> input = ParseInputLine(line, line_number);
+    if (!input.ok()) return input.status();
+    const engine::Sequence sequence{input->ids, input->token_type_ids};
+    if (absl::Status s = encoder.Validate(sequence); !s.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("input line ", line_number, ": ", s.message()));
+    }
+    const int64_t tokens = static_cast<int64_t>(input->ids.size());
+    if (chunk_tokens + tokens > common.engine.max_batch_tokens) {
+      if (absl::Status s = EncodeAndWrite(encoder, chunk, write); !s.ok()) return s;
+      chunk.clear();
+      chunk_tokens = 0;
+    }
+    chunk.push_back(*std::move(input));
+    chunk_tokens += tokens;
+  }
+  if (!chunk.empty()) return EncodeAndWrite(encoder, chunk, write);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status RunEncode(const CommonOptions& common, const std::string& pooling_name, bool normalize,
@@ -96,34 +136,63 @@ absl::Status RunEncode(const CommonOptions& common, const std::string& pooling_n
   if (*pooling == engine::Pooling::kPooler && !(*encoder)->has_pooler()) {
     return absl::InvalidArgumentError("pooling pooler: the model has no pooler.dense weights");
   }
-  // Inputs are encoded in chunks that fit the engine's token budget.
-  std::vector<InputLine> chunk;
-  int64_t chunk_tokens = 0;
-  std::string line;
-  int line_number = 0;
-  while (std::getline(in, line)) {
-    ++line_number;
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    absl::StatusOr<InputLine> input = ParseInputLine(line, line_number);
-    if (!input.ok()) return input.status();
-    const engine::Sequence sequence{input->ids, input->token_type_ids};
-    if (absl::Status s = (*encoder)->Validate(sequence); !s.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("input line ", line_number, ": ", s.message()));
-    }
-    const int64_t tokens = static_cast<int64_t>(input->ids.size());
-    if (chunk_tokens + tokens > common.engine.max_batch_tokens) {
-      if (absl::Status s = EncodeChunk(**encoder, chunk, *pooling, normalize, out); !s.ok()) {
-        return s;
-      }
-      chunk.clear();
-      chunk_tokens = 0;
-    }
-    chunk.push_back(*std::move(input));
-    chunk_tokens += tokens;
+  return EncodeLines(common, **encoder, in, [&](const engine::EncodeResult& result) {
+    return WriteEncoded(**encoder, result, *pooling, normalize, out);
+  });
+}
+
+absl::Status RunScore(const CommonOptions& common, bool activation, std::istream& in,
+                      std::ostream& out) {
+  absl::StatusOr<std::unique_ptr<engine::Encoder>> encoder =
+      engine::Encoder::Load(common.model_dir, common.engine);
+  if (!encoder.ok()) return encoder.status();
+  const engine::ClassifierHead* head = (*encoder)->classifier();
+  if (head == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(common.model_dir, ": the model has no sequence-classification head"));
   }
-  if (!chunk.empty()) return EncodeChunk(**encoder, chunk, *pooling, normalize, out);
-  return absl::OkStatus();
+  std::vector<float> logits(static_cast<size_t>(head->num_labels));
+  return EncodeLines(common, **encoder, in, [&](const engine::EncodeResult& result) {
+    std::string line;
+    for (int i = 0; i < result.num_sequences(); ++i) {
+      if (absl::Status s = (*encoder)->Classify(result, i, logits.data()); !s.ok()) return s;
+      if (activation)
+        engine::ApplyScoreActivation(head->activation, logits.data(), head->num_labels);
+      line = activation ? "{\"scores\":" : "{\"logits\":";
+      AppendFloats(&line, logits.data(), head->num_labels);
+      line += "}";
+      out << line << '\n';
+    }
+    return absl::OkStatus();
+  });
+}
+
+absl::Status RunSparse(const CommonOptions& common, const engine::SparseOptions& options,
+                       std::istream& in, std::ostream& out) {
+  absl::StatusOr<std::unique_ptr<engine::Encoder>> encoder =
+      engine::Encoder::Load(common.model_dir, common.engine);
+  if (!encoder.ok()) return encoder.status();
+  if (!(*encoder)->has_masked_lm_head()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(common.model_dir, ": the model has no masked-LM head (SPLADE)"));
+  }
+  std::vector<engine::SparseEntry> entries;
+  return EncodeLines(common, **encoder, in, [&](const engine::EncodeResult& result) {
+    std::string line;
+    char buffer[48];
+    for (int i = 0; i < result.num_sequences(); ++i) {
+      if (absl::Status s = (*encoder)->Sparse(result, i, options, &entries); !s.ok()) return s;
+      line = "{\"sparse\":[";
+      for (size_t k = 0; k < entries.size(); ++k) {
+        const int len = std::snprintf(buffer, sizeof(buffer), "%s[%d,%.9g]", k > 0 ? "," : "",
+                                      entries[k].id, entries[k].weight);
+        line.append(buffer, static_cast<size_t>(len));
+      }
+      line += "]}";
+      out << line << '\n';
+    }
+    return absl::OkStatus();
+  });
 }
 
 }  // namespace cli

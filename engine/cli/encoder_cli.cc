@@ -1,9 +1,12 @@
 // encoder-cli: the engine's command-line tool.
 //   encode     --model DIR [--pooling none|cls|mean|pooler] [--normalize]   (JSON lines on stdin)
+//   score      --model DIR [--precision int8] [--activation]   (JSON lines of ids on stdin)
+//   sparse     --model DIR [--sparse-pooling max|sum] [--sparse-activation log1p_relu|relu]
+//              [--max-active-dims N]                          (JSON lines of ids on stdin)
 //   inspect    --model DIR
 //   bench      --model DIR --batch B (--seq S | --lengths MIN:MAX [--seed N]) [--iters N]
 //              [--threads T] [--precision fp32|int8] [--profile]
-// encode, inspect and bench take --isa LEVEL (or ENCODER_ISA): the
+// encode, score, sparse, inspect and bench take --isa LEVEL (or ENCODER_ISA): the
 // instruction-set level the engine may use (engine/isa.h).
 //   make-model --out DIR --hidden H --layers L --heads A --intermediate I
 //              [--vocab FILE] [--seed S] [--layer-norm pre|post] [--max-position P]
@@ -24,25 +27,37 @@
 #include "engine/config.h"
 #include "engine/isa.h"
 
-ABSL_FLAG(std::string, model, "", "model directory (config.json + safetensors)");
+ABSL_FLAG(std::string, model, "",
+          "encode, score, sparse, inspect, bench: model directory (config.json + safetensors)");
 ABSL_FLAG(std::string, pooling, "cls", "encode: none, cls, mean or pooler");
 ABSL_FLAG(bool, normalize, false, "encode: L2-normalize pooled vectors");
+ABSL_FLAG(bool, activation, false,
+          "score: apply the classifier's score activation (sigmoid / softmax / identity) to the "
+          "logits");
+ABSL_FLAG(std::string, sparse_pooling, "max", "sparse: max or sum over the tokens");
+ABSL_FLAG(std::string, sparse_activation, "log1p_relu", "sparse: log1p_relu or relu");
+ABSL_FLAG(int, max_active_dims, 0, "sparse: keep only the largest N weights (0: all)");
 ABSL_FLAG(int, batch, 8, "bench: sequences per batch");
 ABSL_FLAG(int, seq, 128, "bench: tokens per sequence");
 ABSL_FLAG(int, iters, 10, "bench: timed iterations");
 ABSL_FLAG(std::string, lengths, "",
           "bench: MIN:MAX for sequence lengths uniform in [MIN, MAX] (overrides --seq)");
-ABSL_FLAG(uint32_t, seed, 42, "bench: seed for --lengths and token ids; make-model: weights");
+ABSL_FLAG(uint32_t, seed, 42,
+          "bench, make-model: the seed of --lengths and the token ids (bench), of the weights "
+          "(make-model)");
 ABSL_FLAG(bool, profile, false,
           "bench: time each op kind of the forward pass and add the table to the JSON");
 ABSL_FLAG(int, threads, 0,
-          "engine threads (0: OMP_NUM_THREADS if set, else the CPUs this process may use: its "
+          "encode, score, sparse, inspect, bench: engine threads (0: OMP_NUM_THREADS if set, else "
+          "the CPUs this process may use: its "
           "CPU affinity capped by its cgroup CPU quota, rounded up)");
-ABSL_FLAG(int, max_batch_tokens, 16384, "most tokens per engine batch");
+ABSL_FLAG(int, max_batch_tokens, 16384,
+          "encode, score, sparse, inspect, bench: most tokens per engine batch");
 ABSL_FLAG(std::string, precision, "fp32",
-          "encode, bench: fp32 or int8 (weights quantized at load)");
+          "encode, score, sparse, bench: fp32 or int8 (weights quantized at load)");
 ABSL_FLAG(std::string, isa, "",
-          "instruction-set level the engine may use: scalar, avx2, avx2_vnni, avx512, "
+          "encode, score, sparse, inspect, bench: instruction-set level the engine may use: "
+          "scalar, avx2, avx2_vnni, avx512, "
           "avx512_vnni or avx512_bf16 (default: ENCODER_ISA, else the best this CPU has)");
 ABSL_FLAG(std::string, out, "", "make-model: output directory");
 ABSL_FLAG(int, hidden, 384, "make-model: hidden size");
@@ -82,6 +97,28 @@ absl::Status Run(const std::string& command) {
     return cli::RunEncode(common, absl::GetFlag(FLAGS_pooling), absl::GetFlag(FLAGS_normalize),
                           std::cin, std::cout);
   }
+  if (command == "score") {
+    return cli::RunScore(common, absl::GetFlag(FLAGS_activation), std::cin, std::cout);
+  }
+  if (command == "sparse") {
+    engine::SparseOptions sparse;
+    const std::string pooling = absl::GetFlag(FLAGS_sparse_pooling);
+    const std::string activation = absl::GetFlag(FLAGS_sparse_activation);
+    if (pooling != "max" && pooling != "sum") {
+      return absl::InvalidArgumentError("--sparse-pooling must be max or sum");
+    }
+    if (activation != "log1p_relu" && activation != "relu") {
+      return absl::InvalidArgumentError("--sparse-activation must be log1p_relu or relu");
+    }
+    sparse.pooling = pooling == "sum" ? engine::SparsePooling::kSum : engine::SparsePooling::kMax;
+    sparse.activation = activation == "relu" ? engine::SparseActivation::kRelu
+                                             : engine::SparseActivation::kLog1pRelu;
+    sparse.max_active_dims = absl::GetFlag(FLAGS_max_active_dims);
+    if (sparse.max_active_dims < 0) {
+      return absl::InvalidArgumentError("--max-active-dims must not be negative");
+    }
+    return cli::RunSparse(common, sparse, std::cin, std::cout);
+  }
   if (command == "inspect") return cli::RunInspect(common, std::cout);
   if (command == "bench") {
     cli::BenchOptions bench;
@@ -114,16 +151,20 @@ absl::Status Run(const std::string& command) {
     make.vocab_size = absl::GetFlag(FLAGS_vocab_size);
     return cli::RunMakeModel(make, std::cout);
   }
-  return absl::InvalidArgumentError("unknown command \"" + command +
-                                    "\" (expected encode, inspect, bench or make-model)");
+  return absl::InvalidArgumentError(
+      "unknown command \"" + command +
+      "\" (expected encode, score, sparse, inspect, bench or make-model)");
 }
 
 }  // namespace
 
-const std::vector<std::string> kCommands = {"encode", "inspect", "bench", "make-model"};
+const std::vector<std::string> kCommands = {"encode",  "score", "sparse",
+                                            "inspect", "bench", "make-model"};
 constexpr char kUsage[] =
-    "usage: encoder-cli <encode|inspect|bench|make-model> [flags]\n"
+    "usage: encoder-cli <encode|score|sparse|inspect|bench|make-model> [flags]\n"
     "  encode      JSON lines of ids on stdin -> one JSON line of vectors each\n"
+    "  score       JSON lines of ids (and token_type_ids) -> the classifier's logits each\n"
+    "  sparse      JSON lines of ids -> the SPLADE weights each\n"
     "  inspect     the model's configuration and weights\n"
     "  bench       time the forward pass on random ids\n"
     "  make-model  write a random model directory\n"

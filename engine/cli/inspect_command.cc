@@ -1,9 +1,12 @@
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "cli/commands.h"
+#include "heads/heads.h"
 #include "model/checkpoint.h"
 #include "models/architecture.h"
 
@@ -44,6 +47,37 @@ absl::Status RunInspect(const CommonOptions& common, std::ostream& out) {
       << "  layer_norm_eps           " << config->layer_norm_eps << "\n"
       << "  layer_norm_placement     "
       << engine::LayerNormPlacementName(config->layer_norm_placement) << "\n";
+  const engine::Checkpoint& c = **checkpoint;
+  const engine::ClassifierHeadNames& cn = architecture.names.classifier;
+  out << "  classifier               ";
+  if (engine::HasClassifier(c, cn)) {
+    absl::StatusOr<engine::ClassifierConfig> classifier =
+        engine::ParseClassifierConfig(text.str(), config_path);
+    if (!classifier.ok()) return classifier.status();
+    const engine::ClassifierHead& head = classifier->head;
+    out << cn.dense << " + " << cn.out << "; ";
+    if (head.num_labels > 0) {
+      out << head.num_labels << " labels (" << absl::StrJoin(head.labels, ", ") << "), "
+          << engine::ScoreActivationName(head.activation);
+    } else {
+      out << "labels from the weight";
+    }
+    out << "\n";
+  } else {
+    out << "none\n";
+  }
+  const engine::MaskedLmHeadNames& mn = architecture.names.masked_lm;
+  const bool has_bias = std::any_of(mn.bias.begin(), mn.bias.end(),
+                                    [&](const std::string& name) { return c.Has(name); });
+  out << "  masked_lm_head           ";
+  if (!mn.transform.empty() && c.Has(mn.transform + ".weight") && has_bias) {
+    out << mn.transform << " ... " << mn.decoder << " ("
+        << (c.Has(mn.decoder + ".weight") ? "own decoder weight"
+                                          : "decoder tied to the word embeddings")
+        << ")\n";
+  } else {
+    out << "none\n";
+  }
   out << "files:\n";
   for (const std::string& file : (*checkpoint)->files()) out << "  " << file << "\n";
   int64_t parameters = 0;

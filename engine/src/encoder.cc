@@ -14,6 +14,7 @@
 #include "engine/isa.h"
 #include "engine/model_files.h"
 #include "engine/thread_count.h"
+#include "heads/heads.h"
 #include "layers/embeddings.h"
 #include "layers/encoder_layer.h"
 #include "layers/packed_batch.h"
@@ -35,6 +36,8 @@ struct Encoder::Impl {
   MatmulCache cache{&dnnl};
   Int8MatmulCache int8_cache{&dnnl};
   ModelWeights weights;
+  std::unique_ptr<ClassifierWeights> classifier;  // null: none in the checkpoint
+  std::unique_ptr<MaskedLmWeights> masked_lm;     // null: none in the checkpoint
   Workspace workspace;
 };
 
@@ -88,6 +91,17 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
                     options.precision == Precision::kInt8 ? &impl->int8_cache : nullptr);
     if (!weights.ok()) return weights.status();
     impl->weights = *std::move(weights);
+    // The heads run in float whatever the precision; a tied decoder reads
+    // the word embeddings, which the encoder keeps as float.
+    absl::StatusOr<std::unique_ptr<ClassifierWeights>> classifier = LoadClassifier(
+        **checkpoint, architecture.names.classifier, impl->config, *text, config_path);
+    if (!classifier.ok()) return classifier.status();
+    impl->classifier = *std::move(classifier);
+    absl::StatusOr<std::unique_ptr<MaskedLmWeights>> masked_lm =
+        LoadMaskedLm(**checkpoint, architecture.names.masked_lm, impl->config,
+                     impl->weights.embeddings.word.data());
+    if (!masked_lm.ok()) return masked_lm.status();
+    impl->masked_lm = *std::move(masked_lm);
   }
   // Load's temporaries are freed, but glibc may keep freed heap pages (its
   // mmap threshold grows with large frees); hand them back so resident
@@ -211,6 +225,40 @@ absl::Status Encoder::Pool(const EncodeResult& result, int index, Pooling poolin
       break;
   }
   if (normalize) L2Normalize(out, h);
+  return absl::OkStatus();
+}
+
+const ClassifierHead* Encoder::classifier() const {
+  return impl_->classifier ? &impl_->classifier->head : nullptr;
+}
+
+absl::Status Encoder::Classify(const EncodeResult& result, int index, float* logits) const {
+  if (!impl_->classifier) {
+    return absl::FailedPreconditionError("the model has no sequence-classification head");
+  }
+  if (index < 0 || index >= result.num_sequences()) {
+    return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
+  }
+  if (result.num_tokens(index) == 0) return absl::InvalidArgumentError("empty sequence");
+  RunClassifier(*impl_->classifier, result.sequence_states(index), logits);
+  return absl::OkStatus();
+}
+
+bool Encoder::has_masked_lm_head() const { return impl_->masked_lm != nullptr; }
+
+absl::Status Encoder::Sparse(const EncodeResult& result, int index, const SparseOptions& options,
+                             std::vector<SparseEntry>* out) const {
+  if (!impl_->masked_lm) {
+    return absl::FailedPreconditionError("the model has no masked-LM head (SPLADE)");
+  }
+  if (index < 0 || index >= result.num_sequences()) {
+    return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
+  }
+  if (options.max_active_dims < 0) {
+    return absl::InvalidArgumentError("max_active_dims must not be negative");
+  }
+  RunSparse(*impl_->masked_lm, result.sequence_states(index), result.num_tokens(index), options,
+            out);
   return absl::OkStatus();
 }
 

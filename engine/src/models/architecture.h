@@ -38,6 +38,31 @@ struct LayerTensorNames {
   std::string ffn_norm;  // post-LN: after x + FFN
 };
 
+// How a head's hidden dense layer is activated; kConfig: the encoder's own
+// activation (config.json's hidden_act).
+enum class HeadActivation { kTanh, kRelu, kGeluErf, kConfig };
+
+// The sequence-classification head: out(act(dense(first token))), names of
+// torch.nn.Linear modules at the checkpoint's top level ("" when the family
+// has no such head). BERT's dense is its pooler.
+struct ClassifierHeadNames {
+  std::string dense;
+  HeadActivation activation = HeadActivation::kTanh;
+  std::string out;
+};
+
+// The masked-LM head (SPLADE): decoder(norm(act(transform(h)))) + bias, with
+// transform H -> embedding width and the decoder [vocab, embedding width]
+// tied to the word embeddings when the checkpoint omits its weight.
+struct MaskedLmHeadNames {
+  std::string transform;
+  HeadActivation activation = HeadActivation::kGeluErf;
+  std::string norm;
+  std::string decoder;  // ".weight" appended; may be absent (tied)
+  // The output bias, the first present of these full tensor names.
+  std::vector<std::string> bias;
+};
+
 // Checkpoint names of the model's modules ("" where the family has none),
 // without the task prefix a checkpoint may carry.
 struct TensorNames {
@@ -55,6 +80,8 @@ struct TensorNames {
   std::string relative_attention_bias;  // MPNet: an Embedding [buckets, heads]
   std::string final_norm;               // pre-LN checkpoints
   std::string pooler;
+  ClassifierHeadNames classifier;
+  MaskedLmHeadNames masked_lm;
 };
 
 struct Architecture {
@@ -88,5 +115,8 @@ Architecture ElectraArchitecture();
 // BERT's layer and embedding names, shared by the families that kept them.
 LayerTensorNames BertLayerTensorNames();
 TensorNames BertTensorNames();
+// RoBERTa's head names, shared by MPNet.
+ClassifierHeadNames RobertaClassifierNames();
+MaskedLmHeadNames RobertaMaskedLmNames();
 
 }  // namespace engine

@@ -1,6 +1,7 @@
 // BERT (bert-base, MiniLM, bge, e5, gte-base ...): absolute positions from
 // 0, token types, post-LN; the project's own pre-LN models say
 // "layer_norm_placement": "pre" in config.json and add encoder.LayerNorm.
+// Heads: the pooler + classifier, cls.predictions for masked-LM.
 #include "models/architecture.h"
 
 namespace engine {
@@ -38,6 +39,14 @@ Architecture BertArchitecture() {
   a.reads_layer_norm_placement = true;
   a.names = BertTensorNames();
   a.names.task_prefixes = {"bert."};
+  // BertForSequenceClassification: the pooler (tanh), then classifier.
+  a.names.classifier = {"pooler.dense", HeadActivation::kTanh, "classifier"};
+  // BertForMaskedLM: cls.predictions, the transform activated by hidden_act.
+  a.names.masked_lm = {"cls.predictions.transform.dense",
+                       HeadActivation::kConfig,
+                       "cls.predictions.transform.LayerNorm",
+                       "cls.predictions.decoder",
+                       {"cls.predictions.bias", "cls.predictions.decoder.bias"}};
   return a;
 }
 

@@ -35,6 +35,15 @@ Architecture DistilBertArchitecture() {
   n.layer.ffn_in = "ffn.lin1";
   n.layer.ffn_out = "ffn.lin2";
   n.layer.ffn_norm = "output_layer_norm";
+  // DistilBertForSequenceClassification: pre_classifier, ReLU, classifier.
+  n.classifier = {"pre_classifier", HeadActivation::kRelu, "classifier"};
+  // DistilBertForMaskedLM: the transform takes config's activation; the
+  // projector's weight is tied to the word embeddings, its bias its own.
+  n.masked_lm = {"vocab_transform",
+                 HeadActivation::kConfig,
+                 "vocab_layer_norm",
+                 "vocab_projector",
+                 {"vocab_projector.bias"}};
   return a;
 }
 

@@ -17,6 +17,15 @@ Architecture ElectraArchitecture() {
   a.names.embeddings_project = "embeddings_project";
   a.names.final_norm = "";
   a.names.pooler = "";
+  // ElectraClassificationHead: dense, GELU (erf), out_proj on the first token.
+  a.names.classifier = {"classifier.dense", HeadActivation::kGeluErf, "classifier.out_proj"};
+  // ElectraForMaskedLM: generator_predictions (H -> embedding_size, GELU,
+  // LayerNorm), generator_lm_head tied to the word embeddings [vocab, E].
+  a.names.masked_lm = {"generator_predictions.dense",
+                       HeadActivation::kGeluErf,
+                       "generator_predictions.LayerNorm",
+                       "generator_lm_head",
+                       {"generator_lm_head.bias"}};
   return a;
 }
 

@@ -33,6 +33,9 @@ Architecture MpnetArchitecture() {
   n.layer.ffn_norm = "output.LayerNorm";
   n.relative_attention_bias = "encoder.relative_attention_bias";
   n.pooler = "pooler.dense";
+  // MPNetClassificationHead and MPNetLMHead are RoBERTa's, by the same names.
+  n.classifier = RobertaClassifierNames();
+  n.masked_lm = RobertaMaskedLmNames();
   return a;
 }
 

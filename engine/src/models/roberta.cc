@@ -4,10 +4,25 @@
 // (transformers' create_position_ids_from_input_ids), one token type,
 // LayerNorm eps from config.json (1e-5). Checkpoints of the task models
 // (RobertaForSequenceClassification, XLMRobertaForMaskedLM,
-// CamembertFor...) prefix the encoder with "roberta.".
+// CamembertFor...) prefix the encoder with "roberta."; their heads are
+// classifier.{dense,out_proj} and lm_head.
 #include "models/architecture.h"
 
 namespace engine {
+
+// RobertaClassificationHead: dense on the first token, tanh, out_proj.
+ClassifierHeadNames RobertaClassifierNames() {
+  return {"classifier.dense", HeadActivation::kTanh, "classifier.out_proj"};
+}
+
+// RobertaLMHead: dense, GELU (erf), layer_norm, decoder (tied), bias.
+MaskedLmHeadNames RobertaMaskedLmNames() {
+  return {"lm_head.dense",
+          HeadActivation::kGeluErf,
+          "lm_head.layer_norm",
+          "lm_head.decoder",
+          {"lm_head.bias", "lm_head.decoder.bias"}};
+}
 
 Architecture RobertaArchitecture() {
   Architecture a;
@@ -19,6 +34,8 @@ Architecture RobertaArchitecture() {
   a.position_ids = PositionIds::kAfterPadding;
   a.names = BertTensorNames();
   a.names.task_prefixes = {"roberta."};
+  a.names.classifier = RobertaClassifierNames();
+  a.names.masked_lm = RobertaMaskedLmNames();
   return a;
 }
 

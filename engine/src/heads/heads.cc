@@ -1,0 +1,232 @@
+#include "heads/heads.h"
+
+#include <algorithm>
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "oneapi/dnnl/dnnl.h"
+
+namespace engine {
+namespace {
+
+// Rows of the masked-LM decoder's output computed at once: up to 64, fewer
+// for large vocabularies so that the scratch stays within kDecoderScratch
+// floats (16 MB: 64 rows of BERT's 30k vocabulary, 16 of XLM-R's 250k).
+constexpr int64_t kDecoderRows = 64;
+constexpr int64_t kDecoderScratch = int64_t{4} << 20;
+
+absl::Status LoadHeadLinear(const Checkpoint& checkpoint, const std::string& prefix, int64_t in,
+                            int64_t out, HeadLinear* linear) {
+  absl::StatusOr<std::vector<float>> weight = checkpoint.ReadFloat(prefix + ".weight", {out, in});
+  if (!weight.ok()) return weight.status();
+  absl::StatusOr<std::vector<float>> bias = checkpoint.ReadFloat(prefix + ".bias", {out});
+  if (!bias.ok()) return bias.status();
+  linear->in = in;
+  linear->out = out;
+  linear->weight = *std::move(weight);
+  linear->bias = *std::move(bias);
+  return absl::OkStatus();
+}
+
+// y[rows, out] = x[rows, in] * W^T + b.
+void ApplyLinear(const HeadLinear& linear, const float* x, int64_t rows, float* y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = y + r * linear.out;
+    std::copy(linear.bias.begin(), linear.bias.end(), row);
+  }
+  dnnl_sgemm('N', 'T', rows, linear.out, linear.in, 1.0f, x, linear.in, linear.weight.data(),
+             linear.in, 1.0f, y, linear.out);
+}
+
+float Activate(Activation activation, float x) {
+  switch (activation) {
+    case Activation::kGeluErf:
+      return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+    case Activation::kGeluTanh:
+      return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
+    case Activation::kRelu:
+      return x > 0.0f ? x : 0.0f;
+  }
+  return x;
+}
+
+Activation ResolveActivation(HeadActivation activation, const ModelConfig& config) {
+  switch (activation) {
+    case HeadActivation::kRelu:
+      return Activation::kRelu;
+    case HeadActivation::kGeluErf:
+      return Activation::kGeluErf;
+    case HeadActivation::kConfig:
+    case HeadActivation::kTanh:  // handled by the caller
+      break;
+  }
+  return config.activation;
+}
+
+void LayerNormRow(float* row, int64_t n, const float* gamma, const float* beta, float eps) {
+  double mean = 0.0;
+  for (int64_t i = 0; i < n; ++i) mean += row[i];
+  mean /= static_cast<double>(n);
+  double var = 0.0;
+  for (int64_t i = 0; i < n; ++i) var += (row[i] - mean) * (row[i] - mean);
+  var /= static_cast<double>(n);
+  const double inv = 1.0 / std::sqrt(var + eps);
+  for (int64_t i = 0; i < n; ++i) {
+    row[i] = static_cast<float>((row[i] - mean) * inv) * gamma[i] + beta[i];
+  }
+}
+
+}  // namespace
+
+bool HasClassifier(const Checkpoint& checkpoint, const ClassifierHeadNames& names) {
+  return !names.out.empty() && checkpoint.Has(names.out + ".weight") &&
+         checkpoint.Has(names.dense + ".weight");
+}
+
+absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoint& checkpoint,
+                                                                  const ClassifierHeadNames& names,
+                                                                  const ModelConfig& config,
+                                                                  const std::string& config_text,
+                                                                  const std::string& source) {
+  if (!HasClassifier(checkpoint, names)) return nullptr;
+  absl::StatusOr<ClassifierConfig> parsed = ParseClassifierConfig(config_text, source);
+  if (!parsed.ok()) return parsed.status();
+  const ClassifierConfig& head_config = *parsed;
+  const int64_t h = config.hidden_size;
+  auto weights = std::make_unique<ClassifierWeights>();
+  weights->head = head_config.head;
+  ClassifierHead& head = weights->head;
+  if (head.num_labels == 0) {
+    // No id2label nor num_labels: as many labels as the weight has rows.
+    const auto& shape = checkpoint.entries().at(names.out + ".weight").view->shape;
+    if (shape.size() != 2 || shape[0] <= 0 || shape[0] > (1 << 20)) {
+      return checkpoint.Check(names.out + ".weight", {1, h});  // the error naming the tensor
+    }
+    head.num_labels = static_cast<int>(shape[0]);
+    for (int i = 0; i < head.num_labels; ++i) head.labels.push_back(absl::StrCat("LABEL_", i));
+    if (!head_config.activation_set) {
+      head.activation = head_config.DefaultActivation(head.num_labels);
+    }
+  }
+  if (absl::Status s = LoadHeadLinear(checkpoint, names.dense, h, h, &weights->dense); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = LoadHeadLinear(checkpoint, names.out, h, head.num_labels, &weights->out);
+      !s.ok()) {
+    return s;
+  }
+  weights->tanh = names.activation == HeadActivation::kTanh;
+  weights->activation = ResolveActivation(names.activation, config);
+  return weights;
+}
+
+absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(const Checkpoint& checkpoint,
+                                                              const MaskedLmHeadNames& names,
+                                                              const ModelConfig& config,
+                                                              const float* word_embeddings) {
+  if (names.transform.empty() || !checkpoint.Has(names.transform + ".weight")) return nullptr;
+  const auto bias_name = std::find_if(names.bias.begin(), names.bias.end(),
+                                      [&](const std::string& n) { return checkpoint.Has(n); });
+  if (bias_name == names.bias.end()) return nullptr;
+  const int64_t h = config.hidden_size;
+  const int64_t e = config.embedding_width();
+  const int64_t v = config.vocab_size;
+  auto weights = std::make_unique<MaskedLmWeights>();
+  if (absl::Status s = LoadHeadLinear(checkpoint, names.transform, h, e, &weights->transform);
+      !s.ok()) {
+    return s;
+  }
+  weights->activation = ResolveActivation(names.activation, config);
+  if (names.activation == HeadActivation::kTanh) {
+    return absl::InternalError("a tanh masked-LM transform is not implemented");
+  }
+  for (auto [suffix, target] :
+       {std::pair<const char*, std::vector<float>*>{".weight", &weights->norm_gamma},
+        {".bias", &weights->norm_beta}}) {
+    absl::StatusOr<std::vector<float>> values = checkpoint.ReadFloat(names.norm + suffix, {e});
+    if (!values.ok()) return values.status();
+    *target = *std::move(values);
+  }
+  weights->norm_eps = config.layer_norm_eps;
+  weights->vocab = v;
+  if (checkpoint.Has(names.decoder + ".weight")) {
+    absl::StatusOr<std::vector<float>> decoder =
+        checkpoint.ReadFloat(names.decoder + ".weight", {v, e});
+    if (!decoder.ok()) return decoder.status();
+    if (std::equal(decoder->begin(), decoder->end(), word_embeddings)) {
+      weights->decoder = word_embeddings;  // saved tied: no second copy
+    } else {
+      weights->own_decoder = *std::move(decoder);
+      weights->decoder = weights->own_decoder.data();
+    }
+  } else {
+    weights->decoder = word_embeddings;  // tied
+  }
+  absl::StatusOr<std::vector<float>> bias = checkpoint.ReadFloat(*bias_name, {v});
+  if (!bias.ok()) return bias.status();
+  weights->bias = *std::move(bias);
+  return weights;
+}
+
+void RunClassifier(const ClassifierWeights& weights, const float* first_token, float* logits) {
+  std::vector<float> hidden(static_cast<size_t>(weights.dense.out));
+  ApplyLinear(weights.dense, first_token, 1, hidden.data());
+  for (float& x : hidden) x = weights.tanh ? std::tanh(x) : Activate(weights.activation, x);
+  ApplyLinear(weights.out, hidden.data(), 1, logits);
+}
+
+void RunSparse(const MaskedLmWeights& weights, const float* states, int64_t tokens,
+               const SparseOptions& options, std::vector<SparseEntry>* out) {
+  out->clear();
+  const int64_t e = weights.transform.out;
+  const int64_t v = weights.vocab;
+  const int64_t chunk = std::max<int64_t>(
+      1, std::min({kDecoderRows, tokens, std::max<int64_t>(1, kDecoderScratch / v)}));
+  // Per call: Sparse is thread-safe and the scratch is bounded by the chunk.
+  std::vector<float> transformed(static_cast<size_t>(chunk * e));
+  std::vector<float> logits(static_cast<size_t>(chunk * v));
+  std::vector<float> pooled(static_cast<size_t>(v), 0.0f);
+  const bool log1p = options.activation == SparseActivation::kLog1pRelu;
+  const bool sum = options.pooling == SparsePooling::kSum;
+  for (int64_t begin = 0; begin < tokens; begin += chunk) {
+    const int64_t rows = std::min(chunk, tokens - begin);
+    ApplyLinear(weights.transform, states + begin * weights.transform.in, rows, transformed.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      float* row = transformed.data() + r * e;
+      for (int64_t i = 0; i < e; ++i) row[i] = Activate(weights.activation, row[i]);
+      LayerNormRow(row, e, weights.norm_gamma.data(), weights.norm_beta.data(), weights.norm_eps);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      std::copy(weights.bias.begin(), weights.bias.end(), logits.begin() + r * v);
+    }
+    dnnl_sgemm('N', 'T', rows, v, e, 1.0f, transformed.data(), e, weights.decoder, e, 1.0f,
+               logits.data(), v);
+    // Max pooling keeps relu(x) and takes log1p once at the end (log1p is
+    // increasing); sum pooling needs it per token, only where x > 0.
+    for (int64_t r = 0; r < rows; ++r) {
+      const float* row = logits.data() + r * v;
+      if (sum) {
+        for (int64_t i = 0; i < v; ++i) {
+          if (row[i] > 0.0f) pooled[i] += log1p ? std::log1p(row[i]) : row[i];
+        }
+      } else {
+        for (int64_t i = 0; i < v; ++i) pooled[i] = std::max(pooled[i], row[i]);
+      }
+    }
+  }
+  if (!sum && log1p) {
+    for (float& x : pooled) x = x > 0.0f ? std::log1p(x) : 0.0f;
+  }
+  for (int64_t i = 0; i < v; ++i) {
+    if (pooled[i] > 0.0f) out->push_back({static_cast<int32_t>(i), pooled[i]});
+  }
+  std::sort(out->begin(), out->end(), [](const SparseEntry& a, const SparseEntry& b) {
+    return a.weight != b.weight ? a.weight > b.weight : a.id < b.id;
+  });
+  if (options.max_active_dims > 0 && static_cast<int>(out->size()) > options.max_active_dims) {
+    out->resize(static_cast<size_t>(options.max_active_dims));
+  }
+}
+
+}  // namespace engine
