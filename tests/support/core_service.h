@@ -39,6 +39,16 @@ class CoreService {
   }
 
   const server::LoadedModel& model() const { return loaded_; }
+  // The heads the model "has" (the fake backend computes them): set before
+  // the first request.
+  void SetHeads(server::ModelHeads heads) { loaded_.heads = std::move(heads); }
+  // A cross-encoder: one label, "score", identity activation (the scores are
+  // FakeBackend's logits).
+  void SetReranker() {
+    server::ModelHeads heads;
+    heads.classifier = engine::ClassifierHead{1, {"score"}, engine::ScoreActivation::kIdentity};
+    SetHeads(std::move(heads));
+  }
   FakeBackend& backend() { return backend_; }
   server::Batcher& batcher() { return batcher_; }
   server::ServerMetrics& metrics() { return metrics_; }
