@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
@@ -36,8 +37,10 @@ absl::Status CheckHead(const ModelHeads& heads, HeadRequest request) {
       wanted = "sparse embeddings need a masked-LM (SPLADE) head";
       break;
   }
-  return absl::FailedPreconditionError(
+  absl::Status status = absl::FailedPreconditionError(
       absl::StrCat(wanted, "; this model serves ", ServedOutputs(heads)));
+  status.SetPayload(kMissingHeadPayload, absl::Cord(ServedOutputs(heads)));
+  return status;
 }
 
 }  // namespace server

@@ -10,6 +10,13 @@
 
 namespace server {
 
+// The payload that marks a FAILED_PRECONDITION as a missing head (TEI
+// answers that 424, a tokenizer-less model's text input 422).
+inline constexpr char kMissingHeadPayload[] = "encoder-service/missing-head";
+inline bool IsMissingHead(const absl::Status& status) {
+  return status.GetPayload(kMissingHeadPayload).has_value();
+}
+
 enum class HeadRequest { kClassify, kRerank, kSparse };
 
 // "embeddings; classify with 3 labels; rerank; sparse": what `heads` serves.
