@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <sstream>
+
+#include "client/commands.h"
 
 #include "support/grpc_core_server.h"
 #include "support/test_server.h"
@@ -136,6 +139,51 @@ TEST_F(GrpcHeadsTest, EncodeSparseEntriesAndTokens) {
   EXPECT_EQ(response.embeddings(0).entries(0).weight(), 4.0f);
   EXPECT_EQ(response.embeddings(0).entries(1).id(), 11);
   EXPECT_FALSE(response.embeddings(0).entries(1).token().empty());
+}
+
+// encoder-client's rerank, classify and sparse commands against the server.
+TEST_F(GrpcHeadsTest, ClientCommandsPrintJsonLines) {
+  client::ConnectionOptions connection;
+  connection.target = "127.0.0.1:" + std::to_string(server_->port());
+  std::ostringstream out;
+  std::ostringstream err;
+  client::RerankOptions rerank;
+  rerank.query = "hello";
+  rerank.texts = {"world", "hello world again"};
+  rerank.top_n = 1;
+  rerank.return_text = true;
+  // An embedding model: exit 1, the status on stderr.
+  EXPECT_EQ(client::RunRerank(connection, rerank, out, err), 1);
+  EXPECT_NE(err.str().find("FAILED_PRECONDITION"), std::string::npos) << err.str();
+
+  ModelHeads heads;
+  heads.classifier = engine::ClassifierHead{1, {"score"}, engine::ScoreActivation::kIdentity};
+  heads.sparse = true;
+  server_->core().SetHeads(heads);
+  out.str("");
+  ASSERT_EQ(client::RunRerank(connection, rerank, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find(R"("index":1)"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find(R"("text":"hello world again")"), std::string::npos) << out.str();
+
+  out.str("");
+  client::ClassifyOptions classify;
+  classify.inputs.texts = {"hello", "world"};
+  classify.inputs.pair = true;
+  classify.raw_scores = true;
+  ASSERT_EQ(client::RunClassify(connection, classify, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find(R"("label":"score")"), std::string::npos) << out.str();
+
+  out.str("");
+  client::SparseOptions sparse;
+  sparse.inputs.ids = "2,11,12,3";
+  sparse.max_active_dims = 1;
+  ASSERT_EQ(client::RunSparse(connection, sparse, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find(R"("id":3)"), std::string::npos) << out.str();
+
+  // Usage errors: exit 2.
+  client::RerankOptions no_texts;
+  no_texts.query = "q";
+  EXPECT_EQ(client::RunRerank(connection, no_texts, out, err), 2);
 }
 
 }  // namespace
