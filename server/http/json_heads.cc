@@ -1,5 +1,7 @@
 #include "server/http/json_heads.h"
 
+#include <atomic>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -158,7 +160,9 @@ std::string RenderCohereRerank(const core::RerankResult& result, const std::stri
     if (!hit.text.empty()) item["document"] = {{"text", hit.text}};
     results.push_back(std::move(item));
   }
-  return Dump({{"id", nullptr},
+  // Cohere answers an id per call; clients log it. Unique within the process.
+  static std::atomic<uint64_t> next_id{1};
+  return Dump({{"id", absl::StrCat("rerank-", next_id.fetch_add(1, std::memory_order_relaxed))},
                {"model", model},
                {"results", std::move(results)},
                {"meta",

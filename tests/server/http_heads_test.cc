@@ -87,6 +87,7 @@ TEST_F(HttpHeadsTest, CohereRerankShape) {
   EXPECT_EQ(body["results"][1]["index"], 2);
   EXPECT_TRUE(body["results"][0]["relevance_score"].is_number());
   EXPECT_EQ(body["model"], "test-model");
+  EXPECT_TRUE(body["id"].is_string());
   EXPECT_GT(body["usage"]["total_tokens"].get<int>(), 0);
 
   // OpenAI-shaped errors under /v1/.
