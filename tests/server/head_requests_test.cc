@@ -3,8 +3,11 @@
 // tokens + label index and whose sparse weights are positions).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <future>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "server/core/input_error.h"
@@ -272,6 +275,62 @@ TEST(HeadRequestsTest, SparseGivesEntriesWithTokens) {
 
   request.max_active_dims = -1;
   EXPECT_EQ(Sparse(service, request).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+// Head requests share the queue and the batches with encode requests: one
+// engine call computes an embedding, a rerank pair and sparse weights.
+TEST(HeadRequestsTest, HeadsBatchWithEncodeTraffic) {
+  CoreService service;
+  ModelHeads heads;
+  heads.classifier = engine::ClassifierHead{1, {"score"}, engine::ScoreActivation::kIdentity};
+  heads.sparse = true;
+  service.SetHeads(heads);
+  service.backend().Hold();
+  core::EncodeRequest first;
+  first.inputs.push_back(core::Input::Ids({1, 5}));
+  auto held = std::make_shared<std::promise<absl::StatusOr<core::EncodeResult>>>();
+  service.dispatcher().Dispatch(
+      first, Clock::time_point::max(), {},
+      [held](absl::StatusOr<core::EncodeResult> result) { held->set_value(std::move(result)); });
+  ASSERT_TRUE(service.backend().AwaitStarted(1));
+  // Queued while the engine runs: an encode, a rerank and a sparse request.
+  core::EncodeRequest encode;
+  encode.inputs.push_back(core::Input::Ids({7, 5, 6}));
+  auto encoded = std::make_shared<std::promise<absl::StatusOr<core::EncodeResult>>>();
+  service.dispatcher().Dispatch(encode, Clock::time_point::max(), {},
+                                [encoded](absl::StatusOr<core::EncodeResult> result) {
+                                  encoded->set_value(std::move(result));
+                                });
+  std::thread rerank_caller([&] {
+    core::RerankRequest rerank;
+    rerank.query = "hello";
+    rerank.texts = {"world"};
+    EXPECT_TRUE(Rerank(service, rerank).ok());
+  });
+  std::thread sparse_caller([&] {
+    core::SparseRequest sparse;
+    sparse.inputs.push_back(core::Input::Ids({9, 11, 3}));
+    EXPECT_TRUE(Sparse(service, sparse).ok());
+  });
+  // Both are queued once the queue holds three requests.
+  for (int i = 0; i < 2000 && service.batcher().queued_requests() < 3; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(service.batcher().queued_requests(), 3);
+  service.backend().Release();
+  rerank_caller.join();
+  sparse_caller.join();
+  ASSERT_TRUE(held->get_future().get().ok());
+  ASSERT_TRUE(encoded->get_future().get().ok());
+  const std::vector<std::vector<int32_t>> batches = service.backend().batches();
+  ASSERT_EQ(batches.size(), 2u);
+  EXPECT_EQ(batches[1].size(), 3u);  // one engine call for the three
+  std::vector<OutputHead> kinds;
+  const std::vector<OutputSpec> specs = service.backend().specs();
+  for (size_t i = 1; i < specs.size(); ++i) kinds.push_back(specs[i].head);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), OutputHead::kEmbedding), 1);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), OutputHead::kClassify), 1);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), OutputHead::kSparse), 1);
 }
 
 }  // namespace
