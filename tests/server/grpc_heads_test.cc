@@ -19,8 +19,12 @@ using testing_support::GrpcCoreServer;
 
 class GrpcHeadsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    server_ = std::make_unique<GrpcCoreServer>();
+  void SetUp() override { Start(); }
+  // A server whose model has `heads` (set before its threads start).
+  void Start(ModelHeads heads = {}) {
+    stub_.reset();
+    server_.reset();
+    server_ = std::make_unique<GrpcCoreServer>(std::move(heads));
     ASSERT_TRUE(server_->ok());
     stub_ = encoder::v1::Encoder::NewStub(testing_support::Connect(server_->port()));
   }
@@ -38,7 +42,7 @@ encoder::v1::RerankRequest ThreeTexts() {
 }
 
 TEST_F(GrpcHeadsTest, RerankSortedWithTopNAndText) {
-  server_->core().SetReranker();
+  Start(testing_support::CoreService::RerankerHeads());
   encoder::v1::RerankRequest request = ThreeTexts();
   request.set_top_n(2);
   request.set_return_text(true);
@@ -64,7 +68,7 @@ TEST_F(GrpcHeadsTest, RerankErrors) {
     EXPECT_NE(status.error_message().find("this model serves embeddings"), std::string::npos)
         << status.error_message();
   }
-  server_->core().SetReranker();
+  Start(testing_support::CoreService::RerankerHeads());
   {
     encoder::v1::RerankRequest request = ThreeTexts();
     request.set_top_n(0);
@@ -87,10 +91,10 @@ TEST_F(GrpcHeadsTest, RerankErrors) {
 }
 
 TEST_F(GrpcHeadsTest, ClassifyEveryLabelByScore) {
-  server_->core().backend().SetNumLabels(2);
   ModelHeads heads;
   heads.classifier = engine::ClassifierHead{2, {"neg", "pos"}, engine::ScoreActivation::kIdentity};
-  server_->core().SetHeads(heads);
+  Start(heads);
+  server_->core().backend().SetNumLabels(2);
   encoder::v1::ClassifyRequest request;
   request.add_inputs()->set_text("hello");
   encoder::v1::TextPair* pair = request.add_inputs()->mutable_text_pair();
@@ -126,7 +130,7 @@ TEST_F(GrpcHeadsTest, EncodeSparseEntriesAndTokens) {
   }
   ModelHeads heads;
   heads.sparse = true;
-  server_->core().SetHeads(heads);
+  Start(heads);
   request.set_max_active_dims(2);
   request.set_return_tokens(true);
   grpc::ClientContext context;
@@ -159,7 +163,8 @@ TEST_F(GrpcHeadsTest, ClientCommandsPrintJsonLines) {
   ModelHeads heads;
   heads.classifier = engine::ClassifierHead{1, {"score"}, engine::ScoreActivation::kIdentity};
   heads.sparse = true;
-  server_->core().SetHeads(heads);
+  Start(heads);
+  connection.target = "127.0.0.1:" + std::to_string(server_->port());
   out.str("");
   ASSERT_EQ(client::RunRerank(connection, rerank, out, err), 0) << err.str();
   EXPECT_NE(out.str().find(R"("index":1)"), std::string::npos) << out.str();

@@ -14,13 +14,19 @@ namespace server::http {
 namespace {
 
 using nlohmann::json;
+using testing_support::CoreService;
 using testing_support::HttpResponse;
 using testing_support::HttpTestServer;
 
 class HttpHeadsTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    http_ = std::make_unique<HttpTestServer>();
+  void SetUp() override { Start(); }
+  // A server whose model has `heads` (set before its threads start).
+  void Start(ModelHeads heads = {}) {
+    testing_support::HttpTestSetup setup;
+    setup.heads = std::move(heads);
+    http_.reset();
+    http_ = std::make_unique<HttpTestServer>(std::move(setup));
     ASSERT_TRUE(http_->ok());
   }
   HttpResponse Post(const std::string& path, const json& body) {
@@ -30,7 +36,7 @@ class HttpHeadsTest : public ::testing::Test {
 };
 
 TEST_F(HttpHeadsTest, TeiRerankSortsWithIndicesAndText) {
-  http_->core().SetReranker();
+  Start(CoreService::RerankerHeads());
   HttpResponse response = Post("/rerank", {{"query", "hello"},
                                            {"texts", {"world", "hello world again", "hello world"}},
                                            {"return_text", true}});
@@ -57,7 +63,7 @@ TEST_F(HttpHeadsTest, TeiRerankErrors) {
   EXPECT_EQ(body["error_type"], "Backend");
   EXPECT_NE(body["error"].get<std::string>().find("serves embeddings"), std::string::npos);
 
-  http_->core().SetReranker();
+  Start(CoreService::RerankerHeads());
   response = Post("/rerank", {{"query", "hello"}, {"texts", json::array()}});
   EXPECT_EQ(response.status, 400) << response.body;  // TEI's Empty
   EXPECT_EQ(json::parse(response.body)["error_type"], "Empty");
@@ -72,7 +78,7 @@ TEST_F(HttpHeadsTest, TeiRerankErrors) {
 }
 
 TEST_F(HttpHeadsTest, CohereRerankShape) {
-  http_->core().SetReranker();
+  Start(CoreService::RerankerHeads());
   HttpResponse response =
       Post("/v1/rerank", {{"model", "test-model"},
                           {"query", "hello"},
@@ -97,10 +103,10 @@ TEST_F(HttpHeadsTest, CohereRerankShape) {
 }
 
 TEST_F(HttpHeadsTest, PredictSingleAPairAndABatch) {
-  http_->core().backend().SetNumLabels(2);
   ModelHeads heads;
   heads.classifier = engine::ClassifierHead{2, {"neg", "pos"}, engine::ScoreActivation::kIdentity};
-  http_->core().SetHeads(heads);
+  Start(heads);
+  http_->core().backend().SetNumLabels(2);
   HttpResponse response = Post("/predict", {{"inputs", "hello"}, {"raw_scores", true}});
   ASSERT_EQ(response.status, 200) << response.body;
   json body = json::parse(response.body);
@@ -131,7 +137,7 @@ TEST_F(HttpHeadsTest, EmbedSparseAsTei) {
   EXPECT_EQ(response.status, 424) << response.body;
   ModelHeads heads;
   heads.sparse = true;
-  http_->core().SetHeads(heads);
+  Start(heads);
   response = Post("/embed_sparse", {{"inputs", {{2, 11, 12, 3}}}});
   ASSERT_EQ(response.status, 200) << response.body;
   const json body = json::parse(response.body);

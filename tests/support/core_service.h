@@ -44,11 +44,12 @@ class CoreService {
   void SetHeads(server::ModelHeads heads) { loaded_.heads = std::move(heads); }
   // A cross-encoder: one label, "score", identity activation (the scores are
   // FakeBackend's logits).
-  void SetReranker() {
+  static server::ModelHeads RerankerHeads() {
     server::ModelHeads heads;
     heads.classifier = engine::ClassifierHead{1, {"score"}, engine::ScoreActivation::kIdentity};
-    SetHeads(std::move(heads));
+    return heads;
   }
+  void SetReranker() { SetHeads(RerankerHeads()); }
   FakeBackend& backend() { return backend_; }
   server::Batcher& batcher() { return batcher_; }
   server::ServerMetrics& metrics() { return metrics_; }

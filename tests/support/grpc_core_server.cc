@@ -4,11 +4,12 @@
 
 namespace testing_support {
 
-GrpcCoreServer::GrpcCoreServer()
+GrpcCoreServer::GrpcCoreServer(server::ModelHeads heads)
     : core_(std::make_unique<CoreService>()),
       service_(std::make_unique<server::EncodeService>(&core_->dispatcher(), &keys_,
                                                        encoder::v1::ModelInfo(),
                                                        server::SystemClock(), &core_->metrics())) {
+  core_->SetHeads(std::move(heads));
   grpc::ServerBuilder builder;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
   builder.RegisterService(service_.get());

@@ -16,8 +16,9 @@ namespace testing_support {
 
 class GrpcCoreServer {
  public:
-  // Starts at once; a start failure fails the current test (ok() is false).
-  GrpcCoreServer();
+  // Starts at once, the model with `heads` (set before the server's threads
+  // start); a start failure fails the current test (ok() is false).
+  explicit GrpcCoreServer(server::ModelHeads heads = {});
   ~GrpcCoreServer();
   GrpcCoreServer(const GrpcCoreServer&) = delete;
   GrpcCoreServer& operator=(const GrpcCoreServer&) = delete;
