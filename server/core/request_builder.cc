@@ -160,6 +160,7 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::Build
   InputOptions options;
   options.truncate = request.truncate.value_or(limits_.auto_truncate);
   options.strategy = engine::TruncationStrategy::kOnlySecond;
+  options.side = request.truncation_side;
   const int max_length = model_->max_length();
   if (options.truncate) {
     // only_second cuts the text alone: a query that leaves it no token is refused.

@@ -103,6 +103,8 @@ struct RerankRequest {
   bool return_text = false;
   bool raw_scores = false;
   std::optional<bool> truncate;
+  // Which end of the text truncation cuts (the query is never cut).
+  engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
 };
 
 struct RerankHit {

@@ -25,6 +25,12 @@ grpc::ServerUnaryReactor* EncodeService::Rerank(grpc::CallbackServerContext* con
   rerank.return_text = request->return_text();
   rerank.raw_scores = request->raw_scores();
   if (request->has_truncate()) rerank.truncate = request->truncate();
+  absl::StatusOr<engine::TruncationSide> side = ToCore(request->truncation_direction());
+  if (!side.ok()) {
+    reactor->Answer(ToGrpcStatus(side.status()));
+    return reactor;
+  }
+  rerank.truncation_side = *side;
   dispatcher_->DispatchRerank(
       rerank, DeadlineOnClock(context->deadline(), clock_),
       [context] { return context->IsCancelled(); },

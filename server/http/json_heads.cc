@@ -108,6 +108,9 @@ absl::StatusOr<core::RerankRequest> ParseTeiRerank(std::string_view body) {
   if (!texts.ok()) return texts.status();
   request.texts = *std::move(texts);
   if (absl::Status status = Truncate(*parsed, &request.truncate); !status.ok()) return status;
+  if (absl::Status status = Direction(*parsed, &request.truncation_side); !status.ok()) {
+    return status;
+  }
   absl::StatusOr<bool> raw = Flag(*parsed, "raw_scores", false);
   if (!raw.ok()) return raw.status();
   request.raw_scores = *raw;

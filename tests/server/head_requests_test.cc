@@ -145,6 +145,12 @@ TEST(HeadRequestsTest, RerankTruncationCutsTheTextNeverTheQuery) {
   ASSERT_TRUE(pair.ok()) << pair.status();
   EXPECT_EQ(std::vector<int32_t>(pair->ids.begin(), pair->ids.begin() + query->ids.size()),
             query->ids);
+  // From the left: the query whole, the text's end kept.
+  request.truncation_side = engine::TruncationSide::kLeft;
+  result = Rerank(service, request);
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_EQ(result->tokens, testing_support::TestModel::kMaxLength);
+  request.truncation_side = engine::TruncationSide::kRight;
   // Without truncation the long pair is refused, naming the text's index.
   request.truncate = false;
   result = Rerank(service, request);
