@@ -42,4 +42,29 @@ struct EncodeOptions {
   int inputs_per_call = 64;    // larger input lists go out in several calls
 };
 
+// rerank: one query and the texts to score against it.
+struct RerankOptions {
+  std::string query;
+  std::vector<std::string> texts;
+  int top_n = 0;  // 0: every text
+  bool return_text = false;
+  bool raw_scores = false;
+  bool truncate = false;  // false: the server's --auto-truncate decides
+};
+
+struct ClassifyOptions {
+  InputOptions inputs;  // texts, or pairs with --pair
+  bool raw_scores = false;
+  bool truncate = false;
+  bool truncate_left = false;
+};
+
+struct SparseOptions {
+  InputOptions inputs;
+  int max_active_dims = 0;  // 0: all
+  bool return_tokens = false;
+  bool truncate = false;
+  bool truncate_left = false;
+};
+
 }  // namespace client

@@ -18,6 +18,14 @@ int RunTokenize(const ConnectionOptions& connection, const InputOptions& inputs,
 // Ids back to text; special tokens are left out unless `keep_special_tokens`.
 int RunDecode(const ConnectionOptions& connection, const InputOptions& inputs,
               bool keep_special_tokens, std::ostream& out, std::ostream& err);
+// The head RPCs: one JSON line per result (rerank: per ranked text, best
+// first; classify: per input, its labels by score; sparse: per input).
+int RunRerank(const ConnectionOptions& connection, const RerankOptions& options, std::ostream& out,
+              std::ostream& err);
+int RunClassify(const ConnectionOptions& connection, const ClassifyOptions& options,
+                std::ostream& out, std::ostream& err);
+int RunSparse(const ConnectionOptions& connection, const SparseOptions& options, std::ostream& out,
+              std::ostream& err);
 int RunInfo(const ConnectionOptions& connection, std::ostream& out, std::ostream& err);
 // Exit 0 only when the server reports SERVING for `service` ("" = overall).
 int RunHealth(const ConnectionOptions& connection, const std::string& service, std::ostream& out,

@@ -66,6 +66,12 @@ ABSL_FLAG(std::string, prompt_name, "",
 ABSL_FLAG(std::string, api_key, "",
           "API key, sent as \"authorization: Bearer KEY\" (default: $ENCODER_API_KEY)");
 ABSL_FLAG(int, inputs_per_call, 64, "encode: inputs per Encode call");
+ABSL_FLAG(int, top_n, 0, "rerank: answer only the best N texts (0: all)");
+ABSL_FLAG(bool, return_text, false, "rerank: echo each ranked text");
+ABSL_FLAG(bool, raw_scores, false,
+          "rerank, classify: the model's logits, without its activation (sigmoid/softmax)");
+ABSL_FLAG(int, max_active_dims, 0, "sparse: keep the largest N weights per input (0: all)");
+ABSL_FLAG(bool, return_tokens, false, "sparse: each entry's vocabulary token");
 ABSL_FLAG(std::string, service, "", "health: the service to check (default: the server)");
 ABSL_FLAG(
     int, concurrency, 0,
@@ -85,11 +91,16 @@ ABSL_FLAG(bool, progress, true, "bench: a live progress line on stderr when it i
 namespace {
 
 constexpr char kUsage[] =
-    "usage: encoder-client <encode|tokenize|decode|info|health|bench> [flags] [texts...]\n"
+    "usage: encoder-client <encode|tokenize|decode|rerank|classify|sparse|info|health|bench> "
+    "[flags] [texts...]\n"
     "  encode   [texts...] [--pair] [--input FILE] [--ids 1,2,3] [--pooling cls|mean|none|pooler]\n"
     "           [--normalize] [--truncate [--truncate-left]] [--prompt-name NAME]\n"
     "  tokenize [texts...] [--pair] [--input FILE] [--truncate]\n"
     "  decode   --ids 1,2,3 | --input FILE [--keep-special-tokens]\n"
+    "  rerank   QUERY TEXT... [--top-n N] [--return-text] [--raw-scores] [--truncate]\n"
+    "  classify [texts...] [--pair] [--input FILE] [--raw-scores] [--truncate [--truncate-left]]\n"
+    "  sparse   [texts...] [--pair] [--input FILE] [--ids 1,2,3] [--max-active-dims N]\n"
+    "           [--return-tokens] [--truncate [--truncate-left]]\n"
     "  info\n"
     "  health   [--service NAME]\n"
     "  bench    [--concurrency N | --rate R] [--duration 10s] [--inputs-per-request K]\n"
@@ -179,6 +190,35 @@ int main(int argc, char** argv) {
     options.prompt_name = absl::GetFlag(FLAGS_prompt_name);
     options.inputs_per_call = absl::GetFlag(FLAGS_inputs_per_call);
     return client::RunEncode(connection, options, std::cout, std::cerr);
+  }
+  if (command == "rerank") {
+    client::RerankOptions options;
+    if (!inputs.texts.empty()) {
+      options.query = inputs.texts.front();
+      options.texts.assign(inputs.texts.begin() + 1, inputs.texts.end());
+    }
+    options.top_n = absl::GetFlag(FLAGS_top_n);
+    options.return_text = absl::GetFlag(FLAGS_return_text);
+    options.raw_scores = absl::GetFlag(FLAGS_raw_scores);
+    options.truncate = absl::GetFlag(FLAGS_truncate);
+    return client::RunRerank(connection, options, std::cout, std::cerr);
+  }
+  if (command == "classify") {
+    client::ClassifyOptions options;
+    options.inputs = inputs;
+    options.raw_scores = absl::GetFlag(FLAGS_raw_scores);
+    options.truncate = absl::GetFlag(FLAGS_truncate);
+    options.truncate_left = absl::GetFlag(FLAGS_truncate_left);
+    return client::RunClassify(connection, options, std::cout, std::cerr);
+  }
+  if (command == "sparse") {
+    client::SparseOptions options;
+    options.inputs = inputs;
+    options.max_active_dims = absl::GetFlag(FLAGS_max_active_dims);
+    options.return_tokens = absl::GetFlag(FLAGS_return_tokens);
+    options.truncate = absl::GetFlag(FLAGS_truncate);
+    options.truncate_left = absl::GetFlag(FLAGS_truncate_left);
+    return client::RunSparse(connection, options, std::cout, std::cerr);
   }
   if (command == "decode") {
     return client::RunDecode(connection, inputs, absl::GetFlag(FLAGS_keep_special_tokens),

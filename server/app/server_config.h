@@ -34,6 +34,7 @@ struct ServerConfig {
   std::string isa;                 // instruction-set level (engine/isa.h); empty: the CPU's best
   BatcherConfig batcher;
   int max_inputs_per_request = 64;
+  int max_rerank_texts = 1000;     // texts in one rerank request (split into parts inside)
   int64_t max_text_bytes = 65536;  // per text; a pair's two texts count separately
   // An input longer than the model's maximum is cut (at the request's
   // truncation_direction) unless the request says "truncate": false; off: it

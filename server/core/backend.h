@@ -12,19 +12,28 @@
 
 namespace server {
 
+// Which output of the model an input wants: its embedding (pooled or per
+// token), its classifier's raw logits, or its SPLADE sparse weights.
+enum class OutputHead { kEmbedding, kClassify, kSparse };
+
 // What a request wants back for each of its inputs.
 struct OutputSpec {
   engine::Pooling pooling = engine::Pooling::kCls;  // kNone: all token states
   bool normalize = false;  // L2; applies to pooled vectors and to each token state
+  OutputHead head = OutputHead::kEmbedding;
+  engine::SparseOptions sparse;  // kSparse
 };
 
 // One input's result: `rows` x `cols` floats (rows == 1 when pooled, rows ==
-// tokens for kNone) and the number of tokens the input used.
+// tokens for kNone; for kClassify rows == 1, cols == the labels' raw logits;
+// for kSparse none, the entries in `sparse` by descending weight) and the
+// number of tokens the input used.
 struct InputOutput {
   int rows = 0;
   int cols = 0;
   int tokens = 0;
   std::vector<float> values;
+  std::vector<engine::SparseEntry> sparse;  // kSparse
 };
 
 class Backend {

@@ -159,6 +159,8 @@ void Batcher::Start() {
   state_->responder = std::thread([state = state_.get()] { state->ResponderLoop(); });
 }
 
+const BatcherConfig& Batcher::config() const { return state_->config; }
+
 absl::Status Batcher::Submit(std::unique_ptr<BatchRequest> request) {
   State& s = *state_;
   if (request == nullptr) return absl::InvalidArgumentError("request has no inputs");

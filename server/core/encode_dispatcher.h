@@ -36,6 +36,21 @@ class EncodeDispatcher {
   void Dispatch(const core::EncodeRequest& request, Clock::time_point deadline,
                 std::function<bool()> is_cancelled, Done done);
 
+  // The head requests, answered like Dispatch (same queue and batches as
+  // every other request). Besides Dispatch's errors: FAILED_PRECONDITION when
+  // the model lacks the head. A rerank request runs as parts of at most one
+  // batch (and the per-request limits) each, submitted one after another, so
+  // it may hold more texts than any of those bounds (up to max_rerank_texts).
+  using ClassifyDone = std::function<void(absl::StatusOr<core::ClassifyResult>)>;
+  using RerankDone = std::function<void(absl::StatusOr<core::RerankResult>)>;
+  using SparseDone = std::function<void(absl::StatusOr<core::SparseResult>)>;
+  void DispatchClassify(const core::ClassifyRequest& request, Clock::time_point deadline,
+                        std::function<bool()> is_cancelled, ClassifyDone done);
+  void DispatchRerank(const core::RerankRequest& request, Clock::time_point deadline,
+                      std::function<bool()> is_cancelled, RerankDone done);
+  void DispatchSparse(const core::SparseRequest& request, Clock::time_point deadline,
+                      std::function<bool()> is_cancelled, SparseDone done);
+
   // Validates and tokenizes on this thread (UNAVAILABLE when shutting down).
   absl::StatusOr<engine::Encoding> Tokenize(const core::TokenizeRequest& request);
   // Decodes on this thread (UNAVAILABLE when shutting down).
@@ -46,6 +61,12 @@ class EncodeDispatcher {
   bool accepting() const { return accepting_; }
 
  private:
+  using OutputsDone = std::function<void(absl::StatusOr<std::vector<InputOutput>>)>;
+  // Submits `parts` one after another (the next when the previous is
+  // answered) and calls `done` once with all their outputs in order.
+  void SubmitParts(std::vector<std::unique_ptr<BatchRequest>> parts, Clock::time_point deadline,
+                   std::function<bool()> is_cancelled, OutputsDone done);
+
   const RequestBuilder* const builder_;
   Batcher* const batcher_;
   ServerMetrics* const metrics_;

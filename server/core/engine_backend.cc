@@ -12,7 +12,24 @@ absl::Status EngineBackend::Run(absl::Span<const engine::Sequence> batch,
     InputOutput& out = (*outputs)[i];
     out.tokens = result_.num_tokens(i);
     out.cols = hidden;
-    if (specs[i].pooling == engine::Pooling::kNone) {
+    if (specs[i].head == OutputHead::kClassify) {
+      const engine::ClassifierHead* head = encoder_->classifier();
+      if (head == nullptr) return absl::FailedPreconditionError("the model has no classifier");
+      out.rows = 1;
+      out.cols = head->num_labels;
+      out.values.resize(static_cast<size_t>(head->num_labels));
+      if (absl::Status status = encoder_->Classify(result_, i, out.values.data()); !status.ok()) {
+        return status;
+      }
+    } else if (specs[i].head == OutputHead::kSparse) {
+      out.rows = 0;
+      out.cols = 0;
+      out.values.clear();
+      if (absl::Status status = encoder_->Sparse(result_, i, specs[i].sparse, &out.sparse);
+          !status.ok()) {
+        return status;
+      }
+    } else if (specs[i].pooling == engine::Pooling::kNone) {
       out.rows = out.tokens;
       const float* states = result_.sequence_states(i);
       out.values.assign(states, states + static_cast<size_t>(out.rows) * hidden);

@@ -14,6 +14,12 @@ const char* RpcName(Rpc rpc) {
       return "GetModelInfo";
     case Rpc::kDecode:
       return "Decode";
+    case Rpc::kRerank:
+      return "Rerank";
+    case Rpc::kClassify:
+      return "Classify";
+    case Rpc::kEncodeSparse:
+      return "EncodeSparse";
   }
   return "unknown";
 }
@@ -26,7 +32,8 @@ std::vector<absl::StatusCode> AnswerableCodes(core::Transport transport, Rpc rpc
   using absl::StatusCode;
   if (!Serves(transport, rpc)) return {};
   const bool grpc = transport == core::Transport::kGrpc;
-  const bool encodes = rpc == Rpc::kEncode || rpc == Rpc::kEncodeStream;
+  const bool encodes = rpc == Rpc::kEncode || rpc == Rpc::kEncodeStream || rpc == Rpc::kRerank ||
+                       rpc == Rpc::kClassify || rpc == Rpc::kEncodeSparse;
   std::vector<StatusCode> codes = {StatusCode::kOk, StatusCode::kUnauthenticated,
                                    StatusCode::kUnavailable};
   if (grpc) codes.insert(codes.end(), {StatusCode::kCancelled, StatusCode::kDeadlineExceeded});

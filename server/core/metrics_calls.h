@@ -15,10 +15,20 @@ namespace server {
 // RPCs; the HTTP routes count as the call they make: /v1/embeddings and
 // /embed as Encode, /tokenize as Tokenize, /decode as Decode, /info and
 // /v1/models as GetModelInfo).
-enum class Rpc { kEncode, kEncodeStream, kTokenize, kGetModelInfo, kDecode };
-inline constexpr int kRpcCount = 5;
-inline constexpr Rpc kRpcs[kRpcCount] = {Rpc::kEncode, Rpc::kEncodeStream, Rpc::kTokenize,
-                                         Rpc::kGetModelInfo, Rpc::kDecode};
+enum class Rpc {
+  kEncode,
+  kEncodeStream,
+  kTokenize,
+  kGetModelInfo,
+  kDecode,
+  kRerank,
+  kClassify,
+  kEncodeSparse
+};
+inline constexpr int kRpcCount = 8;
+inline constexpr Rpc kRpcs[kRpcCount] = {Rpc::kEncode,       Rpc::kEncodeStream, Rpc::kTokenize,
+                                         Rpc::kGetModelInfo, Rpc::kDecode,       Rpc::kRerank,
+                                         Rpc::kClassify,     Rpc::kEncodeSparse};
 const char* RpcName(Rpc rpc);
 
 // Whether `transport` serves `rpc` (EncodeStream is gRPC's only).
@@ -30,6 +40,8 @@ bool Serves(core::Transport transport, Rpc rpc);
 //   gRPC: CANCELLED and DEADLINE_EXCEEDED, which the client can cause on any call;
 //   Encode, EncodeStream, Tokenize, Decode: INVALID_ARGUMENT, FAILED_PRECONDITION
 //     (text to a model without a tokenizer);
+//   Rerank, Classify, EncodeSparse: as Encode (FAILED_PRECONDITION also for
+//     a model without the head);
 //   Encode, EncodeStream: RESOURCE_EXHAUSTED (queue full), DEADLINE_EXCEEDED
 //     (queued past the deadline), INTERNAL (the engine failed);
 //   gRPC Tokenize: INTERNAL (a response too large to serialize).

@@ -76,6 +76,10 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
   absl::StatusOr<Prompts> prompts = ReadPrompts(dir);
   if (!prompts.ok()) return prompts.status();
   model.prompts = *std::move(prompts);
+  if (const engine::ClassifierHead* classifier = model.encoder->classifier()) {
+    model.heads.classifier = *classifier;
+  }
+  model.heads.sparse = model.encoder->has_masked_lm_head();
   return model;
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -12,6 +13,13 @@
 #include "server/core/prompts_config.h"
 
 namespace server {
+
+// The task heads a model serves besides embeddings (engine/heads.h).
+struct ModelHeads {
+  std::optional<engine::ClassifierHead> classifier;  // classify; rerank when one label
+  bool sparse = false;                               // SPLADE (masked-LM head)
+  engine::SparseOptions sparse_options;  // activation and pooling; max_active_dims per request
+};
 
 struct LoadedModel {
   // The name in every answer and in the metrics: --served-model-name, else
@@ -27,7 +35,8 @@ struct LoadedModel {
   std::unique_ptr<engine::Tokenizer> tokenizer;
   std::string tokenizer_error;
   engine::Pooling default_pooling = engine::Pooling::kCls;
-  Prompts prompts;  // config_sentence_transformers.json's, for prompt_name
+  Prompts prompts;   // config_sentence_transformers.json's, for prompt_name
+  ModelHeads heads;  // from the encoder at load (Encoder::classifier, has_masked_lm_head)
 
   // Tokens per input, special tokens included.
   int max_length() const { return encoder->config().max_length(); }

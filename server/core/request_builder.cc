@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "server/core/input_error.h"
+#include "server/core/model_heads.h"
 #include "server/core/utf8.h"
 
 namespace server {
@@ -39,17 +40,7 @@ RequestBuilder::RequestBuilder(const LoadedModel* model, RequestLimits limits)
 
 absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::Build(
     const EncodeRequest& request) const {
-  if (request.inputs.empty()) {
-    return WithInputProblem(InputProblem::kEmpty,
-                            absl::InvalidArgumentError("request has no inputs"));
-  }
-  if (static_cast<int>(request.inputs.size()) > limits_.max_inputs_per_request) {
-    return WithInputProblem(InputProblem::kInvalid,
-                            absl::InvalidArgumentError(absl::StrCat(
-                                "request has ", static_cast<int>(request.inputs.size()),
-                                " inputs, more than the limit of ", limits_.max_inputs_per_request,
-                                " (--max-inputs-per-request)")));
-  }
+  if (absl::Status status = CheckInputCount(request.inputs.size()); !status.ok()) return status;
   absl::StatusOr<OutputSpec> spec = BuildSpec(request);
   if (!spec.ok()) return spec.status();
 
@@ -58,13 +49,17 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::Build(
   const InputOptions options{request.truncate.value_or(limits_.auto_truncate),
                              request.truncation_side, *prompt};
 
+  return BuildInputs(request.inputs, options, *spec);
+}
+
+absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::BuildInputs(
+    const std::vector<Input>& inputs, InputOptions options, OutputSpec spec) const {
   auto batch_request = std::make_unique<BatchRequest>();
-  batch_request->spec = *spec;
-  batch_request->inputs.reserve(request.inputs.size());
+  batch_request->spec = spec;
+  batch_request->inputs.reserve(inputs.size());
   int64_t tokens = 0;
-  for (int i = 0; i < static_cast<int>(request.inputs.size()); ++i) {
-    absl::StatusOr<TokenizedInput> input =
-        BuildInput(request.inputs[static_cast<size_t>(i)], options);
+  for (int i = 0; i < static_cast<int>(inputs.size()); ++i) {
+    absl::StatusOr<TokenizedInput> input = BuildInput(inputs[static_cast<size_t>(i)], options);
     if (!input.ok()) return WithInputIndex(i, input.status());
     tokens += static_cast<int64_t>(input->ids.size());
     if (tokens > limits_.max_tokens_per_request) {
@@ -83,6 +78,129 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::Build(
     batch_request->inputs.push_back(*std::move(input));
   }
   return batch_request;
+}
+
+absl::Status RequestBuilder::CheckInputCount(size_t count) const {
+  if (count == 0) {
+    return WithInputProblem(InputProblem::kEmpty,
+                            absl::InvalidArgumentError("request has no inputs"));
+  }
+  if (static_cast<int>(count) > limits_.max_inputs_per_request) {
+    return WithInputProblem(
+        InputProblem::kInvalid,
+        absl::InvalidArgumentError(absl::StrCat(
+            "request has ", static_cast<int>(count), " inputs, more than the limit of ",
+            limits_.max_inputs_per_request, " (--max-inputs-per-request)")));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::BuildClassify(
+    const core::ClassifyRequest& request) const {
+  if (absl::Status status = CheckHead(model_->heads, HeadRequest::kClassify); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = CheckInputCount(request.inputs.size()); !status.ok()) return status;
+  for (int i = 0; i < static_cast<int>(request.inputs.size()); ++i) {
+    const Input::Kind kind = request.inputs[static_cast<size_t>(i)].kind;
+    if (kind != Input::Kind::kText && kind != Input::Kind::kTextPair) {
+      return WithInputIndex(i, absl::InvalidArgumentError("classify takes a text or a text pair"));
+    }
+  }
+  OutputSpec spec;
+  spec.head = OutputHead::kClassify;
+  InputOptions options;
+  options.truncate = request.truncate.value_or(limits_.auto_truncate);
+  options.side = request.truncation_side;
+  return BuildInputs(request.inputs, options, spec);
+}
+
+absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::BuildSparse(
+    const core::SparseRequest& request) const {
+  if (absl::Status status = CheckHead(model_->heads, HeadRequest::kSparse); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = CheckInputCount(request.inputs.size()); !status.ok()) return status;
+  if (request.max_active_dims < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("max_active_dims is ", request.max_active_dims,
+                                                   "; it must be 0 (all) or more"));
+  }
+  OutputSpec spec;
+  spec.head = OutputHead::kSparse;
+  spec.sparse = model_->heads.sparse_options;
+  spec.sparse.max_active_dims = request.max_active_dims;
+  InputOptions options;
+  options.truncate = request.truncate.value_or(limits_.auto_truncate);
+  options.side = request.truncation_side;
+  return BuildInputs(request.inputs, options, spec);
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::BuildRerank(
+    const core::RerankRequest& request, int max_part_inputs, int64_t max_part_tokens) const {
+  if (absl::Status status = CheckHead(model_->heads, HeadRequest::kRerank); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = CheckTextInput(); !status.ok()) return status;
+  if (request.query.empty()) {
+    return WithInputProblem(InputProblem::kEmpty, absl::InvalidArgumentError("query is empty"));
+  }
+  if (absl::Status status = CheckText("query", request.query); !status.ok()) return status;
+  if (request.texts.empty()) {
+    return WithInputProblem(InputProblem::kEmpty, absl::InvalidArgumentError("texts is empty"));
+  }
+  if (static_cast<int>(request.texts.size()) > limits_.max_rerank_texts) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("texts has ", request.texts.size(), " texts, more than the limit of ",
+                     limits_.max_rerank_texts, " (--max-rerank-texts)"));
+  }
+  if (request.top_n.has_value() && *request.top_n <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("top_n is ", *request.top_n, "; it must be 1 or more (or unset: all)"));
+  }
+  InputOptions options;
+  options.truncate = request.truncate.value_or(limits_.auto_truncate);
+  options.strategy = engine::TruncationStrategy::kOnlySecond;
+  options.side = request.truncation_side;
+  const int max_length = model_->max_length();
+  if (options.truncate) {
+    // only_second cuts the text alone: a query that leaves it no token is refused.
+    absl::StatusOr<engine::Encoding> query =
+        model_->tokenizer->Encode(request.query, 0, engine::TruncationSide::kRight, false);
+    if (!query.ok()) return query.status();
+    const int specials = model_->tokenizer->num_special_tokens(/*pair=*/true);
+    if (static_cast<int>(query->ids.size()) + specials >= max_length) {
+      return WithInputProblem(
+          InputProblem::kTooLong,
+          absl::InvalidArgumentError(absl::StrCat(
+              "query is ", query->ids.size(), " tokens long; with the pair's ", specials,
+              " special tokens that leaves no room for any text token within the model's "
+              "maximum of ",
+              max_length)));
+    }
+  }
+  std::vector<std::unique_ptr<BatchRequest>> parts;
+  int64_t part_tokens = 0;
+  OutputSpec spec;
+  spec.head = OutputHead::kClassify;
+  for (int i = 0; i < static_cast<int>(request.texts.size()); ++i) {
+    const std::string& text = request.texts[static_cast<size_t>(i)];
+    if (text.empty()) {
+      return WithInputIndex(
+          i, WithInputProblem(InputProblem::kEmpty, absl::InvalidArgumentError("text is empty")));
+    }
+    absl::StatusOr<TokenizedInput> input = FromText(request.query, text, /*is_pair=*/true, options);
+    if (!input.ok()) return WithInputIndex(i, input.status());
+    const auto tokens = static_cast<int64_t>(input->ids.size());
+    if (parts.empty() || static_cast<int>(parts.back()->inputs.size()) >= max_part_inputs ||
+        part_tokens + tokens > max_part_tokens) {
+      parts.push_back(std::make_unique<BatchRequest>());
+      parts.back()->spec = spec;
+      part_tokens = 0;
+    }
+    part_tokens += tokens;
+    parts.back()->inputs.push_back(*std::move(input));
+  }
+  return parts;
 }
 
 absl::StatusOr<OutputSpec> RequestBuilder::BuildSpec(const EncodeRequest& request) const {
@@ -187,7 +305,8 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromText(const std::string& text,
       options.prompt.empty() ? std::string() : std::string(options.prompt) + text;
   const std::string& first = options.prompt.empty() ? text : prompted;
   absl::StatusOr<engine::Encoding> encoding =
-      is_pair ? model_->tokenizer->EncodePair(first, text_pair, cut, options.side)
+      is_pair ? model_->tokenizer->EncodePair(first, text_pair, cut, options.side,
+                                              /*add_special_tokens=*/true, options.strategy)
               : model_->tokenizer->Encode(first, cut, options.side);
   if (!encoding.ok()) return encoding.status();
   // The transports add how to truncate on their route (InputProblem::kTooLong).

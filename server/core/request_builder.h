@@ -28,6 +28,10 @@ struct RequestLimits {
   // Whether an input longer than the model's maximum is cut when the request
   // does not say (--auto-truncate); else it is refused.
   bool auto_truncate = true;
+  // Texts in one rerank request (--max-rerank-texts). A rerank request is
+  // split into parts of at most max_inputs_per_request pairs (and one batch,
+  // and max_tokens_per_request tokens), so it is not bound by those.
+  int max_rerank_texts = 1000;
 };
 
 class RequestBuilder {
@@ -38,6 +42,20 @@ class RequestBuilder {
   // The returned request has inputs and spec; the caller sets deadline,
   // cancellation and `done`. Thread-safe.
   absl::StatusOr<std::unique_ptr<BatchRequest>> Build(const core::EncodeRequest& request) const;
+
+  // Classify and sparse requests: one batch request with the head's spec.
+  // FAILED_PRECONDITION when the model lacks the head (server/core/model_heads.h).
+  absl::StatusOr<std::unique_ptr<BatchRequest>> BuildClassify(
+      const core::ClassifyRequest& request) const;
+  absl::StatusOr<std::unique_ptr<BatchRequest>> BuildSparse(
+      const core::SparseRequest& request) const;
+  // Rerank: the (query, text) pairs, text i as input i, in parts of at most
+  // `max_part_inputs` inputs and `max_part_tokens` tokens (in order).
+  absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> BuildRerank(
+      const core::RerankRequest& request, int max_part_inputs, int64_t max_part_tokens) const;
+
+  const LoadedModel& model() const { return *model_; }
+  const RequestLimits& limits() const { return limits_; }
 
   absl::StatusOr<engine::Encoding> Tokenize(const core::TokenizeRequest& request) const;
   // Ids back to text (INVALID_ARGUMENT names an id outside the vocabulary).
@@ -51,7 +69,12 @@ class RequestBuilder {
     bool truncate = false;
     engine::TruncationSide side = engine::TruncationSide::kRight;
     std::string_view prompt;
+    engine::TruncationStrategy strategy = engine::TruncationStrategy::kLongestFirst;
   };
+  // The inputs, checked and tokenized, as one request with `spec`.
+  absl::StatusOr<std::unique_ptr<BatchRequest>> BuildInputs(const std::vector<core::Input>& inputs,
+                                                            InputOptions options,
+                                                            OutputSpec spec) const;
   // The text of request.prompt_name; INVALID_ARGUMENT for a name the model lacks.
   absl::StatusOr<std::string_view> FindPrompt(const std::string& prompt_name) const;
   absl::StatusOr<TokenizedInput> BuildInput(const core::Input& input, InputOptions options) const;
@@ -60,6 +83,8 @@ class RequestBuilder {
   absl::StatusOr<TokenizedInput> FromIds(const std::vector<int32_t>& ids,
                                          const std::vector<int32_t>& token_type_ids,
                                          InputOptions options) const;
+  // INVALID_ARGUMENT for no inputs or more than max_inputs_per_request.
+  absl::Status CheckInputCount(size_t count) const;
   absl::Status CheckText(const char* field, const std::string& text) const;
   // FAILED_PRECONDITION when the model has no usable tokenizer.
   absl::Status CheckTextInput() const;

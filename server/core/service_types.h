@@ -72,6 +72,74 @@ struct TokenizeRequest {
   bool add_special_tokens = true;  // false: the text's tokens alone, no [CLS]/[SEP]
 };
 
+// Classification (sequence-classification heads, cross-encoders): one text
+// or one text pair per input.
+struct ClassifyRequest {
+  std::vector<Input> inputs;  // kText or kTextPair
+  bool raw_scores = false;    // the logits as they are, no activation
+  std::optional<bool> truncate;
+  engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
+};
+
+struct LabelScore {
+  int id = 0;  // the label's index in the model's id2label
+  std::string label;
+  float score = 0.0f;
+};
+
+// Per input, in input order: every label, by descending score.
+struct ClassifyResult {
+  std::vector<std::vector<LabelScore>> predictions;
+  int64_t tokens = 0;
+};
+
+// Reranking with a cross-encoder (a classifier with one label): each text is
+// scored as the pair (query, text); a pair longer than the model's maximum
+// loses tokens from the text, never from the query (only_second).
+struct RerankRequest {
+  std::string query;
+  std::vector<std::string> texts;
+  std::optional<int> top_n;  // unset: every text; 0 or less is INVALID_ARGUMENT
+  bool return_text = false;
+  bool raw_scores = false;
+  std::optional<bool> truncate;
+  // Which end of the text truncation cuts (the query is never cut).
+  engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
+};
+
+struct RerankHit {
+  int index = 0;  // into RerankRequest::texts
+  float score = 0.0f;
+  std::string text;  // when return_text
+};
+
+// By descending score (ties: lower index first), at most top_n.
+struct RerankResult {
+  std::vector<RerankHit> results;
+  int64_t tokens = 0;
+};
+
+// SPLADE sparse embeddings (a checkpoint with its masked-LM head).
+struct SparseRequest {
+  std::vector<Input> inputs;   // kText, kTextPair or kTokenIds
+  int max_active_dims = 0;     // 0: every weight above zero; negative is INVALID_ARGUMENT
+  bool return_tokens = false;  // the vocabulary's token for each id
+  std::optional<bool> truncate;
+  engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
+};
+
+struct SparseValue {
+  int32_t id = 0;
+  float weight = 0.0f;
+  std::string token;  // when return_tokens
+};
+
+// Per input, in input order: by descending weight.
+struct SparseResult {
+  std::vector<std::vector<SparseValue>> outputs;
+  int64_t tokens = 0;
+};
+
 // Which transport a call came in on (a metrics label).
 enum class Transport { kGrpc, kHttp };
 inline constexpr int kTransportCount = 2;

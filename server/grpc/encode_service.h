@@ -25,7 +25,11 @@ using EncoderServiceBase = encoder::v1::Encoder::WithRawCallbackMethod_Encode<
     encoder::v1::Encoder::WithRawCallbackMethod_EncodeStream<
         encoder::v1::Encoder::WithRawCallbackMethod_Tokenize<
             encoder::v1::Encoder::WithCallbackMethod_GetModelInfo<
-                encoder::v1::Encoder::WithCallbackMethod_Decode<encoder::v1::Encoder::Service>>>>>;
+                encoder::v1::Encoder::WithCallbackMethod_Decode<
+                    encoder::v1::Encoder::WithCallbackMethod_Rerank<
+                        encoder::v1::Encoder::WithCallbackMethod_Classify<
+                            encoder::v1::Encoder::WithCallbackMethod_EncodeSparse<
+                                encoder::v1::Encoder::Service>>>>>>>>;
 
 class EncodeService final : public EncoderServiceBase {
  public:
@@ -56,6 +60,16 @@ class EncodeService final : public EncoderServiceBase {
   grpc::ServerUnaryReactor* Decode(grpc::CallbackServerContext* context,
                                    const encoder::v1::DecodeRequest* request,
                                    encoder::v1::DecodeResponse* response) override;
+  // head_rpcs.cc: the head requests, on the shared queue.
+  grpc::ServerUnaryReactor* Rerank(grpc::CallbackServerContext* context,
+                                   const encoder::v1::RerankRequest* request,
+                                   encoder::v1::RerankResponse* response) override;
+  grpc::ServerUnaryReactor* Classify(grpc::CallbackServerContext* context,
+                                     const encoder::v1::ClassifyRequest* request,
+                                     encoder::v1::ClassifyResponse* response) override;
+  grpc::ServerUnaryReactor* EncodeSparse(grpc::CallbackServerContext* context,
+                                         const encoder::v1::EncodeSparseRequest* request,
+                                         encoder::v1::EncodeSparseResponse* response) override;
 
  private:
   // Whether the call carries a valid key in its `authorization` metadata.

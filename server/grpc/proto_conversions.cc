@@ -50,29 +50,32 @@ absl::StatusOr<core::EncodeRequest> ToCore(const encoder::v1::EncodeRequest& req
   out.truncation_side = *side;
   out.prompt_name = request.prompt_name();
   out.inputs.reserve(static_cast<size_t>(request.inputs_size()));
-  for (const encoder::v1::Input& input : request.inputs()) {
-    core::Input& in = out.inputs.emplace_back();
-    switch (input.kind_case()) {
-      case encoder::v1::Input::kText:
-        in.kind = core::Input::Kind::kText;
-        in.text = input.text();
-        break;
-      case encoder::v1::Input::kTextPair:
-        in.kind = core::Input::Kind::kTextPair;
-        in.text = input.text_pair().text();
-        in.text_pair = input.text_pair().text_pair();
-        break;
-      case encoder::v1::Input::kTokenIds:
-        in.kind = core::Input::Kind::kTokenIds;
-        in.ids.assign(input.token_ids().ids().begin(), input.token_ids().ids().end());
-        in.token_type_ids.assign(input.token_ids().token_type_ids().begin(),
-                                 input.token_ids().token_type_ids().end());
-        break;
-      case encoder::v1::Input::KIND_NOT_SET:
-        break;
-    }
-  }
+  for (const encoder::v1::Input& input : request.inputs()) out.inputs.push_back(ToCore(input));
   return out;
+}
+
+core::Input ToCore(const encoder::v1::Input& input) {
+  core::Input in;
+  switch (input.kind_case()) {
+    case encoder::v1::Input::kText:
+      in.kind = core::Input::Kind::kText;
+      in.text = input.text();
+      break;
+    case encoder::v1::Input::kTextPair:
+      in.kind = core::Input::Kind::kTextPair;
+      in.text = input.text_pair().text();
+      in.text_pair = input.text_pair().text_pair();
+      break;
+    case encoder::v1::Input::kTokenIds:
+      in.kind = core::Input::Kind::kTokenIds;
+      in.ids.assign(input.token_ids().ids().begin(), input.token_ids().ids().end());
+      in.token_type_ids.assign(input.token_ids().token_type_ids().begin(),
+                               input.token_ids().token_type_ids().end());
+      break;
+    case encoder::v1::Input::KIND_NOT_SET:
+      break;
+  }
+  return in;
 }
 
 absl::StatusOr<core::TokenizeRequest> ToCore(const encoder::v1::TokenizeRequest& request) {

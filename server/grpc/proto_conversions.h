@@ -21,6 +21,8 @@ encoder::v1::Pooling ToProto(engine::Pooling pooling);
 // core's to check.
 absl::StatusOr<core::EncodeRequest> ToCore(const encoder::v1::EncodeRequest& request);
 absl::StatusOr<core::TokenizeRequest> ToCore(const encoder::v1::TokenizeRequest& request);
+// One input (kUnset when none of its kinds is set).
+core::Input ToCore(const encoder::v1::Input& input);
 absl::StatusOr<engine::TruncationSide> ToCore(encoder::v1::TruncationDirection direction);
 
 void FillEncodeResponse(const std::string& id, engine::Pooling pooling,

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "server/core/input_error.h"
+#include "server/core/model_heads.h"
 
 namespace server::http {
 namespace {
@@ -43,7 +44,8 @@ bool IsEmptyInput(const absl::Status& status) {
 const char* TeiErrorType(const absl::Status& status, int http_status) {
   if (http_status == 429 || http_status == 504) return "Overloaded";
   if (http_status == 503) return "Unhealthy";
-  if (http_status >= 500 || http_status == 499) return "Backend";
+  // 424: a head the model lacks, which TEI reports as a backend error.
+  if (http_status >= 500 || http_status == 499 || http_status == 424) return "Backend";
   // Text to a model whose tokenizer could not be loaded.
   if (status.code() == absl::StatusCode::kFailedPrecondition) return "Tokenizer";
   if (IsEmptyInput(status)) return "Empty";
@@ -143,6 +145,8 @@ int HttpStatusFor(const absl::Status& status, Api api) {
       IsEmptyInput(status)) {
     return 400;
   }
+  // A head the model lacks (rerank on an embedding model): TEI's 424.
+  if (api == Api::kTei && IsMissingHead(status)) return 424;
   return HttpStatusFor(status.code(), api);
 }
 
@@ -182,6 +186,8 @@ const char* ReasonPhrase(int http_status) {
       return "Payload Too Large";
     case 422:
       return "Unprocessable Entity";
+    case 424:
+      return "Failed Dependency";
     case 429:
       return "Too Many Requests";
     case 431:

@@ -390,6 +390,8 @@ absl::StatusOr<std::string> RenderOpenAiModel(const std::string& id,
   return ModelObject(served_model).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
+absl::StatusOr<json> ParseJsonObject(std::string_view body) { return ParseObject(body); }
+
 std::string RenderTeiTokenize(const std::vector<engine::Encoding>& encodings) {
   json lists = json::array();
   for (const engine::Encoding& encoding : encodings) {

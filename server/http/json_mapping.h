@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "absl/status/statusor.h"
 #include "engine/tokenizer.h"
 #include "server/core/service_types.h"
@@ -71,6 +73,10 @@ absl::StatusOr<std::string> RenderOpenAiModel(const std::string& id,
                                               const std::string& served_model);
 
 // [[{"id","text","special","start","stop"}, ...], ...]: one list per input.
+// The body as a JSON object (errors as every route words them), for the
+// mappings of other files (json_heads.h).
+absl::StatusOr<nlohmann::json> ParseJsonObject(std::string_view body);
+
 std::string RenderTeiTokenize(const std::vector<engine::Encoding>& encodings);
 
 }  // namespace server::http

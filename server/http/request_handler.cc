@@ -1,28 +1,16 @@
 #include "server/http/request_handler.h"
 
-#include <prometheus/text_serializer.h>
-
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "common/version.h"
-#include "server/core/input_error.h"
-#include "server/http/json_mapping.h"
 
 namespace server::http {
 namespace {
 
-using Json = nlohmann::json;
-
 // The longest deadline X-Request-Timeout-Ms may set.
 constexpr std::chrono::milliseconds kLongestTimeout = std::chrono::hours(24);
-
-std::string Dump(const Json& json) {
-  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
 
 }  // namespace
 
@@ -94,6 +82,34 @@ HttpReply RequestHandler::RefuseBody(const Screening& screening, const absl::Sta
   return reply;
 }
 
+RequestHandler::RouteHandler RequestHandler::HandlerOf(Route route) {
+  // The route table: each route's handler, one file per family (routes_*.cc).
+  static constexpr struct {
+    Route route;
+    RouteHandler handler;
+  } kHandlers[] = {
+      {Route::kHealth, &RequestHandler::Health},
+      {Route::kMetrics, &RequestHandler::Metrics},
+      {Route::kModels, &RequestHandler::ModelInfo},
+      {Route::kModel, &RequestHandler::ModelInfo},
+      {Route::kInfo, &RequestHandler::ModelInfo},
+      {Route::kTokenize, &RequestHandler::Tokenize},
+      {Route::kDecode, &RequestHandler::Decode},
+      {Route::kEmbeddings, &RequestHandler::Embeddings},
+      {Route::kEmbed, &RequestHandler::Embed},
+      {Route::kEmbedAll, &RequestHandler::EmbedAll},
+      {Route::kSimilarity, &RequestHandler::Similarity},
+      {Route::kRerank, &RequestHandler::Rerank},
+      {Route::kCohereRerank, &RequestHandler::CohereRerank},
+      {Route::kPredict, &RequestHandler::Predict},
+      {Route::kEmbedSparse, &RequestHandler::EmbedSparse},
+  };
+  for (const auto& entry : kHandlers) {
+    if (entry.route == route) return entry.handler;
+  }
+  return nullptr;
+}
+
 void RequestHandler::Handle(const Screening& screening, HttpRequest request,
                             std::function<bool()> is_cancelled, Reply done) {
   const RouteInfo* route = screening.route;
@@ -107,162 +123,27 @@ void RequestHandler::Handle(const Screening& screening, HttpRequest request,
     }
     done(std::move(reply));
   };
-  const Api api = screening.api;
-  HttpReply reply;
-  switch (route->route) {
-    case Route::kHealth:
-      if (serving_ && dispatcher_->accepting()) {
-        reply.content_type = nullptr;
-      } else {
-        reply =
-            ErrorReply(absl::UnavailableError("the server is not ready or is shutting down"), api);
-      }
-      break;
-    case Route::kMetrics:
-      reply = Metrics();
-      break;
-    case Route::kModels:
-    case Route::kModel:
-    case Route::kInfo:
-      reply = ModelInfo(route->route, screening.argument, api);
-      break;
-    case Route::kDecode:
-      reply = Decode(request.body, api);
-      break;
-    case Route::kTokenize:
-      reply = Tokenize(request.body, api);
-      break;
-    case Route::kEmbeddings:
-    case Route::kEmbed:
-      Embeddings(route->route, api, std::move(request), std::move(is_cancelled), std::move(finish));
-      return;
+  RouteCall call{route->route,       screening.api,           screening.argument,
+                 std::move(request), std::move(is_cancelled), std::move(finish)};
+  const RouteHandler handler = HandlerOf(route->route);
+  if (handler == nullptr) {
+    return call.done(ErrorReply(absl::InternalError("route without a handler"), call.api));
   }
-  finish(std::move(reply));
+  (this->*handler)(std::move(call));
 }
 
-HttpReply RequestHandler::Metrics() const {
-  std::vector<prometheus::MetricFamily> families;
-  for (const auto& weak : collectables_) {
-    if (auto collectable = weak.lock()) {
-      std::vector<prometheus::MetricFamily> collected = collectable->Collect();
-      families.insert(families.end(), std::make_move_iterator(collected.begin()),
-                      std::make_move_iterator(collected.end()));
-    }
-  }
-  HttpReply reply;
-  reply.body = prometheus::TextSerializer().Serialize(families);
-  reply.content_type = "text/plain; version=0.0.4";
-  return reply;
-}
-
-HttpReply RequestHandler::ModelInfo(Route route, const std::string& argument, Api api) const {
-  if (!dispatcher_->accepting()) {
-    return ErrorReply(absl::UnavailableError("server is shutting down"), api);
-  }
-  HttpReply reply;
-  if (route == Route::kModels) {
-    reply.body = RenderOpenAiModels(model_.name);
-  } else if (route == Route::kModel) {
-    absl::StatusOr<std::string> model = RenderOpenAiModel(argument, model_.name);
-    if (!model.ok()) return ErrorReply(model.status(), api, 404);  // OpenAI's answer to another id
-    reply.body = *std::move(model);
-  } else {
-    reply.body = Dump({{"model_id", model_.name},
-                       {"model_sha", nullptr},
-                       {"model_dtype", model_.dtype},
-                       {"model_type", {{"embedding", {{"pooling", model_.pooling}}}}},
-                       {"max_concurrent_requests", options_.max_connections},
-                       {"max_input_length", model_.max_input_length},
-                       {"max_batch_tokens", model_.max_batch_tokens},
-                       {"max_batch_requests", nullptr},
-                       {"max_client_batch_size", model_.max_inputs_per_request},
-                       {"auto_truncate", model_.auto_truncate},
-                       {"tokenization_workers", options_.threads},
-                       {"version", common::Version()}});
-  }
-  return reply;
-}
-
-HttpReply RequestHandler::Decode(const std::string& body, Api api) const {
-  bool batched = false;
-  absl::StatusOr<std::vector<core::DecodeRequest>> requests = ParseTeiDecode(body, &batched);
-  if (!requests.ok()) return ErrorReply(requests.status(), api);
-  Json texts = Json::array();
-  for (size_t i = 0; i < requests->size(); ++i) {
-    absl::StatusOr<std::string> text = dispatcher_->Decode((*requests)[i]);
-    if (!text.ok())
-      return ErrorReply(core::WithInputIndex(static_cast<int>(i), text.status()), api);
-    texts.push_back(*std::move(text));
-  }
-  HttpReply reply;
-  reply.body = Dump(batched ? texts : texts[0]);
-  return reply;
-}
-
-HttpReply RequestHandler::Tokenize(const std::string& body, Api api) const {
-  absl::StatusOr<std::vector<core::TokenizeRequest>> requests = ParseTeiTokenize(body);
-  if (!requests.ok()) return ErrorReply(requests.status(), api);
-  std::vector<engine::Encoding> encodings;
-  for (size_t i = 0; i < requests->size(); ++i) {
-    absl::StatusOr<engine::Encoding> encoding = dispatcher_->Tokenize((*requests)[i]);
-    if (!encoding.ok()) {
-      return ErrorReply(core::WithInputIndex(static_cast<int>(i), encoding.status()), api);
-    }
-    encodings.push_back(*std::move(encoding));
-  }
-  HttpReply reply;
-  reply.body = RenderTeiTokenize(encodings);
-  return reply;
-}
-
-void RequestHandler::Embeddings(Route route, Api api, HttpRequest request,
-                                std::function<bool()> is_cancelled, Reply done) {
-  absl::StatusOr<EmbeddingsCall> parsed =
-      route == Route::kEmbed ? ParseTeiEmbed(request.body, model_.hidden_size)
-                             : ParseOpenAiEmbeddings(request.body, model_.hidden_size);
-  if (!parsed.ok()) return done(ErrorReply(parsed.status(), api));
-  // One vector per input: a model served without pooling has none.
-  if (model_.pooling == "none") {
-    return done(
-        ErrorReply(absl::InvalidArgumentError("this model's pooling is none (token states): no "
-                                              "embedding per input over HTTP"),
-                   api));
-  }
+absl::StatusOr<Clock::time_point> RequestHandler::Deadline(const HttpRequest& request) const {
   std::chrono::milliseconds timeout = options_.default_timeout;
   if (request.timeout_ms.has_value()) {
     int64_t ms = 0;
     if (!absl::SimpleAtoi(*request.timeout_ms, &ms) || ms <= 0) {
-      return done(ErrorReply(absl::InvalidArgumentError(
-                                 "X-Request-Timeout-Ms must be a positive number of milliseconds"),
-                             api));
+      return absl::InvalidArgumentError(
+          "X-Request-Timeout-Ms must be a positive number of milliseconds");
     }
     // A day at most: a larger value would overflow the clock's time points.
     timeout = std::min(std::chrono::milliseconds(ms), kLongestTimeout);
   }
-  auto call = std::make_shared<EmbeddingsCall>(*std::move(parsed));
-  // The answer comes on the batcher's thread (or this one, when refused). An
-  // error becomes its reply there: an absl::Status must not cross threads,
-  // as its shared payloads are counted in uninstrumented Abseil code that
-  // ThreadSanitizer cannot see. Rendering every vector as JSON goes to the
-  // handler threads, so that the batcher goes on at once.
-  dispatcher_->Dispatch(
-      call->request, clock_->Now() + timeout, std::move(is_cancelled),
-      [this, route, api, call,
-       done = std::move(done)](absl::StatusOr<core::EncodeResult> result) mutable {
-        // Moved out: once answered, the batcher's copy of this callback holds
-        // no reference to the connection.
-        Reply answer = std::move(done);
-        if (!result.ok()) {
-          return answer(
-              ErrorReply(ForEmbeddingsRoute(result.status(), api, call->input_is_list), api));
-        }
-        post_([this, route, call, done = std::move(answer), result = *std::move(result)]() {
-          HttpReply reply;
-          reply.body = route == Route::kEmbed ? RenderTeiEmbed(result, *call)
-                                              : RenderOpenAiEmbeddings(result, *call, model_.name);
-          done(std::move(reply));
-        });
-      });
+  return clock_->Now() + timeout;
 }
 
 }  // namespace server::http

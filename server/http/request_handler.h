@@ -18,6 +18,7 @@
 #include <prometheus/collectable.h>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "server/core/api_keys.h"
 #include "server/core/clock.h"
 #include "server/core/encode_dispatcher.h"
@@ -71,13 +72,49 @@ class RequestHandler {
   void SetServing(bool serving) { serving_ = serving; }
 
  private:
-  HttpReply Metrics() const;
-  HttpReply ModelInfo(Route route, const std::string& argument, Api api) const;
-  HttpReply Decode(const std::string& body, Api api) const;
-  HttpReply Tokenize(const std::string& body, Api api) const;
-  // POST /v1/embeddings and /embed: answers through `done`, later.
-  void Embeddings(Route route, Api api, HttpRequest request, std::function<bool()> is_cancelled,
-                  Reply done);
+  // What a route handler gets: the screened request, whole, and where its
+  // one answer goes (counted there).
+  struct RouteCall {
+    Route route = Route::kHealth;
+    Api api = Api::kTei;
+    std::string argument;  // a prefix route's rest of the path
+    HttpRequest request;
+    std::function<bool()> is_cancelled;
+    Reply done;
+  };
+  using RouteHandler = void (RequestHandler::*)(RouteCall call);
+  // The handler of each Route (request_handler.cc's table).
+  static RouteHandler HandlerOf(Route route);
+
+  // routes_info.cc: GET /health, /metrics, /info, /v1/models, /v1/models/{id}.
+  void Health(RouteCall call);
+  void Metrics(RouteCall call);
+  void ModelInfo(RouteCall call);
+  // routes_tokens.cc: POST /tokenize, /decode.
+  void Tokenize(RouteCall call);
+  void Decode(RouteCall call);
+  // routes_embed.cc: POST /v1/embeddings, /embed, /embed_all, /similarity.
+  void Embeddings(RouteCall call);
+  void Embed(RouteCall call);
+  void EmbedAll(RouteCall call);
+  void Similarity(RouteCall call);
+  void EmbedRoute(Route route, RouteCall call);
+  // routes_rerank.cc: POST /rerank (TEI), /v1/rerank (Cohere/Jina).
+  void Rerank(RouteCall call);
+  void CohereRerank(RouteCall call);
+  void RerankRoute(bool cohere, RouteCall call);
+  // routes_predict.cc: POST /predict.
+  void Predict(RouteCall call);
+  // routes_sparse.cc: POST /embed_sparse.
+  void EmbedSparse(RouteCall call);
+
+  // The call's deadline from X-Request-Timeout-Ms, else the default timeout.
+  absl::StatusOr<Clock::time_point> Deadline(const HttpRequest& request) const;
+  // Renders `result` on the handler threads and answers `done` there;
+  // answers an error at once (on the calling thread, the batcher's).
+  template <typename Result>
+  void Answer(absl::StatusOr<Result> result, Api api, Reply& done,
+              std::function<std::string(const Result&)> render);
 
   const HttpOptions options_;
   const HttpModelInfo model_;
@@ -93,5 +130,23 @@ class RequestHandler {
 // An error reply in `api`'s shape (the HTTP status from the error's code
 // unless given), counted as the error's code.
 HttpReply ErrorReply(const absl::Status& status, Api api, int http_status = 0);
+
+template <typename Result>
+void RequestHandler::Answer(absl::StatusOr<Result> result, Api api, Reply& done,
+                            std::function<std::string(const Result&)> render) {
+  // Moved out: once answered, the batcher's copy of the callback holds no
+  // reference to the connection.
+  Reply answer = std::move(done);
+  // An error becomes its reply here: an absl::Status must not cross threads,
+  // as its shared payloads are counted in uninstrumented Abseil code that
+  // ThreadSanitizer cannot see. Rendering goes to the handler threads, so
+  // that the batcher goes on at once.
+  if (!result.ok()) return answer(ErrorReply(result.status(), api));
+  post_([answer = std::move(answer), render = std::move(render), result = *std::move(result)]() {
+    HttpReply reply;
+    reply.body = render(result);
+    answer(std::move(reply));
+  });
+}
 
 }  // namespace server::http

@@ -18,6 +18,12 @@ constexpr RouteInfo kRoutes[] = {
     {"POST", "/tokenize", false, Route::kTokenize, true, Rpc::kTokenize},
     {"POST", "/decode", false, Route::kDecode, true, Rpc::kDecode},
     {"GET", "/info", false, Route::kInfo, true, Rpc::kGetModelInfo},
+    {"POST", "/rerank", false, Route::kRerank, true, Rpc::kRerank},
+    {"POST", "/v1/rerank", false, Route::kCohereRerank, true, Rpc::kRerank},
+    {"POST", "/predict", false, Route::kPredict, true, Rpc::kClassify},
+    {"POST", "/embed_sparse", false, Route::kEmbedSparse, true, Rpc::kEncodeSparse},
+    {"POST", "/embed_all", false, Route::kEmbedAll, true, Rpc::kEncode},
+    {"POST", "/similarity", false, Route::kSimilarity, true, Rpc::kEncode},
     {"GET", "/health", false, Route::kHealth, false, Rpc::kGetModelInfo},
     {"GET", "/metrics", false, Route::kMetrics, false, Rpc::kGetModelInfo},
 };

@@ -22,7 +22,13 @@ enum class Route {
   kDecode,
   kInfo,
   kHealth,
-  kMetrics
+  kMetrics,
+  kRerank,        // TEI POST /rerank
+  kCohereRerank,  // Cohere/Jina POST /v1/rerank
+  kPredict,       // TEI POST /predict
+  kEmbedSparse,   // TEI POST /embed_sparse
+  kEmbedAll,      // TEI POST /embed_all
+  kSimilarity     // TEI POST /similarity
 };
 
 struct RouteInfo {

@@ -81,6 +81,10 @@ std::set<std::string> ExpectedRequestSeries() {
   const std::map<std::string, std::vector<std::string>> calls = {
       {"grpc Encode", grpc_encode},
       {"grpc EncodeStream", grpc_encode},
+      // The head RPCs: as Encode, on both transports.
+      {"grpc Rerank", grpc_encode},
+      {"grpc Classify", grpc_encode},
+      {"grpc EncodeSparse", grpc_encode},
       {"grpc Tokenize",
        {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "UNAVAILABLE", "CANCELLED",
         "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
@@ -92,6 +96,15 @@ std::set<std::string> ExpectedRequestSeries() {
       // HTTP: no EncodeStream; a client going away is not answered, so no
       // CANCELLED; a deadline applies only to the queue (Encode's routes).
       {"http Encode",
+       {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "UNAVAILABLE",
+        "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
+      {"http Rerank",
+       {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "UNAVAILABLE",
+        "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
+      {"http Classify",
+       {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "UNAVAILABLE",
+        "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
+      {"http EncodeSparse",
        {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "UNAVAILABLE",
         "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
       {"http Tokenize",
@@ -126,12 +139,15 @@ TEST(ServerMetricsTest, AFreshRegistryHasTheSeriesOfTheCallsThatExist) {
   const Scrape scrape = Serialize(metrics.registry()->Collect());
   const std::set<std::string> counters = RequestSeries(scrape, "encoder_requests_total");
   EXPECT_EQ(counters, ExpectedRequestSeries());
-  EXPECT_EQ(counters.size(), 59u);
-  // Durations: each call's OK (nine calls), from the start.
+  // 59, and 9 codes x 3 head RPCs on gRPC, 8 on HTTP.
+  EXPECT_EQ(counters.size(), 110u);
+  // Durations: each call's OK (fifteen calls), from the start.
   EXPECT_EQ(RequestSeries(scrape, "encoder_request_duration_seconds_count"),
             (std::set<std::string>{"grpc Encode OK", "grpc EncodeStream OK", "grpc Tokenize OK",
-                                   "grpc Decode OK", "grpc GetModelInfo OK", "http Encode OK",
-                                   "http Tokenize OK", "http Decode OK", "http GetModelInfo OK"}));
+                                   "grpc Decode OK", "grpc GetModelInfo OK", "grpc Rerank OK",
+                                   "grpc Classify OK", "grpc EncodeSparse OK", "http Encode OK",
+                                   "http Tokenize OK", "http Decode OK", "http GetModelInfo OK",
+                                   "http Rerank OK", "http Classify OK", "http EncodeSparse OK"}));
   for (const auto& [key, value] : scrape.samples) {
     if (key.rfind("encoder_request", 0) == 0) {
       EXPECT_EQ(value, 0) << key;
@@ -224,7 +240,7 @@ TEST(ServerMetricsTest, AFirstRequestCreatesTheSeriesItLacks) {
             1);
   EXPECT_FALSE(scrape.Has("encoder_requests_total",
                           {{"transport", "http"}, {"rpc", "Tokenize"}, {"code", "NOT_FOUND"}}));
-  EXPECT_EQ(RequestSeries(scrape, "encoder_requests_total").size(), 61u);
+  EXPECT_EQ(RequestSeries(scrape, "encoder_requests_total").size(), 112u);
   EXPECT_EQ(scrape.Value("encoder_inflight_requests"), 0);
 }
 

@@ -114,6 +114,28 @@ check "an empty input is TEI's Empty, 400" \
   test "$(curl_status POST /embed '{"inputs": ["ok", ""]}')" = 400
 check "the index: $(cat "$work/body")" \
   grep -q '{"error":"input 1: text is empty","error_type":"Empty"}' "$work/body"
+# The head routes on a model without heads: TEI's 424 Backend, naming what it serves.
+check "/rerank on an embedding model is 424" \
+  test "$(curl_status POST /rerank '{"query": "a", "texts": ["b"]}')" = 424
+check "/rerank: Backend, what the model serves: $(cat "$work/body")" \
+  grep -q '"error_type":"Backend"' "$work/body"
+check "/rerank names what it serves: $(cat "$work/body")" grep -q 'this model serves embeddings' "$work/body"
+check "/v1/rerank on an embedding model is 400" \
+  test "$(curl_status POST /v1/rerank '{"query": "a", "documents": ["b"]}')" = 400
+check "/predict on an embedding model is 424" \
+  test "$(curl_status POST /predict '{"inputs": "a"}')" = 424
+check "/embed_sparse on an embedding model is 424" \
+  test "$(curl_status POST /embed_sparse '{"inputs": "a"}')" = 424
+check "/embed_all is 200" test "$(curl_status POST /embed_all '{"inputs": "hello world"}')" = 200
+check "/embed_all: a vector per token: $(head -c 200 "$work/body")" \
+  node -e 'const b = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); process.exit(b.length === 1 && b[0].length === 4 && b[0][0].length === 64 ? 0 : 1)' "$work/body"
+check "/similarity is 200" test "$(curl_status POST /similarity \
+  '{"inputs": {"source_sentence": "hello world", "sentences": ["hello world", "a"]}}')" = 200
+check "/similarity: a text is its own twin: $(cat "$work/body")" \
+  node -e 'const b = JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")); process.exit(b.length === 2 && Math.abs(b[0] - 1) < 1e-4 && b[1] < b[0] ? 0 : 1)' "$work/body"
+check "encoder-client rerank on an embedding model exits 1 with FAILED_PRECONDITION" \
+  bash -c '! "$1" --target "127.0.0.1:$2" rerank q a 2>"$3" && grep -q FAILED_PRECONDITION "$3"' _ \
+  "$client_bin" "$port" "$work/client.err"
 check "a wrong method is 405" test "$(curl_status GET /embed '' -D "$work/headers")" = 405
 check "405 says what is allowed: $(tr -d '\r' <"$work/headers" | tr '\n' ' ')" \
   grep -qi '^allow: POST' "$work/headers"

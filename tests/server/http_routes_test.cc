@@ -51,9 +51,11 @@ TEST(RoutesTest, ApisAndTheListForTheLog) {
   EXPECT_EQ(ApiOfPath("/v1/embeddings"), Api::kOpenAi);
   EXPECT_EQ(ApiOfPath("/v1/nowhere"), Api::kOpenAi);
   EXPECT_EQ(ApiOfPath("/embed"), Api::kTei);
-  EXPECT_EQ(RouteList(),
-            "POST /v1/embeddings, GET /v1/models, GET /v1/models/{id}, POST /embed, "
-            "POST /tokenize, POST /decode, GET /info, GET /health, GET /metrics");
+  EXPECT_EQ(
+      RouteList(),
+      "POST /v1/embeddings, GET /v1/models, GET /v1/models/{id}, POST /embed, "
+      "POST /tokenize, POST /decode, GET /info, POST /rerank, POST /v1/rerank, POST /predict, "
+      "POST /embed_sparse, POST /embed_all, POST /similarity, GET /health, GET /metrics");
 }
 
 }  // namespace

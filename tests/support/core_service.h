@@ -39,6 +39,17 @@ class CoreService {
   }
 
   const server::LoadedModel& model() const { return loaded_; }
+  // The heads the model "has" (the fake backend computes them): set before
+  // the first request.
+  void SetHeads(server::ModelHeads heads) { loaded_.heads = std::move(heads); }
+  // A cross-encoder: one label, "score", identity activation (the scores are
+  // FakeBackend's logits).
+  static server::ModelHeads RerankerHeads() {
+    server::ModelHeads heads;
+    heads.classifier = engine::ClassifierHead{1, {"score"}, engine::ScoreActivation::kIdentity};
+    return heads;
+  }
+  void SetReranker() { SetHeads(RerankerHeads()); }
   FakeBackend& backend() { return backend_; }
   server::Batcher& batcher() { return batcher_; }
   server::ServerMetrics& metrics() { return metrics_; }

@@ -4,6 +4,7 @@
 // batcher's cost model and deadlines run on deterministic time.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <vector>
@@ -26,6 +27,9 @@ class FakeBackend : public Backend {
   static constexpr int32_t kPoisonId = -7;
 
   // Each output is {first id, token count}: enough to tell which input it is.
+  // A classify spec gets num_labels() logits, logit j = tokens + j; a sparse
+  // spec one entry per distinct id after the first, weight = its last
+  // position, by descending weight, cut to max_active_dims when set.
   absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) ABSL_LOCKS_EXCLUDED(mu_) override {
     common::MutexLock lock(&mu_);
@@ -45,12 +49,42 @@ class FakeBackend : public Backend {
       if (id == kPoisonId) return absl::InvalidArgumentError("poisoned input");
     }
     outputs->clear();
-    for (const engine::Sequence& sequence : batch) {
+    for (size_t b = 0; b < batch.size(); ++b) {
+      const engine::Sequence& sequence = batch[b];
       InputOutput out;
       out.rows = 1;
       out.cols = 2;
       out.tokens = static_cast<int>(sequence.ids.size());
       out.values = {static_cast<float>(sequence.ids[0]), static_cast<float>(sequence.ids.size())};
+      if (specs[b].head == server::OutputHead::kClassify) {
+        out.cols = num_labels_;
+        out.values.clear();
+        for (int j = 0; j < num_labels_; ++j)
+          out.values.push_back(static_cast<float>(out.tokens + j));
+      } else if (specs[b].head == server::OutputHead::kSparse) {
+        out.rows = 0;
+        out.cols = 0;
+        out.values.clear();
+        for (size_t p = 1; p < sequence.ids.size(); ++p) {
+          const float weight = static_cast<float>(p);
+          bool seen = false;
+          for (engine::SparseEntry& entry : out.sparse) {
+            if (entry.id == sequence.ids[p]) {
+              entry.weight = weight;
+              seen = true;
+            }
+          }
+          if (!seen) out.sparse.push_back({sequence.ids[p], weight});
+        }
+        std::stable_sort(out.sparse.begin(), out.sparse.end(),
+                         [](const engine::SparseEntry& a, const engine::SparseEntry& b) {
+                           return a.weight > b.weight;
+                         });
+        const int max_dims = specs[b].sparse.max_active_dims;
+        if (max_dims > 0 && static_cast<int>(out.sparse.size()) > max_dims) {
+          out.sparse.resize(static_cast<size_t>(max_dims));
+        }
+      }
       outputs->push_back(std::move(out));
     }
     return absl::OkStatus();
@@ -64,6 +98,12 @@ class FakeBackend : public Backend {
     clock_ = clock;
     per_batch_ = per_batch;
     per_token_ = per_token;
+  }
+
+  // How many logits a classify output has (default 1).
+  void SetNumLabels(int n) ABSL_LOCKS_EXCLUDED(mu_) {
+    common::MutexLock lock(&mu_);
+    num_labels_ = n;
   }
 
   // While held, a run blocks after recording its batch.
@@ -106,6 +146,7 @@ class FakeBackend : public Backend {
   Clock::duration per_batch_ ABSL_GUARDED_BY(mu_){0};
   Clock::duration per_token_ ABSL_GUARDED_BY(mu_){0};
   int started_ ABSL_GUARDED_BY(mu_) = 0;
+  int num_labels_ ABSL_GUARDED_BY(mu_) = 1;
   std::vector<std::vector<int32_t>> batches_ ABSL_GUARDED_BY(mu_);
   std::vector<OutputSpec> specs_ ABSL_GUARDED_BY(mu_);
 };

@@ -10,11 +10,12 @@ namespace testing_support {
 
 HttpTestServer::HttpTestServer(std::vector<std::string> keys, server::http::HttpOptions options,
                                server::BatcherConfig batcher)
-    : HttpTestServer(HttpTestSetup{std::move(keys), options, batcher, {}, "test-model"}) {}
+    : HttpTestServer(HttpTestSetup{std::move(keys), options, batcher, {}, "test-model", {}}) {}
 
 HttpTestServer::HttpTestServer(HttpTestSetup setup)
     : core_(std::make_unique<CoreService>(setup.batcher, setup.limits)),
       keys_(std::move(setup.keys)) {
+  core_->SetHeads(std::move(setup.heads));
   setup.options.host = "127.0.0.1";
   setup.options.port = 0;
   server::http::HttpModelInfo info;

@@ -22,6 +22,9 @@ struct HttpTestSetup {
   server::BatcherConfig batcher = CoreService::DefaultConfig();
   server::RequestLimits limits;  // auto_truncate also goes to /info
   std::string model_name = "test-model";
+  // The heads the model "has" (FakeBackend computes them), set before the
+  // server's threads start.
+  server::ModelHeads heads;
 };
 
 class HttpTestServer {

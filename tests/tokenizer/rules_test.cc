@@ -198,6 +198,37 @@ TEST(RulesTest, PairTruncationCutsTheLongestFirst) {
   EXPECT_THAT(enc->ids, ElementsAre(2, 8, 8, 3, 10, 11, 3));
 }
 
+// only_second, as the Rust crate's TruncationStrategy::OnlySecond (expected
+// ids derived by hand from its truncate_encodings: to_remove = total -
+// max_length comes off the second text, an error unless it keeps a token;
+// the npm binding was not installed to generate them).
+TEST(RulesTest, OnlySecondTruncationKeepsTheFirstTextWhole) {
+  auto tok = Small();
+  const std::string five = "hello world hello world hello";
+  const std::string two = "a a";
+  constexpr auto kOnlySecond = TruncationStrategy::kOnlySecond;
+  // 5 + 2 + 3 specials = 10 > 9: the second text loses 1 although the first is longer.
+  absl::StatusOr<Encoding> enc =
+      tok->EncodePair(five, two, 9, TruncationSide::kRight, true, kOnlySecond);
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  EXPECT_THAT(enc->ids, ElementsAre(2, 10, 11, 10, 11, 10, 3, 8, 3));
+  // A long second text is cut to what is left.
+  enc = tok->EncodePair(two, five, 7, TruncationSide::kRight, true, kOnlySecond);
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  EXPECT_THAT(enc->ids, ElementsAre(2, 8, 8, 3, 10, 11, 3));
+  // From the left, the second text keeps its end.
+  enc = tok->EncodePair(two, "a hello world", 6, TruncationSide::kLeft, true, kOnlySecond);
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  EXPECT_THAT(enc->ids, ElementsAre(2, 8, 8, 3, 11, 3));
+  // Short enough: nothing is cut.
+  enc = tok->EncodePair(two, two, 7, TruncationSide::kRight, true, kOnlySecond);
+  ASSERT_TRUE(enc.ok()) << enc.status();
+  EXPECT_THAT(enc->ids, ElementsAre(2, 8, 8, 3, 8, 8, 3));
+  // The second text would have to lose all it has: an error, never a cut first text.
+  enc = tok->EncodePair(five, two, 8, TruncationSide::kRight, true, kOnlySecond);
+  EXPECT_EQ(enc.status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(RulesTest, InvalidUtf8IsAnErrorNeverACrash) {
   auto tok = Small();
   const std::vector<std::string> bad = {"\x80",

@@ -47,6 +47,13 @@ struct TokenizerOptions {
 // TruncationDirection): kRight keeps the beginning, kLeft keeps the end.
 enum class TruncationSide { kRight, kLeft };
 
+// Which text of a pair truncation cuts (Hugging Face's TruncationStrategy):
+// kLongestFirst takes tokens from the longer text first; kOnlySecond cuts
+// the second text alone and keeps the first whole (a reranker's query), and
+// is InvalidArgument when the second text cannot lose enough tokens while
+// keeping at least one (the crate's "Second sequence not long enough").
+enum class TruncationStrategy { kLongestFirst, kOnlySecond };
+
 namespace tokenizer {
 struct Pipeline;
 }
@@ -83,10 +90,10 @@ class Tokenizer {
   absl::StatusOr<Encoding> Encode(std::string_view text, int max_length = 0,
                                   TruncationSide side = TruncationSide::kRight,
                                   bool add_special_tokens = true) const;
-  absl::StatusOr<Encoding> EncodePair(std::string_view text, std::string_view text_pair,
-                                      int max_length = 0,
-                                      TruncationSide side = TruncationSide::kRight,
-                                      bool add_special_tokens = true) const;
+  absl::StatusOr<Encoding> EncodePair(
+      std::string_view text, std::string_view text_pair, int max_length = 0,
+      TruncationSide side = TruncationSide::kRight, bool add_special_tokens = true,
+      TruncationStrategy strategy = TruncationStrategy::kLongestFirst) const;
 
   // Ids back to text through the tokenizer's decoder (Hugging Face's
   // `decode`); special added tokens are left out if `skip_special_tokens`.

@@ -251,7 +251,8 @@ absl::StatusOr<Encoding> Tokenizer::Encode(std::string_view text, int max_length
 
 absl::StatusOr<Encoding> Tokenizer::EncodePair(std::string_view text, std::string_view text_pair,
                                                int max_length, TruncationSide side,
-                                               bool add_special_tokens) const {
+                                               bool add_special_tokens,
+                                               TruncationStrategy strategy) const {
   if (auto s = CheckText(text, "text"); !s.ok()) return s;
   if (auto s = CheckText(text_pair, "text_pair"); !s.ok()) return s;
   const int num_special = add_special_tokens ? impl_->parts.pair.NumSpecialTokens() : 0;
@@ -261,7 +262,20 @@ absl::StatusOr<Encoding> Tokenizer::EncodePair(std::string_view text, std::strin
   impl_->encoder.Encode(text_pair, &s.encode, &s.second);
   int keep_first = static_cast<int>(s.first.size());
   int keep_second = static_cast<int>(s.second.size());
-  if (max_length > 0) {
+  if (max_length > 0 && strategy == TruncationStrategy::kOnlySecond) {
+    // The crate's OnlySecond: to_remove = total - max_length comes off the
+    // second text, which must keep at least one token.
+    const int to_remove = keep_first + keep_second + num_special - max_length;
+    if (to_remove > 0) {
+      if (keep_second <= to_remove) {
+        s.Trim();
+        return absl::InvalidArgumentError(absl::StrCat(
+            "the first text takes ", keep_first, " of the ", max_length - num_special,
+            " tokens a pair may have, leaving the second text none (only_second truncation)"));
+      }
+      keep_second -= to_remove;
+    }
+  } else if (max_length > 0) {
     keep_first = tokenizer::TokensBeforeEarlyExit(s.first, max_length, side);
     keep_second = tokenizer::TokensBeforeEarlyExit(s.second, max_length, side);
     tokenizer::TruncateLongestFirst(max_length, num_special, &keep_first, &keep_second);

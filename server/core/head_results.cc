@@ -1,0 +1,88 @@
+#include "server/core/head_results.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace server {
+
+core::ClassifyResult ToClassifyResult(std::vector<InputOutput> outputs,
+                                      const engine::ClassifierHead& head, bool raw_scores) {
+  core::ClassifyResult result;
+  result.predictions.reserve(outputs.size());
+  for (InputOutput& output : outputs) {
+    result.tokens += output.tokens;
+    std::vector<float>& logits = output.values;
+    if (!raw_scores) {
+      engine::ApplyScoreActivation(head.activation, logits.data(), static_cast<int>(logits.size()));
+    }
+    std::vector<core::LabelScore> scores;
+    scores.reserve(logits.size());
+    for (int id = 0; id < static_cast<int>(logits.size()); ++id) {
+      core::LabelScore score;
+      score.id = id;
+      score.label = id < static_cast<int>(head.labels.size()) ? head.labels[id]
+                                                              : "LABEL_" + std::to_string(id);
+      score.score = logits[static_cast<size_t>(id)];
+      scores.push_back(std::move(score));
+    }
+    std::stable_sort(
+        scores.begin(), scores.end(),
+        [](const core::LabelScore& a, const core::LabelScore& b) { return a.score > b.score; });
+    result.predictions.push_back(std::move(scores));
+  }
+  return result;
+}
+
+core::RerankResult ToRerankResult(std::vector<InputOutput> outputs,
+                                  const core::RerankRequest& request,
+                                  engine::ScoreActivation activation) {
+  core::RerankResult result;
+  result.results.reserve(outputs.size());
+  for (int i = 0; i < static_cast<int>(outputs.size()); ++i) {
+    InputOutput& output = outputs[static_cast<size_t>(i)];
+    result.tokens += output.tokens;
+    float score = output.values.empty() ? 0.0f : output.values.front();
+    if (!request.raw_scores) engine::ApplyScoreActivation(activation, &score, 1);
+    core::RerankHit hit;
+    hit.index = i;
+    hit.score = score;
+    result.results.push_back(std::move(hit));
+  }
+  std::stable_sort(
+      result.results.begin(), result.results.end(),
+      [](const core::RerankHit& a, const core::RerankHit& b) { return a.score > b.score; });
+  if (request.top_n.has_value() && *request.top_n < static_cast<int>(result.results.size())) {
+    result.results.resize(static_cast<size_t>(*request.top_n));
+  }
+  if (request.return_text) {
+    for (core::RerankHit& hit : result.results) {
+      hit.text = request.texts[static_cast<size_t>(hit.index)];
+    }
+  }
+  return result;
+}
+
+core::SparseResult ToSparseResult(std::vector<InputOutput> outputs,
+                                  const engine::Tokenizer* tokenizer) {
+  core::SparseResult result;
+  result.outputs.reserve(outputs.size());
+  for (InputOutput& output : outputs) {
+    result.tokens += output.tokens;
+    std::vector<core::SparseValue> values;
+    values.reserve(output.sparse.size());
+    for (const engine::SparseEntry& entry : output.sparse) {
+      core::SparseValue value;
+      value.id = entry.id;
+      value.weight = entry.weight;
+      if (tokenizer != nullptr) {
+        absl::StatusOr<std::string> token = tokenizer->Decode({entry.id}, false);
+        if (token.ok()) value.token = *std::move(token);
+      }
+      values.push_back(std::move(value));
+    }
+    result.outputs.push_back(std::move(values));
+  }
+  return result;
+}
+
+}  // namespace server

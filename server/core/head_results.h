@@ -1,0 +1,33 @@
+// The batcher's per-input outputs turned into the answers of the head
+// requests: classify's label scores, rerank's sorted hits, sparse's entries.
+// Pure functions, no threads.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/heads.h"
+#include "engine/tokenizer.h"
+#include "server/core/backend.h"
+#include "server/core/service_types.h"
+
+namespace server {
+
+// Each output's logits as label scores (the head's activation applied unless
+// `raw_scores`), by descending score, ties by label id.
+core::ClassifyResult ToClassifyResult(std::vector<InputOutput> outputs,
+                                      const engine::ClassifierHead& head, bool raw_scores);
+
+// outputs[i] scores request.texts[i] (one logit each): the hits by
+// descending score (ties: lower index first), cut to top_n.
+core::RerankResult ToRerankResult(std::vector<InputOutput> outputs,
+                                  const core::RerankRequest& request,
+                                  engine::ScoreActivation activation);
+
+// Each output's sparse entries, with the tokenizer's token for each id when
+// `tokenizer` is not null.
+core::SparseResult ToSparseResult(std::vector<InputOutput> outputs,
+                                  const engine::Tokenizer* tokenizer);
+
+}  // namespace server

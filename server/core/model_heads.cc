@@ -1,0 +1,46 @@
+#include "server/core/model_heads.h"
+
+#include <vector>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace server {
+
+std::string ServedOutputs(const ModelHeads& heads) {
+  std::vector<std::string> served = {"embeddings"};
+  if (heads.classifier.has_value()) {
+    served.push_back(absl::StrCat("classify with ", heads.classifier->num_labels,
+                                  heads.classifier->num_labels == 1 ? " label" : " labels"));
+    if (heads.classifier->num_labels == 1) served.push_back("rerank");
+  }
+  if (heads.sparse) served.push_back("sparse");
+  return absl::StrJoin(served, "; ");
+}
+
+absl::Status CheckHead(const ModelHeads& heads, HeadRequest request) {
+  const char* wanted = "";
+  switch (request) {
+    case HeadRequest::kClassify:
+      if (heads.classifier.has_value()) return absl::OkStatus();
+      wanted = "classify needs a sequence-classification head";
+      break;
+    case HeadRequest::kRerank:
+      if (heads.classifier.has_value() && heads.classifier->num_labels == 1) {
+        return absl::OkStatus();
+      }
+      wanted = "rerank needs a cross-encoder (a classification head with one label)";
+      break;
+    case HeadRequest::kSparse:
+      if (heads.sparse) return absl::OkStatus();
+      wanted = "sparse embeddings need a masked-LM (SPLADE) head";
+      break;
+  }
+  absl::Status status = absl::FailedPreconditionError(
+      absl::StrCat(wanted, "; this model serves ", ServedOutputs(heads)));
+  status.SetPayload(kMissingHeadPayload, absl::Cord(ServedOutputs(heads)));
+  return status;
+}
+
+}  // namespace server

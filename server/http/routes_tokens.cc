@@ -1,0 +1,50 @@
+// POST /tokenize and /decode: answered on the handler thread, no batch.
+#include <nlohmann/json.hpp>
+#include <utility>
+#include <vector>
+
+#include "server/core/input_error.h"
+#include "server/http/json_mapping.h"
+#include "server/http/request_handler.h"
+
+namespace server::http {
+
+void RequestHandler::Decode(RouteCall call) {
+  const Api api = call.api;
+  bool batched = false;
+  absl::StatusOr<std::vector<core::DecodeRequest>> requests =
+      ParseTeiDecode(call.request.body, &batched);
+  if (!requests.ok()) return call.done(ErrorReply(requests.status(), api));
+  nlohmann::json texts = nlohmann::json::array();
+  for (size_t i = 0; i < requests->size(); ++i) {
+    absl::StatusOr<std::string> text = dispatcher_->Decode((*requests)[i]);
+    if (!text.ok()) {
+      return call.done(ErrorReply(core::WithInputIndex(static_cast<int>(i), text.status()), api));
+    }
+    texts.push_back(*std::move(text));
+  }
+  HttpReply reply;
+  reply.body =
+      (batched ? texts : texts[0]).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  call.done(std::move(reply));
+}
+
+void RequestHandler::Tokenize(RouteCall call) {
+  const Api api = call.api;
+  absl::StatusOr<std::vector<core::TokenizeRequest>> requests = ParseTeiTokenize(call.request.body);
+  if (!requests.ok()) return call.done(ErrorReply(requests.status(), api));
+  std::vector<engine::Encoding> encodings;
+  for (size_t i = 0; i < requests->size(); ++i) {
+    absl::StatusOr<engine::Encoding> encoding = dispatcher_->Tokenize((*requests)[i]);
+    if (!encoding.ok()) {
+      return call.done(
+          ErrorReply(core::WithInputIndex(static_cast<int>(i), encoding.status()), api));
+    }
+    encodings.push_back(*std::move(encoding));
+  }
+  HttpReply reply;
+  reply.body = RenderTeiTokenize(encodings);
+  call.done(std::move(reply));
+}
+
+}  // namespace server::http

@@ -1,0 +1,195 @@
+// Rerank, Classify and EncodeSparse over a real gRPC socket, on the service
+// core with the fake engine (GrpcCoreServer: FakeBackend's classify logits
+// are the input's token count + label index; its sparse weights positions),
+// with their error codes.
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <sstream>
+
+#include "client/commands.h"
+
+#include "support/grpc_core_server.h"
+#include "support/test_server.h"
+
+namespace server {
+namespace {
+
+using testing_support::GrpcCoreServer;
+
+class GrpcHeadsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Start(); }
+  // A server whose model has `heads` (set before its threads start).
+  void Start(ModelHeads heads = {}) {
+    stub_.reset();
+    server_.reset();
+    server_ = std::make_unique<GrpcCoreServer>(std::move(heads));
+    ASSERT_TRUE(server_->ok());
+    stub_ = encoder::v1::Encoder::NewStub(testing_support::Connect(server_->port()));
+  }
+  std::unique_ptr<GrpcCoreServer> server_;
+  std::unique_ptr<encoder::v1::Encoder::Stub> stub_;
+};
+
+encoder::v1::RerankRequest ThreeTexts() {
+  encoder::v1::RerankRequest request;
+  request.set_query("hello");
+  request.add_texts("world");
+  request.add_texts("hello world again");
+  request.add_texts("hello world");
+  return request;
+}
+
+TEST_F(GrpcHeadsTest, RerankSortedWithTopNAndText) {
+  Start(testing_support::CoreService::RerankerHeads());
+  encoder::v1::RerankRequest request = ThreeTexts();
+  request.set_top_n(2);
+  request.set_return_text(true);
+  grpc::ClientContext context;
+  testing_support::SetDeadline(&context);
+  encoder::v1::RerankResponse response;
+  grpc::Status status = stub_->Rerank(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.results_size(), 2);
+  EXPECT_EQ(response.results(0).index(), 1);
+  EXPECT_EQ(response.results(0).text(), "hello world again");
+  EXPECT_EQ(response.results(1).index(), 2);
+  EXPECT_GT(response.results(0).score(), response.results(1).score());
+  EXPECT_GT(response.tokens(), 0);
+}
+
+TEST_F(GrpcHeadsTest, RerankErrors) {
+  {  // An embedding model.
+    grpc::ClientContext context;
+    encoder::v1::RerankResponse response;
+    grpc::Status status = stub_->Rerank(&context, ThreeTexts(), &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(status.error_message().find("this model serves embeddings"), std::string::npos)
+        << status.error_message();
+  }
+  Start(testing_support::CoreService::RerankerHeads());
+  {
+    encoder::v1::RerankRequest request = ThreeTexts();
+    request.set_top_n(0);
+    grpc::ClientContext context;
+    encoder::v1::RerankResponse response;
+    grpc::Status status = stub_->Rerank(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(status.error_message().find("top_n"), std::string::npos);
+  }
+  {
+    encoder::v1::RerankRequest request = ThreeTexts();
+    request.set_texts(1, "");
+    grpc::ClientContext context;
+    encoder::v1::RerankResponse response;
+    grpc::Status status = stub_->Rerank(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(status.error_message().find("input 1: text is empty"), std::string::npos)
+        << status.error_message();
+  }
+}
+
+TEST_F(GrpcHeadsTest, ClassifyEveryLabelByScore) {
+  ModelHeads heads;
+  heads.classifier = engine::ClassifierHead{2, {"neg", "pos"}, engine::ScoreActivation::kIdentity};
+  Start(heads);
+  server_->core().backend().SetNumLabels(2);
+  encoder::v1::ClassifyRequest request;
+  request.add_inputs()->set_text("hello");
+  encoder::v1::TextPair* pair = request.add_inputs()->mutable_text_pair();
+  pair->set_text("hello");
+  pair->set_text_pair("world");
+  request.set_raw_scores(true);
+  grpc::ClientContext context;
+  encoder::v1::ClassifyResponse response;
+  grpc::Status status = stub_->Classify(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.predictions_size(), 2);
+  EXPECT_EQ(response.predictions(0).scores(0).label(), "pos");
+  EXPECT_EQ(response.predictions(0).scores(0).id(), 1);
+  EXPECT_GT(response.predictions(1).scores(0).score(), response.predictions(0).scores(0).score());
+
+  grpc::ClientContext bad_context;
+  request.mutable_inputs(1)->mutable_text_pair()->clear_text_pair();
+  status = stub_->Classify(&bad_context, request, &response);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_NE(status.error_message().find("input 1: text_pair is empty"), std::string::npos)
+      << status.error_message();
+}
+
+TEST_F(GrpcHeadsTest, EncodeSparseEntriesAndTokens) {
+  encoder::v1::EncodeSparseRequest request;
+  encoder::v1::TokenIds* ids = request.add_inputs()->mutable_token_ids();
+  for (int32_t id : {2, 11, 12, 11, 3}) ids->add_ids(id);
+  {
+    grpc::ClientContext context;
+    encoder::v1::EncodeSparseResponse response;
+    EXPECT_EQ(stub_->EncodeSparse(&context, request, &response).error_code(),
+              grpc::StatusCode::FAILED_PRECONDITION);
+  }
+  ModelHeads heads;
+  heads.sparse = true;
+  Start(heads);
+  request.set_max_active_dims(2);
+  request.set_return_tokens(true);
+  grpc::ClientContext context;
+  encoder::v1::EncodeSparseResponse response;
+  grpc::Status status = stub_->EncodeSparse(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.embeddings_size(), 1);
+  ASSERT_EQ(response.embeddings(0).entries_size(), 2);
+  EXPECT_EQ(response.embeddings(0).entries(0).id(), 3);
+  EXPECT_EQ(response.embeddings(0).entries(0).weight(), 4.0f);
+  EXPECT_EQ(response.embeddings(0).entries(1).id(), 11);
+  EXPECT_FALSE(response.embeddings(0).entries(1).token().empty());
+}
+
+// encoder-client's rerank, classify and sparse commands against the server.
+TEST_F(GrpcHeadsTest, ClientCommandsPrintJsonLines) {
+  client::ConnectionOptions connection;
+  connection.target = "127.0.0.1:" + std::to_string(server_->port());
+  std::ostringstream out;
+  std::ostringstream err;
+  client::RerankOptions rerank;
+  rerank.query = "hello";
+  rerank.texts = {"world", "hello world again"};
+  rerank.top_n = 1;
+  rerank.return_text = true;
+  // An embedding model: exit 1, the status on stderr.
+  EXPECT_EQ(client::RunRerank(connection, rerank, out, err), 1);
+  EXPECT_NE(err.str().find("FAILED_PRECONDITION"), std::string::npos) << err.str();
+
+  ModelHeads heads;
+  heads.classifier = engine::ClassifierHead{1, {"score"}, engine::ScoreActivation::kIdentity};
+  heads.sparse = true;
+  Start(heads);
+  connection.target = "127.0.0.1:" + std::to_string(server_->port());
+  out.str("");
+  ASSERT_EQ(client::RunRerank(connection, rerank, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find(R"("index":1)"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find(R"("text":"hello world again")"), std::string::npos) << out.str();
+
+  out.str("");
+  client::ClassifyOptions classify;
+  classify.inputs.texts = {"hello", "world"};
+  classify.inputs.pair = true;
+  classify.raw_scores = true;
+  ASSERT_EQ(client::RunClassify(connection, classify, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find(R"("label":"score")"), std::string::npos) << out.str();
+
+  out.str("");
+  client::SparseOptions sparse;
+  sparse.inputs.ids = "2,11,12,3";
+  sparse.max_active_dims = 1;
+  ASSERT_EQ(client::RunSparse(connection, sparse, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find(R"("id":3)"), std::string::npos) << out.str();
+
+  // Usage errors: exit 2.
+  client::RerankOptions no_texts;
+  no_texts.query = "q";
+  EXPECT_EQ(client::RunRerank(connection, no_texts, out, err), 2);
+}
+
+}  // namespace
+}  // namespace server

@@ -1,0 +1,170 @@
+// The head routes over a real socket, on the service core with a fake engine
+// (FakeBackend: a classify logit is the input's token count + label index; a
+// sparse weight is the id's last position): TEI's /rerank, /predict,
+// /embed_sparse, /embed_all and /similarity, and the Cohere/Jina /v1/rerank,
+// with their error shapes (424 for a head the model lacks, as TEI).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "support/http_test_server.h"
+
+namespace server::http {
+namespace {
+
+using nlohmann::json;
+using testing_support::CoreService;
+using testing_support::HttpResponse;
+using testing_support::HttpTestServer;
+
+class HttpHeadsTest : public ::testing::Test {
+ protected:
+  void SetUp() override { Start(); }
+  // A server whose model has `heads` (set before its threads start).
+  void Start(ModelHeads heads = {}) {
+    testing_support::HttpTestSetup setup;
+    setup.heads = std::move(heads);
+    http_.reset();
+    http_ = std::make_unique<HttpTestServer>(std::move(setup));
+    ASSERT_TRUE(http_->ok());
+  }
+  HttpResponse Post(const std::string& path, const json& body) {
+    return http_->Call("POST", path, body.dump());
+  }
+  std::unique_ptr<HttpTestServer> http_;
+};
+
+TEST_F(HttpHeadsTest, TeiRerankSortsWithIndicesAndText) {
+  Start(CoreService::RerankerHeads());
+  HttpResponse response = Post("/rerank", {{"query", "hello"},
+                                           {"texts", {"world", "hello world again", "hello world"}},
+                                           {"return_text", true}});
+  ASSERT_EQ(response.status, 200) << response.body;
+  const json body = json::parse(response.body);
+  ASSERT_EQ(body.size(), 3u);
+  EXPECT_EQ(body[0]["index"], 1);
+  EXPECT_EQ(body[0]["text"], "hello world again");
+  EXPECT_EQ(body[1]["index"], 2);
+  EXPECT_EQ(body[2]["index"], 0);
+  EXPECT_GT(body[0]["score"].get<float>(), body[1]["score"].get<float>());
+  // Without return_text: no "text" key.
+  response = Post("/rerank", {{"query", "hello"}, {"texts", {"world"}}});
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_FALSE(json::parse(response.body)[0].contains("text"));
+  EXPECT_TRUE(http_->MetricsShow("encoder_requests_total{code=\"OK\",rpc=\"Rerank\""));
+}
+
+TEST_F(HttpHeadsTest, TeiRerankErrors) {
+  // An embedding model: TEI's 424, type Backend, naming what it serves.
+  HttpResponse response = Post("/rerank", {{"query", "hello"}, {"texts", {"world"}}});
+  EXPECT_EQ(response.status, 424) << response.body;
+  json body = json::parse(response.body);
+  EXPECT_EQ(body["error_type"], "Backend");
+  EXPECT_NE(body["error"].get<std::string>().find("serves embeddings"), std::string::npos);
+
+  Start(CoreService::RerankerHeads());
+  response = Post("/rerank", {{"query", "hello"}, {"texts", json::array()}});
+  EXPECT_EQ(response.status, 400) << response.body;  // TEI's Empty
+  EXPECT_EQ(json::parse(response.body)["error_type"], "Empty");
+  response = Post("/rerank", {{"texts", {"a"}}});
+  EXPECT_EQ(response.status, 422) << response.body;
+  response = Post("/rerank", {{"query", "hello"}, {"texts", {"world", ""}}});
+  EXPECT_EQ(response.status, 400) << response.body;
+  EXPECT_NE(response.body.find("input 1: text is empty"), std::string::npos) << response.body;
+  response = Post("/rerank", {{"query", "hello"}, {"texts", {"world", 3}}});
+  EXPECT_EQ(response.status, 422) << response.body;
+  EXPECT_NE(response.body.find("texts[1]"), std::string::npos) << response.body;
+}
+
+TEST_F(HttpHeadsTest, CohereRerankShape) {
+  Start(CoreService::RerankerHeads());
+  HttpResponse response =
+      Post("/v1/rerank", {{"model", "test-model"},
+                          {"query", "hello"},
+                          {"documents", {"world", {{"text", "hello world again"}}, "hello world"}},
+                          {"top_n", 2},
+                          {"return_documents", true}});
+  ASSERT_EQ(response.status, 200) << response.body;
+  const json body = json::parse(response.body);
+  ASSERT_EQ(body["results"].size(), 2u);
+  EXPECT_EQ(body["results"][0]["index"], 1);
+  EXPECT_EQ(body["results"][0]["document"]["text"], "hello world again");
+  EXPECT_EQ(body["results"][1]["index"], 2);
+  EXPECT_TRUE(body["results"][0]["relevance_score"].is_number());
+  EXPECT_EQ(body["model"], "test-model");
+  EXPECT_TRUE(body["id"].is_string());
+  EXPECT_GT(body["usage"]["total_tokens"].get<int>(), 0);
+
+  // OpenAI-shaped errors under /v1/.
+  response = Post("/v1/rerank", {{"query", "hello"}, {"documents", {"a"}}, {"top_n", 0}});
+  EXPECT_EQ(response.status, 400) << response.body;
+  EXPECT_EQ(json::parse(response.body)["error"]["param"], "top_n");
+}
+
+TEST_F(HttpHeadsTest, PredictSingleAPairAndABatch) {
+  ModelHeads heads;
+  heads.classifier = engine::ClassifierHead{2, {"neg", "pos"}, engine::ScoreActivation::kIdentity};
+  Start(heads);
+  http_->core().backend().SetNumLabels(2);
+  HttpResponse response = Post("/predict", {{"inputs", "hello"}, {"raw_scores", true}});
+  ASSERT_EQ(response.status, 200) << response.body;
+  json body = json::parse(response.body);
+  ASSERT_EQ(body.size(), 2u);
+  EXPECT_EQ(body[0]["label"], "pos");
+  EXPECT_GT(body[0]["score"].get<float>(), body[1]["score"].get<float>());
+
+  response = Post("/predict", {{"inputs", {"hello", "world"}}, {"raw_scores", true}});
+  ASSERT_EQ(response.status, 200) << response.body;
+  EXPECT_TRUE(json::parse(response.body)[0].is_object());
+
+  response = Post("/predict", {{"inputs", {{"hello"}, {"hello", "world"}}}, {"raw_scores", true}});
+  ASSERT_EQ(response.status, 200) << response.body;
+  body = json::parse(response.body);
+  ASSERT_EQ(body.size(), 2u);
+  EXPECT_TRUE(body[1].is_array());
+  EXPECT_GT(body[1][0]["score"].get<float>(), body[0][0]["score"].get<float>());
+
+  response = Post("/predict", {{"inputs", {{"a", "b", "c"}}}});
+  EXPECT_EQ(response.status, 422) << response.body;
+  response = Post("/predict", {{"inputs", {{"hello"}, {"hello", ""}}}});
+  EXPECT_EQ(response.status, 400) << response.body;
+  EXPECT_NE(response.body.find("input 1: text_pair is empty"), std::string::npos) << response.body;
+}
+
+TEST_F(HttpHeadsTest, EmbedSparseAsTei) {
+  HttpResponse response = Post("/embed_sparse", {{"inputs", "hello"}});
+  EXPECT_EQ(response.status, 424) << response.body;
+  ModelHeads heads;
+  heads.sparse = true;
+  Start(heads);
+  response = Post("/embed_sparse", {{"inputs", {{2, 11, 12, 3}}}});
+  ASSERT_EQ(response.status, 200) << response.body;
+  const json body = json::parse(response.body);
+  ASSERT_EQ(body.size(), 1u);
+  ASSERT_EQ(body[0].size(), 3u);
+  EXPECT_EQ(body[0][0]["index"], 3);
+  EXPECT_EQ(body[0][0]["value"], 3.0);
+  EXPECT_TRUE(http_->MetricsShow("encoder_requests_total{code=\"OK\",rpc=\"EncodeSparse\""));
+}
+
+TEST_F(HttpHeadsTest, EmbedAllAndSimilarity) {
+  HttpResponse response = Post("/embed_all", {{"inputs", {{2, 11, 3}}}});
+  ASSERT_EQ(response.status, 200) << response.body;
+  json body = json::parse(response.body);
+  ASSERT_EQ(body.size(), 1u);
+  EXPECT_TRUE(body[0].is_array());
+  EXPECT_EQ(http_->core().backend().specs().back().pooling, engine::Pooling::kNone);
+
+  response = Post("/similarity",
+                  {{"inputs", {{"source_sentence", "hello"}, {"sentences", {"hello", "world"}}}}});
+  ASSERT_EQ(response.status, 200) << response.body;
+  body = json::parse(response.body);
+  ASSERT_EQ(body.size(), 2u);
+  EXPECT_TRUE(body[0].is_number());
+  response = Post("/similarity", {{"inputs", {{"source_sentence", "hello"}}}});
+  EXPECT_EQ(response.status, 422) << response.body;
+}
+
+}  // namespace
+}  // namespace server::http
