@@ -74,7 +74,8 @@ struct EmbeddingOptions {
   std::vector<Pooling> pooling;
   // Leading tokens left out of pooling (include_prompt false: [CLS] and the
   // prompt's tokens, as sentence-transformers masks attention_mask[:, :n]).
-  // CLS pooling still takes token 0.
+  // CLS pooling then takes the first kept token, as sentence-transformers'
+  // padded path does (argmax of the mask).
   int skip_tokens = 0;
   bool apply_dense = true;  // the pipeline's Dense layers
   bool normalize = false;   // L2, after truncation to `dimensions`

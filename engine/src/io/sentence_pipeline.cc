@@ -294,7 +294,11 @@ absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipelin
     const std::string type = module["type"].get<std::string>();
     const std::string sub = module.value("path", std::string());
     const std::string folder = sub.empty() ? model_dir : model_dir + "/" + sub;
-    if (!IsDirectory(folder)) {
+    // Transformer's folder is the model's; Normalize has no files (hub
+    // repositories often lack its folder).
+    const bool needs_folder =
+        type != kModuleTransformer && type != kModuleMlmTransformer && type != kModuleNormalize;
+    if (needs_folder && !IsDirectory(folder)) {
       return absl::NotFoundError(absl::StrCat(path, ": module ", type, "'s folder \"", sub,
                                               "\" is missing (", folder, ")"));
     }

@@ -32,9 +32,13 @@ void PoolTokens(Pooling mode, const float* states, int64_t tokens, int64_t skip,
     case Pooling::kNone:
     case Pooling::kPooler:
       return;
-    case Pooling::kCls:
-      for (int64_t c = 0; c < hidden; ++c) out[c] = states[c];
+    case Pooling::kCls: {
+      // sentence-transformers takes the first token the mask keeps (argmax
+      // of attention_mask): token 0, or the first after a left-out prompt.
+      const float* row = states + (kept > 0 ? skip : 0) * hidden;
+      for (int64_t c = 0; c < hidden; ++c) out[c] = row[c];
       return;
+    }
     case Pooling::kMax:
       for (int64_t c = 0; c < hidden; ++c) out[c] = -1e9f;
       for (int64_t t = skip; t < tokens; ++t) {
