@@ -62,12 +62,6 @@ struct SentencePipeline {
 // chain.
 absl::StatusOr<SentencePipeline> ReadSentencePipeline(const std::string& model_dir);
 
-// Parses the pooling modes of a sentence-transformers 1_Pooling/config.json
-// object; `path` names the file in errors.
-absl::StatusOr<std::vector<Pooling>> ParsePoolingModes(const std::string& config_json,
-                                                       const std::string& path,
-                                                       bool* include_prompt);
-
 // What one request wants of the pipeline.
 struct EmbeddingOptions {
   // The pooling modes; empty: the pipeline's. kNone is not a pooling here.

@@ -2,13 +2,13 @@
 
 #include <sys/stat.h>
 
-#include <fstream>
 #include <memory>
-#include <sstream>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "io/json_file.h"
 #include "model/safetensors.h"
 #include "nlohmann/json.hpp"
 
@@ -17,9 +17,11 @@ namespace {
 
 using nlohmann::json;
 
+// Whether anything is at `path` (a dangling symlink counts: reading it then
+// fails, naming it, rather than the file silently not counting).
 bool Exists(const std::string& path) {
   struct stat info;
-  return stat(path.c_str(), &info) == 0;
+  return lstat(path.c_str(), &info) == 0;
 }
 
 bool IsDirectory(const std::string& path) {
@@ -27,18 +29,12 @@ bool IsDirectory(const std::string& path) {
   return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
 }
 
-// Reads `path` as a JSON object; NotFound when the file is missing.
+// Reads `path` as a JSON object; NotFound when there is no such file.
 absl::StatusOr<json> ReadJsonObject(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::stringstream text;
-  text << in.rdbuf();
-  json parsed = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (parsed.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(path, ": bad JSON"));
-  if (!parsed.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a JSON object"));
-  }
-  return parsed;
+  absl::StatusOr<std::optional<json>> object = ReadJsonObjectFile(path);
+  if (!object.ok()) return object.status();
+  if (!object->has_value()) return absl::NotFoundError(absl::StrCat(path, ": missing"));
+  return **object;
 }
 
 constexpr const char* kModuleTransformer = "sentence_transformers.models.Transformer";
@@ -276,12 +272,10 @@ absl::Status ReadPrompts(const std::string& model_dir, SentencePipeline* pipelin
 
 absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipeline) {
   const std::string path = model_dir + "/modules.json";
-  std::ifstream in(path);
-  if (!in) return absl::NotFoundError(absl::StrCat(path, ": cannot open"));
-  std::stringstream text;
-  text << in.rdbuf();
-  json modules = json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
-  if (modules.is_discarded()) return absl::InvalidArgumentError(absl::StrCat(path, ": bad JSON"));
+  absl::StatusOr<std::optional<json>> read = ReadJsonFile(path);
+  if (!read.ok()) return read.status();
+  if (!read->has_value()) return absl::NotFoundError(absl::StrCat(path, ": missing"));
+  const json modules = **read;
   if (!modules.is_array()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a JSON array of modules"));
   }
@@ -347,16 +341,6 @@ std::string SentencePipeline::pooling_names() const {
   std::vector<std::string> names;
   for (Pooling mode : pooling) names.push_back(PoolingName(mode));
   return absl::StrJoin(names, "+");
-}
-
-absl::StatusOr<std::vector<Pooling>> ParsePoolingModes(const std::string& config_json,
-                                                       const std::string& path,
-                                                       bool* include_prompt) {
-  json config = json::parse(config_json, nullptr, /*allow_exceptions=*/false);
-  if (config.is_discarded() || !config.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": bad JSON"));
-  }
-  return PoolingModesOf(config, path, include_prompt);
 }
 
 absl::StatusOr<SentencePipeline> ReadSentencePipeline(const std::string& model_dir) {
