@@ -1,6 +1,7 @@
 // encoder-client: talks to encoder-server.
 //   encode   [texts...] [--pair] [--input FILE] [--ids 101,2023,102]
-//            [--pooling cls|mean|none|pooler] [--normalize] [--truncate]
+//            [--pooling cls|mean|none|pooler|max|mean_sqrt_len|weightedmean|lasttoken]
+//            [--normalize] [--truncate]
 //            [--truncate-left] [--prompt-name NAME]
 //   tokenize [texts...] [--pair] [--input FILE] [--truncate]
 //   decode   --ids 0,35378,2 | --input FILE [--keep-special-tokens]
