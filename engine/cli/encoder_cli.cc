@@ -1,5 +1,5 @@
 // encoder-cli: the engine's command-line tool.
-//   encode     --model DIR [--pooling none|cls|mean|pooler] [--normalize]   (JSON lines on stdin)
+//   encode     --model DIR [--pooling MODE] [--normalize]   (JSON lines on stdin)
 //   inspect    --model DIR
 //   bench      --model DIR --batch B (--seq S | --lengths MIN:MAX [--seed N]) [--iters N]
 //              [--threads T] [--precision fp32|int8] [--profile]
@@ -24,7 +24,8 @@
 #include "engine/isa.h"
 
 ABSL_FLAG(std::string, model, "", "model directory (config.json + safetensors)");
-ABSL_FLAG(std::string, pooling, "cls", "encode: none, cls, mean or pooler");
+ABSL_FLAG(std::string, pooling, "cls",
+          "encode: none, cls, mean, pooler, max, mean_sqrt_len, weightedmean or lasttoken");
 ABSL_FLAG(bool, normalize, false, "encode: L2-normalize pooled vectors");
 ABSL_FLAG(int, batch, 8, "bench: sequences per batch");
 ABSL_FLAG(int, seq, 128, "bench: tokens per sequence");
