@@ -4,12 +4,15 @@
 // transports, share the queue and batches.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <thread>
 #include <vector>
 
+#include "nlohmann/json.hpp"
+#include "server/core/engine_backend.h"
 #include "server/core/input_error.h"
 #include "support/core_service.h"
 
@@ -294,6 +297,52 @@ TEST(ServiceCoreTest, ThePipelineSetsTheSpec) {
   EXPECT_EQ((*built)->spec.prompt_tokens, 0);
   EXPECT_FALSE((*built)->spec.normalize);
   EXPECT_EQ((*built)->inputs[0].ids, (std::vector<int32_t>{2, 7, 3}));
+}
+
+// The real backend applies the model's whole pipeline (Pooling max + mean
+// without the prompt, Dense tanh, Normalize, dimensions) as
+// tests/golden/make_pipelines.py's reference says.
+TEST(ServiceCoreTest, TheEngineBackendAppliesThePipeline) {
+  const std::string dir = std::string(GOLDEN_DIR) + "/pipelines";
+  engine::EncoderOptions options;
+  options.threads = 1;
+  absl::StatusOr<LoadedModel> model = LoadModel(dir + "/model", options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->embedding_size(), 24);
+  const nlohmann::json reference =
+      nlohmann::json::parse(testing_support::ReadFile(dir + "/reference.json"));
+  std::vector<std::vector<int32_t>> ids;
+  for (const auto& input : reference.at("inputs")) {
+    ids.push_back(input.at("ids").get<std::vector<int32_t>>());
+  }
+  std::vector<engine::Sequence> batch;
+  for (const auto& seq : ids) batch.push_back(engine::Sequence{seq, {}});
+  EngineBackend backend(model->encoder.get(), &model->pipeline);
+  for (const char* name : {"pipeline", "pipeline_dimensions"}) {
+    nlohmann::json want;
+    for (const auto& c : reference.at("cases")) {
+      if (c.at("name") == name) want = c;
+    }
+    ASSERT_FALSE(want.is_null()) << name;
+    OutputSpec spec;
+    spec.model_pooling = true;
+    spec.apply_dense = true;
+    spec.normalize = true;
+    spec.prompt_tokens = reference.at("prompt_tokens");
+    spec.dimensions = want.at("dimensions");
+    const std::vector<OutputSpec> specs(batch.size(), spec);
+    std::vector<InputOutput> outputs;
+    ASSERT_TRUE(backend.Run(batch, specs, &outputs).ok());
+    ASSERT_EQ(outputs.size(), batch.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::vector<double> expected = want.at("embeddings").at(i).get<std::vector<double>>();
+      ASSERT_EQ(outputs[i].rows, 1);
+      ASSERT_EQ(outputs[i].cols, static_cast<int>(expected.size())) << name;
+      for (size_t k = 0; k < expected.size(); ++k) {
+        EXPECT_NEAR(outputs[i].values[k], expected[k], 1e-4) << name << " input " << i;
+      }
+    }
+  }
 }
 
 TEST(ServiceCoreTest, RequestsFromManyThreadsShareABatch) {
