@@ -38,7 +38,11 @@ struct EncodeOptions {
   bool normalize = false;
   bool truncate = false;
   bool truncate_left = false;  // truncation keeps the end of a text
-  std::string prompt_name;     // one of the model's prompts; empty: none
+  std::string prompt_name;     // one of the model's prompts; empty: the model's default
+  std::string prompt;          // a literal prompt (not with prompt_name)
+  int dimensions = 0;          // Matryoshka: the first N values; 0: all
+  bool unnormalized = false;   // normalize_output false: not normalized even by the model's
+                               // Normalize module (without it or --normalize: as the model says)
   int inputs_per_call = 64;    // larger input lists go out in several calls
 };
 

@@ -42,6 +42,9 @@ int RunEncode(const ConnectionOptions& connection, const EncodeOptions& options,
       request.set_truncation_direction(encoder::v1::TRUNCATION_DIRECTION_LEFT);
     }
     request.set_prompt_name(options.prompt_name);
+    request.set_prompt(options.prompt);
+    request.set_dimensions(options.dimensions);
+    if (options.unnormalized) request.set_normalize_output(false);
 
     grpc::ClientContext context;
     PrepareCall(connection, &context);

@@ -149,11 +149,17 @@ absl::StatusOr<encoder::v1::Pooling> ParsePooling(const std::string& name) {
   if (lower == "mean") return encoder::v1::POOLING_MEAN;
   if (lower == "none") return encoder::v1::POOLING_NONE;
   if (lower == "pooler") return encoder::v1::POOLING_POOLER;
+  if (lower == "max") return encoder::v1::POOLING_MAX;
+  if (lower == "mean_sqrt_len") return encoder::v1::POOLING_MEAN_SQRT_LEN;
+  if (lower == "weightedmean") return encoder::v1::POOLING_WEIGHTED_MEAN;
+  if (lower == "lasttoken") return encoder::v1::POOLING_LAST_TOKEN;
   // A number goes out as is, so the server's own check can be exercised.
   absl::StatusOr<int32_t> number = ParseInt32(lower);
   if (number.ok()) return static_cast<encoder::v1::Pooling>(*number);
   return absl::InvalidArgumentError(
-      absl::StrCat("--pooling must be cls, mean, none or pooler (got \"", name, "\")"));
+      absl::StrCat("--pooling must be cls, mean, none, pooler, max, mean_sqrt_len, weightedmean or "
+                   "lasttoken (got \"",
+                   name, "\")"));
 }
 
 }  // namespace client

@@ -1,6 +1,7 @@
 // encoder-client: talks to encoder-server.
 //   encode   [texts...] [--pair] [--input FILE] [--ids 101,2023,102]
-//            [--pooling cls|mean|none|pooler] [--normalize] [--truncate]
+//            [--pooling cls|mean|none|pooler|max|mean_sqrt_len|weightedmean|lasttoken]
+//            [--normalize] [--truncate]
 //            [--truncate-left] [--prompt-name NAME]
 //   tokenize [texts...] [--pair] [--input FILE] [--truncate]
 //   decode   --ids 0,35378,2 | --input FILE [--keep-special-tokens]
@@ -63,6 +64,10 @@ ABSL_FLAG(bool, truncate_left, false,
           "encode: --truncate cuts the beginning of a text and keeps its end");
 ABSL_FLAG(std::string, prompt_name, "",
           "encode: one of the model's prompts (config_sentence_transformers.json), e.g. query");
+ABSL_FLAG(std::string, prompt, "", "encode: a literal prompt put before each text");
+ABSL_FLAG(int, dimensions, 0, "encode: keep the first N values of each vector (Matryoshka)");
+ABSL_FLAG(bool, unnormalized, false,
+          "encode: vectors not normalized, even for a model whose pipeline normalizes");
 ABSL_FLAG(std::string, api_key, "",
           "API key, sent as \"authorization: Bearer KEY\" (default: $ENCODER_API_KEY)");
 ABSL_FLAG(int, inputs_per_call, 64, "encode: inputs per Encode call");
@@ -94,7 +99,8 @@ constexpr char kUsage[] =
     "usage: encoder-client <encode|tokenize|decode|rerank|classify|sparse|info|health|bench> "
     "[flags] [texts...]\n"
     "  encode   [texts...] [--pair] [--input FILE] [--ids 1,2,3] [--pooling cls|mean|none|pooler]\n"
-    "           [--normalize] [--truncate [--truncate-left]] [--prompt-name NAME]\n"
+    "           [--normalize | --unnormalized] [--truncate [--truncate-left]]\n"
+    "           [--prompt-name NAME | --prompt TEXT] [--dimensions N]\n"
     "  tokenize [texts...] [--pair] [--input FILE] [--truncate]\n"
     "  decode   --ids 1,2,3 | --input FILE [--keep-special-tokens]\n"
     "  rerank   QUERY TEXT... [--top-n N] [--return-text] [--raw-scores] [--truncate]\n"
@@ -188,6 +194,9 @@ int main(int argc, char** argv) {
     options.truncate = absl::GetFlag(FLAGS_truncate);
     options.truncate_left = absl::GetFlag(FLAGS_truncate_left);
     options.prompt_name = absl::GetFlag(FLAGS_prompt_name);
+    options.prompt = absl::GetFlag(FLAGS_prompt);
+    options.dimensions = absl::GetFlag(FLAGS_dimensions);
+    options.unnormalized = absl::GetFlag(FLAGS_unnormalized);
     options.inputs_per_call = absl::GetFlag(FLAGS_inputs_per_call);
     return client::RunEncode(connection, options, std::cout, std::cerr);
   }

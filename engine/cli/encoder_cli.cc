@@ -1,5 +1,5 @@
 // encoder-cli: the engine's command-line tool.
-//   encode     --model DIR [--pooling none|cls|mean|pooler] [--normalize]   (JSON lines on stdin)
+//   encode     --model DIR [--pooling MODE] [--normalize]   (JSON lines on stdin)
 //   score      --model DIR [--precision int8] [--activation]   (JSON lines of ids on stdin)
 //   sparse     --model DIR [--sparse-pooling max|sum] [--sparse-activation log1p_relu|relu]
 //              [--max-active-dims N]                          (JSON lines of ids on stdin)
@@ -29,7 +29,8 @@
 
 ABSL_FLAG(std::string, model, "",
           "encode, score, sparse, inspect, bench: model directory (config.json + safetensors)");
-ABSL_FLAG(std::string, pooling, "cls", "encode: none, cls, mean or pooler");
+ABSL_FLAG(std::string, pooling, "cls",
+          "encode: none, cls, mean, pooler, max, mean_sqrt_len, weightedmean or lasttoken");
 ABSL_FLAG(bool, normalize, false, "encode: L2-normalize pooled vectors");
 ABSL_FLAG(bool, activation, false,
           "score: apply the classifier's score activation (sigmoid / softmax / identity) to the "

@@ -223,6 +223,12 @@ absl::Status Encoder::Pool(const EncodeResult& result, int index, Pooling poolin
       }
       PoolerHead(*impl_->weights.pooler, states, h, out);
       break;
+    case Pooling::kMax:
+    case Pooling::kMeanSqrtLen:
+    case Pooling::kWeightedMean:
+    case Pooling::kLastToken:
+      PoolTokens(pooling, states, result.num_tokens(index), 0, h, out);
+      break;
   }
   if (normalize) L2Normalize(out, h);
   return absl::OkStatus();

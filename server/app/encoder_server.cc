@@ -103,8 +103,10 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
   LogEvent(absl::StrCat(
       "loaded model ", model->name, " from ", model->directory, ": ", model_config.model_type,
       ", hidden ", model_config.hidden_size, ", layers ", model_config.num_layers, ", max length ",
-      model->max_length(), ", vocabulary ", model_config.vocab_size, ", default pooling ",
-      engine::PoolingName(model->default_pooling), ", architecture ", model_config.architecture));
+      model->max_length(), ", vocabulary ", model_config.vocab_size, ", pooling ",
+      model->pipeline.pooling_names(), model->pipeline.dense.empty() ? "" : " + Dense",
+      model->pipeline.normalize ? " + Normalize" : "", " (embedding size ", model->embedding_size(),
+      "), architecture ", model_config.architecture));
   if (model->tokenizer == nullptr) {
     LogEvent(absl::StrCat("text input unavailable (token_ids only): ", model->tokenizer_error));
   } else {
@@ -133,7 +135,7 @@ EncoderServer::EncoderServer(const ServerConfig& config, LoadedModel model,
       metrics_(config.batcher, MetricsLabels(model_)),
       process_metrics_(std::make_shared<ProcessCollector>()),
       observers_({&metrics_, observer}),
-      backend_(model_.encoder.get()),
+      backend_(model_.encoder.get(), &model_.pipeline),
       batcher_(config.batcher, &backend_, SystemClock(), &observers_),
       builder_(&model_, RequestLimits{config.max_inputs_per_request, config.max_text_bytes,
                                       config.max_tokens_per_request, config.auto_truncate,
@@ -187,12 +189,15 @@ absl::Status EncoderServer::ServeHttp() {
   options.host = config_.host;
   options.port = *config_.http_port;
   RaiseOpenFileLimit(options.max_connections);
-  const engine::ModelConfig& model_config = model_.encoder->config();
   http::HttpModelInfo info;
   info.name = model_.name;
   info.dtype = model_.encoder->options().precision == engine::Precision::kInt8 ? "int8" : "float32";
-  info.pooling = engine::PoolingName(model_.default_pooling);
-  info.hidden_size = model_config.hidden_size;
+  info.pooling = model_.pipeline.pooling_names();
+  info.hidden_size = model_.embedding_size();
+  info.normalize = model_.pipeline.normalize;
+  info.include_prompt = model_.pipeline.include_prompt;
+  info.prompts = model_.pipeline.prompts;
+  info.default_prompt_name = model_.pipeline.default_prompt_name;
   info.max_input_length = model_.max_length();
   info.max_batch_tokens = config_.batcher.max_batch_tokens;
   info.max_inputs_per_request = config_.max_inputs_per_request;

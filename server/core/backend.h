@@ -18,16 +18,26 @@ enum class OutputHead { kEmbedding, kClassify, kSparse };
 
 // What a request wants back for each of its inputs.
 struct OutputSpec {
-  engine::Pooling pooling = engine::Pooling::kCls;  // kNone: all token states
-  bool normalize = false;  // L2; applies to pooled vectors and to each token state
+  // kNone: all token states; else the one pooling mode, unless model_pooling.
+  engine::Pooling pooling = engine::Pooling::kCls;
+  // The model's sentence-transformers pipeline pooling (engine/sentence_pipeline.h):
+  // every mode of its Pooling module, concatenated.
+  bool model_pooling = false;
+  // Leading tokens left out of pooling: [CLS] and the prompt's tokens when
+  // the model's Pooling says include_prompt false.
+  int prompt_tokens = 0;
+  bool apply_dense = false;  // the pipeline's Dense layers, after pooling
+  int dimensions = 0;        // Matryoshka: keep the first this many values (0: all), then
+  bool normalize = false;    // L2; applies to pooled vectors and to each token state
   OutputHead head = OutputHead::kEmbedding;
   engine::SparseOptions sparse;  // kSparse
 };
 
-// One input's result: `rows` x `cols` floats (rows == 1 when pooled, rows ==
-// tokens for kNone; for kClassify rows == 1, cols == the labels' raw logits;
-// for kSparse none, the entries in `sparse` by descending weight) and the
-// number of tokens the input used.
+// One input's result: `rows` x `cols` floats (rows == 1 when pooled, cols
+// the embedding's size; rows == tokens and cols the hidden size for kNone;
+// for kClassify rows == 1, cols == the labels' raw logits; for kSparse none,
+// the entries in `sparse` by descending weight) and the number of tokens the
+// input used.
 struct InputOutput {
   int rows = 0;
   int cols = 0;

@@ -2,6 +2,8 @@
 
 namespace server {
 
+const engine::SentencePipeline EngineBackend::kNoPipeline;
+
 absl::Status EngineBackend::Run(absl::Span<const engine::Sequence> batch,
                                 absl::Span<const OutputSpec> specs,
                                 std::vector<InputOutput>* outputs) {
@@ -39,13 +41,19 @@ absl::Status EngineBackend::Run(absl::Span<const engine::Sequence> batch,
         }
       }
     } else {
-      out.rows = 1;
-      out.values.resize(hidden);
+      engine::EmbeddingOptions options;
+      if (!specs[i].model_pooling) options.pooling = {specs[i].pooling};
+      options.skip_tokens = specs[i].prompt_tokens;
+      options.apply_dense = specs[i].apply_dense;
+      options.normalize = specs[i].normalize;
+      options.dimensions = specs[i].dimensions;
       if (absl::Status status =
-              encoder_->Pool(result_, i, specs[i].pooling, specs[i].normalize, out.values.data());
+              engine::Embed(*pipeline_, *encoder_, result_, i, options, &out.values);
           !status.ok()) {
         return status;
       }
+      out.rows = 1;
+      out.cols = static_cast<int>(out.values.size());
     }
   }
   return absl::OkStatus();

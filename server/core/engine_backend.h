@@ -1,23 +1,30 @@
 // The batcher's backend on the real engine: one Encode per batch, then one
-// Pool per input, or a copy of the token states for kNone.
+// pipeline Embed per input (engine/sentence_pipeline.h), or a copy of the token states for kNone.
 #pragma once
 
 #include <vector>
 
 #include "engine/encoder.h"
+#include "engine/sentence_pipeline.h"
 #include "server/core/backend.h"
 
 namespace server {
 
 class EngineBackend : public Backend {
  public:
-  explicit EngineBackend(engine::Encoder* encoder) : encoder_(encoder) {}
+  // `pipeline` (the model's sentence-transformers pipeline) must outlive the
+  // backend; null: none (pooling by the spec's mode alone, no Dense).
+  explicit EngineBackend(engine::Encoder* encoder,
+                         const engine::SentencePipeline* pipeline = nullptr)
+      : encoder_(encoder), pipeline_(pipeline != nullptr ? pipeline : &kNoPipeline) {}
 
   absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) override;
 
  private:
+  static const engine::SentencePipeline kNoPipeline;
   engine::Encoder* const encoder_;
+  const engine::SentencePipeline* const pipeline_;
   engine::EncodeResult result_;  // reused across batches: its buffers stay allocated
 };
 

@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "engine/hub_cache.h"
 #include "server/core/model_name.h"
-#include "server/core/pooling_config.h"
 
 namespace server {
 namespace {
@@ -67,19 +66,22 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
         " tokens but ", dir, "/config.json's vocab_size is ", model_vocab));
   }
 
-  absl::StatusOr<engine::Pooling> pooling = ReadDefaultPooling(dir);
-  if (!pooling.ok()) return pooling.status();
-  model.default_pooling = *pooling;
-  if (model.default_pooling == engine::Pooling::kPooler && !model.encoder->has_pooler()) {
-    return absl::InvalidArgumentError(absl::StrCat(dir, ": no pooler weights"));
+  absl::StatusOr<engine::SentencePipeline> pipeline = engine::ReadSentencePipeline(dir);
+  if (!pipeline.ok()) return pipeline.status();
+  model.pipeline = *std::move(pipeline);
+  model.default_pooling = model.pipeline.pooling.front();
+  const int pooled = model.pipeline.pooled_size(model.encoder->config().hidden_size);
+  if (!model.pipeline.dense.empty() && model.pipeline.dense.front().in_features != pooled) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        dir, "/", model.pipeline.dense.front().directory, "/config.json: in_features ",
+        model.pipeline.dense.front().in_features, " but the pooling gives ", pooled, " values"));
   }
-  absl::StatusOr<Prompts> prompts = ReadPrompts(dir);
-  if (!prompts.ok()) return prompts.status();
-  model.prompts = *std::move(prompts);
   if (const engine::ClassifierHead* classifier = model.encoder->classifier()) {
     model.heads.classifier = *classifier;
   }
   model.heads.sparse = model.encoder->has_masked_lm_head();
+  // A SparseEncoder's SpladePooling says how its weights are formed.
+  model.heads.sparse_options = model.pipeline.sparse_options;
   return model;
 }
 

@@ -9,8 +9,8 @@
 #include "absl/status/statusor.h"
 #include "engine/config.h"
 #include "engine/encoder.h"
+#include "engine/sentence_pipeline.h"
 #include "engine/tokenizer.h"
-#include "server/core/prompts_config.h"
 
 namespace server {
 
@@ -34,9 +34,16 @@ struct LoadedModel {
   // with `tokenizer_error` as the reason.
   std::unique_ptr<engine::Tokenizer> tokenizer;
   std::string tokenizer_error;
+  // The sentence-transformers pipeline (modules.json: pooling modes, Dense,
+  // Normalize; prompts and default_prompt_name), engine/sentence_pipeline.h.
+  engine::SentencePipeline pipeline;
+  // The pipeline's first pooling mode: what answers and metrics name
+  // (pipeline.pooling has them all).
   engine::Pooling default_pooling = engine::Pooling::kCls;
-  Prompts prompts;   // config_sentence_transformers.json's, for prompt_name
   ModelHeads heads;  // from the encoder at load (Encoder::classifier, has_masked_lm_head)
+
+  // The size of the model's embedding: the pipeline's output (pooled modes, then Dense).
+  int embedding_size() const { return pipeline.output_size(encoder->config().hidden_size); }
 
   // Tokens per input, special tokens included.
   int max_length() const { return encoder->config().max_length(); }

@@ -1,5 +1,6 @@
 #include "server/core/request_builder.h"
 
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -44,10 +45,13 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::Build(
   absl::StatusOr<OutputSpec> spec = BuildSpec(request);
   if (!spec.ok()) return spec.status();
 
-  absl::StatusOr<std::string_view> prompt = FindPrompt(request.prompt_name);
+  absl::StatusOr<std::string_view> prompt = ResolvePrompt(request);
   if (!prompt.ok()) return prompt.status();
   const InputOptions options{request.truncate.value_or(limits_.auto_truncate),
                              request.truncation_side, *prompt};
+  absl::StatusOr<int> prompt_tokens = PromptTokens(request, *prompt);
+  if (!prompt_tokens.ok()) return prompt_tokens.status();
+  spec->prompt_tokens = *prompt_tokens;
 
   return BuildInputs(request.inputs, options, *spec);
 }
@@ -205,10 +209,24 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::Build
 
 absl::StatusOr<OutputSpec> RequestBuilder::BuildSpec(const EncodeRequest& request) const {
   OutputSpec spec;
-  spec.normalize = request.normalize;
+  const engine::SentencePipeline& pipeline = model_->pipeline;
   switch (request.pooling) {
     case PoolingChoice::kModelDefault:
       spec.pooling = model_->default_pooling;
+      spec.model_pooling = true;
+      spec.apply_dense = true;
+      break;
+    case PoolingChoice::kMax:
+      spec.pooling = engine::Pooling::kMax;
+      break;
+    case PoolingChoice::kMeanSqrtLen:
+      spec.pooling = engine::Pooling::kMeanSqrtLen;
+      break;
+    case PoolingChoice::kWeightedMean:
+      spec.pooling = engine::Pooling::kWeightedMean;
+      break;
+    case PoolingChoice::kLastToken:
+      spec.pooling = engine::Pooling::kLastToken;
       break;
     case PoolingChoice::kCls:
       spec.pooling = engine::Pooling::kCls;
@@ -227,7 +245,55 @@ absl::StatusOr<OutputSpec> RequestBuilder::BuildSpec(const EncodeRequest& reques
       spec.pooling = engine::Pooling::kPooler;
       break;
   }
+  const bool tokens = spec.pooling == engine::Pooling::kNone;
+  // Unset: the model's Normalize module decides for its embedding; token
+  // states stay as they are (sentence-transformers' token_embeddings).
+  spec.normalize = request.normalize.value_or(!tokens && pipeline.normalize);
+  const int hidden = model_->encoder->config().hidden_size;
+  const int size = tokens ? hidden : spec.model_pooling ? model_->embedding_size() : hidden;
+  if (request.dimensions != 0) {
+    if (tokens) {
+      return absl::InvalidArgumentError(
+          "dimensions applies to pooled vectors, not to pooling NONE");
+    }
+    if (request.dimensions < 1 || request.dimensions > size) {
+      return absl::InvalidArgumentError(absl::StrCat("dimensions ", request.dimensions,
+                                                     " is not within 1..", size,
+                                                     " (the embedding's size)"));
+    }
+    spec.dimensions = request.dimensions;
+  }
   return spec;
+}
+
+absl::StatusOr<std::string_view> RequestBuilder::ResolvePrompt(const EncodeRequest& request) const {
+  if (!request.prompt_name.empty() && !request.prompt.empty()) {
+    return absl::InvalidArgumentError("prompt_name and prompt are exclusive: send one");
+  }
+  if (!request.prompt.empty()) return std::string_view(request.prompt);
+  if (!request.prompt_name.empty()) return FindPrompt(request.prompt_name);
+  // The model's default_prompt_name applies to text inputs only.
+  const std::string& fallback = model_->pipeline.default_prompt_name;
+  if (fallback.empty()) return std::string_view();
+  for (const Input& input : request.inputs) {
+    if (input.kind == Input::Kind::kTokenIds) return std::string_view();
+  }
+  return FindPrompt(fallback);
+}
+
+absl::StatusOr<int> RequestBuilder::PromptTokens(const EncodeRequest& request,
+                                                 std::string_view prompt) const {
+  // include_prompt false: sentence-transformers leaves
+  // len(tokenize(prompt).input_ids) - 1 leading tokens ([CLS] and the
+  // prompt's own, not its [SEP]) out of pooling.
+  if (prompt.empty() || model_->pipeline.include_prompt || model_->tokenizer == nullptr ||
+      request.pooling == PoolingChoice::kNone) {
+    return 0;
+  }
+  absl::StatusOr<engine::Encoding> encoding =
+      model_->tokenizer->Encode(std::string(prompt), 0, engine::TruncationSide::kRight);
+  if (!encoding.ok()) return encoding.status();
+  return std::max(0, static_cast<int>(encoding->ids.size()) - 1);
 }
 
 absl::StatusOr<TokenizedInput> RequestBuilder::BuildInput(const Input& input,
@@ -239,7 +305,8 @@ absl::StatusOr<TokenizedInput> RequestBuilder::BuildInput(const Input& input,
       return FromText(input.text, input.text_pair, /*is_pair=*/true, options);
     case Input::Kind::kTokenIds:
       if (!options.prompt.empty()) {
-        return absl::InvalidArgumentError("prompt_name applies to text inputs, not to token_ids");
+        return absl::InvalidArgumentError(
+            "prompt_name and prompt apply to text inputs, not to token_ids");
       }
       return FromIds(input.ids, input.token_type_ids, options);
     case Input::Kind::kUnset:
@@ -268,15 +335,16 @@ absl::Status RequestBuilder::CheckText(const char* field, const std::string& tex
 
 absl::StatusOr<std::string_view> RequestBuilder::FindPrompt(const std::string& prompt_name) const {
   if (prompt_name.empty()) return std::string_view();
-  const auto found = model_->prompts.find(prompt_name);
-  if (found != model_->prompts.end()) return std::string_view(found->second);
-  if (model_->prompts.empty()) {
+  const auto& prompts = model_->pipeline.prompts;
+  const auto found = prompts.find(prompt_name);
+  if (found != prompts.end()) return std::string_view(found->second);
+  if (prompts.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
         "prompt_name \"", prompt_name,
         "\": the model has no prompts (config_sentence_transformers.json names none)"));
   }
   std::vector<std::string> names;
-  for (const auto& [name, text] : model_->prompts) names.push_back(name);
+  for (const auto& [name, text] : prompts) names.push_back(name);
   return absl::InvalidArgumentError(absl::StrCat("prompt_name \"", prompt_name,
                                                  "\" is not one of the model's prompts (",
                                                  absl::StrJoin(names, ", "), ")"));

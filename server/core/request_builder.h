@@ -75,7 +75,16 @@ class RequestBuilder {
   absl::StatusOr<std::unique_ptr<BatchRequest>> BuildInputs(const std::vector<core::Input>& inputs,
                                                             InputOptions options,
                                                             OutputSpec spec) const;
-  // The text of request.prompt_name; INVALID_ARGUMENT for a name the model lacks.
+  // The prompt a request's text inputs get: request.prompt, the text of
+  // request.prompt_name, or of the model's default_prompt_name (not for a
+  // request with token_ids); INVALID_ARGUMENT for a name the model lacks or
+  // both prompt and prompt_name.
+  absl::StatusOr<std::string_view> ResolvePrompt(const core::EncodeRequest& request) const;
+  // Leading tokens to leave out of pooling for `prompt` (the model's Pooling
+  // says include_prompt false), else 0.
+  absl::StatusOr<int> PromptTokens(const core::EncodeRequest& request,
+                                   std::string_view prompt) const;
+  // The text of `prompt_name`; INVALID_ARGUMENT for a name the model lacks.
   absl::StatusOr<std::string_view> FindPrompt(const std::string& prompt_name) const;
   absl::StatusOr<TokenizedInput> BuildInput(const core::Input& input, InputOptions options) const;
   absl::StatusOr<TokenizedInput> FromText(const std::string& text, const std::string& text_pair,

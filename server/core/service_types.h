@@ -38,19 +38,40 @@ struct Input {
 };
 
 // Which pooling a request asks for; kModelDefault: the model's own.
-enum class PoolingChoice { kModelDefault, kCls, kMean, kNone, kPooler };
+// kModelDefault: the model's sentence-transformers pipeline (all its
+// Pooling modes, then its Dense layers); any other choice is that one
+// pooling alone, without Dense.
+enum class PoolingChoice {
+  kModelDefault,
+  kCls,
+  kMean,
+  kNone,
+  kPooler,
+  kMax,
+  kMeanSqrtLen,
+  kWeightedMean,
+  kLastToken
+};
 
 struct EncodeRequest {
   std::vector<Input> inputs;
   PoolingChoice pooling = PoolingChoice::kModelDefault;
-  bool normalize = false;
+  // L2-normalize; unset: as the model's pipeline says (a Normalize module)
+  // for pooled vectors, no for token states.
+  std::optional<bool> normalize;
+  // Matryoshka: keep the first this many values of each vector (before
+  // normalizing); 0: all. 1..the embedding's size.
+  int dimensions = 0;
   // Cut inputs longer than the model's maximum (else they are refused);
   // unset: as the server's --auto-truncate says (RequestLimits::auto_truncate).
   std::optional<bool> truncate;
   engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
   // One of the model's prompts (config_sentence_transformers.json), put
-  // before every text input; empty: none.
+  // before every text input; empty: `prompt`, else the model's
+  // default_prompt_name, else none.
   std::string prompt_name;
+  // A literal prompt put before every text input (not with prompt_name).
+  std::string prompt;
 };
 
 // One output per input, in input order, with the pooling that was applied.

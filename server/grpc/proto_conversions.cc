@@ -15,6 +15,14 @@ encoder::v1::Pooling ToProto(engine::Pooling pooling) {
       return encoder::v1::POOLING_NONE;
     case engine::Pooling::kPooler:
       return encoder::v1::POOLING_POOLER;
+    case engine::Pooling::kMax:
+      return encoder::v1::POOLING_MAX;
+    case engine::Pooling::kMeanSqrtLen:
+      return encoder::v1::POOLING_MEAN_SQRT_LEN;
+    case engine::Pooling::kWeightedMean:
+      return encoder::v1::POOLING_WEIGHTED_MEAN;
+    case engine::Pooling::kLastToken:
+      return encoder::v1::POOLING_LAST_TOKEN;
   }
   return encoder::v1::POOLING_UNSPECIFIED;
 }
@@ -37,12 +45,36 @@ absl::StatusOr<core::EncodeRequest> ToCore(const encoder::v1::EncodeRequest& req
     case encoder::v1::POOLING_POOLER:
       out.pooling = core::PoolingChoice::kPooler;
       break;
+    case encoder::v1::POOLING_MAX:
+      out.pooling = core::PoolingChoice::kMax;
+      break;
+    case encoder::v1::POOLING_MEAN_SQRT_LEN:
+      out.pooling = core::PoolingChoice::kMeanSqrtLen;
+      break;
+    case encoder::v1::POOLING_WEIGHTED_MEAN:
+      out.pooling = core::PoolingChoice::kWeightedMean;
+      break;
+    case encoder::v1::POOLING_LAST_TOKEN:
+      out.pooling = core::PoolingChoice::kLastToken;
+      break;
     default:
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown pooling value ", static_cast<int>(request.pooling()),
-                       " (expected 0 UNSPECIFIED, 1 CLS, 2 MEAN, 3 NONE or 4 POOLER)"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          "unknown pooling value ", static_cast<int>(request.pooling()),
+          " (expected 0 UNSPECIFIED, 1 CLS, 2 MEAN, 3 NONE, 4 POOLER, 5 MAX, 6 MEAN_SQRT_LEN, "
+          "7 WEIGHTED_MEAN or 8 LAST_TOKEN)"));
   }
-  out.normalize = request.normalize();
+  // normalize (4) true wins; else normalize_output (10) when set; else the model's pipeline.
+  if (request.normalize()) {
+    if (request.has_normalize_output() && !request.normalize_output()) {
+      return absl::InvalidArgumentError(
+          "normalize true and normalize_output false contradict each other");
+    }
+    out.normalize = true;
+  } else if (request.has_normalize_output()) {
+    out.normalize = request.normalize_output();
+  }
+  out.dimensions = request.dimensions();
+  out.prompt = request.prompt();
   // Unset leaves the choice to the server's --auto-truncate.
   if (request.has_truncate()) out.truncate = request.truncate();
   absl::StatusOr<engine::TruncationSide> side = ToCore(request.truncation_direction());
@@ -149,6 +181,12 @@ encoder::v1::ModelInfo MakeModelInfo(const LoadedModel& model, int max_inputs_pe
   info.set_architecture(config.architecture);
   info.set_text_input(model.tokenizer != nullptr);
   info.set_server_version(common::Version());
+  for (engine::Pooling mode : model.pipeline.pooling) info.add_pooling_modes(ToProto(mode));
+  info.set_embedding_size(model.embedding_size());
+  info.set_normalize(model.pipeline.normalize);
+  info.set_include_prompt(model.pipeline.include_prompt);
+  for (const auto& [name, text] : model.pipeline.prompts) (*info.mutable_prompts())[name] = text;
+  info.set_default_prompt_name(model.pipeline.default_prompt_name);
   return info;
 }
 

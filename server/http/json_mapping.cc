@@ -208,6 +208,7 @@ absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int 
   absl::StatusOr<int> dimensions = Dimensions(*parsed, hidden_size);
   if (!dimensions.ok()) return dimensions.status();
   call.dimensions = *dimensions;
+  call.request.dimensions = *dimensions;  // cut before normalizing
   if (const auto user = parsed->find("user");
       user != parsed->end() && !user->is_null() && !user->is_string()) {
     return BadType("user", "\"user\" must be a string");
@@ -239,6 +240,7 @@ absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_s
   absl::StatusOr<int> dimensions = Dimensions(*parsed, hidden_size);
   if (!dimensions.ok()) return dimensions.status();
   call.dimensions = *dimensions;
+  call.request.dimensions = *dimensions;  // cut before normalizing
   return call;
 }
 

@@ -97,7 +97,11 @@ TEST(ClientInputsTest, ParsesPooling) {
   EXPECT_EQ(*ParsePooling("none"), encoder::v1::POOLING_NONE);
   EXPECT_EQ(*ParsePooling("pooler"), encoder::v1::POOLING_POOLER);
   EXPECT_EQ(static_cast<int>(*ParsePooling("42")), 42);  // sent as is, for the server to judge
-  EXPECT_FALSE(ParsePooling("max").ok());
+  EXPECT_EQ(*ParsePooling("max"), encoder::v1::POOLING_MAX);
+  EXPECT_EQ(*ParsePooling("mean_sqrt_len"), encoder::v1::POOLING_MEAN_SQRT_LEN);
+  EXPECT_EQ(*ParsePooling("weightedmean"), encoder::v1::POOLING_WEIGHTED_MEAN);
+  EXPECT_EQ(*ParsePooling("lasttoken"), encoder::v1::POOLING_LAST_TOKEN);
+  EXPECT_FALSE(ParsePooling("median").ok());
 }
 
 TEST(ClientJsonTest, PrintsEmbeddingsAndTokenStates) {

@@ -30,7 +30,7 @@ TEST(OpenAiParseTest, TakesEveryInputShape) {
   ASSERT_EQ(one->request.inputs.size(), 1u);
   EXPECT_EQ(one->request.inputs[0].kind, core::Input::Kind::kText);
   EXPECT_EQ(one->request.inputs[0].text, "hello");
-  EXPECT_TRUE(one->request.normalize);  // OpenAI's vectors are unit length
+  EXPECT_EQ(one->request.normalize, true);  // OpenAI's vectors are unit length
   EXPECT_EQ(one->model, "m");
   EXPECT_FALSE(one->base64);
   EXPECT_EQ(one->dimensions, 0);
@@ -154,14 +154,14 @@ TEST(OpenAiParseTest, TakesTeiTruncationAsAnExtension) {
 TEST(TeiParseTest, DefaultsAndRefusals) {
   auto call = ParseTeiEmbed(R"({"inputs": ["a", "b"]})", kHidden);
   ASSERT_TRUE(call.ok()) << call.status();
-  EXPECT_TRUE(call->request.normalize);              // TEI's default
+  EXPECT_EQ(call->request.normalize, true);          // TEI's default
   EXPECT_FALSE(call->request.truncate.has_value());  // the server's --auto-truncate decides
   auto options = ParseTeiEmbed(
       R"({"inputs": "a", "normalize": false, "truncate": true, "truncation_direction": "Right",
           "prompt_name": null, "dimensions": 2})",
       kHidden);
   ASSERT_TRUE(options.ok()) << options.status();
-  EXPECT_FALSE(options->request.normalize);
+  EXPECT_EQ(options->request.normalize, false);
   EXPECT_EQ(options->request.truncate, std::optional<bool>(true));
   EXPECT_EQ(options->request.truncation_side, engine::TruncationSide::kRight);
   EXPECT_TRUE(options->request.prompt_name.empty());

@@ -88,6 +88,42 @@ TEST_F(HttpServerTest, OpenAiEmbeddingsShapeAndValues) {
   EXPECT_EQ(models["object"], "list");
 }
 
+// The embedding fields reach the core: dimensions (cut before normalizing,
+// in the engine), normalize (TEI: true unless false; OpenAI: always),
+// prompt_name (checked against the model's prompts).
+TEST_F(HttpServerTest, EmbeddingFieldsReachTheCore) {
+  Start();
+  ASSERT_EQ(Call("POST", "/v1/embeddings", R"({"input": [5, 6, 7], "dimensions": 2})").status, 200);
+  ASSERT_EQ(Call("POST", "/embed", R"({"inputs": [[4, 5]], "dimensions": 1})").status, 200);
+  ASSERT_EQ(
+      Call("POST", "/embed", R"({"inputs": [[4, 5]], "dimensions": 3, "normalize": false})").status,
+      200);
+  const std::vector<server::OutputSpec> specs = core().backend().specs();
+  ASSERT_EQ(specs.size(), 3u);
+  EXPECT_EQ(specs[0].dimensions, 2);
+  EXPECT_TRUE(specs[0].normalize);
+  EXPECT_TRUE(specs[0].model_pooling);
+  EXPECT_EQ(specs[1].dimensions, 1);
+  EXPECT_TRUE(specs[1].normalize);
+  EXPECT_EQ(specs[2].dimensions, 3);
+  EXPECT_FALSE(specs[2].normalize);
+
+  for (const char* body :
+       {R"({"inputs": [[4, 5]], "dimensions": 0})", R"({"inputs": [[4, 5]], "dimensions": 65})"}) {
+    const HttpResponse bad = Call("POST", "/embed", body);
+    EXPECT_EQ(bad.status, 422) << body << " " << bad.body;
+    EXPECT_NE(bad.body.find("dimensions"), std::string::npos) << bad.body;
+  }
+  const HttpResponse bad = Call("POST", "/v1/embeddings", R"({"input": "hi", "dimensions": -1})");
+  EXPECT_EQ(bad.status, 400) << bad.body;
+  EXPECT_NE(bad.body.find("dimensions"), std::string::npos) << bad.body;
+  // The test model has no prompts: a prompt_name is refused, naming it.
+  const HttpResponse prompt =
+      Call("POST", "/embed", R"({"inputs": "hello", "prompt_name": "query"})");
+  EXPECT_EQ(prompt.status, 422) << prompt.body;
+  EXPECT_NE(prompt.body.find("prompt_name"), std::string::npos) << prompt.body;
+}
+
 TEST_F(HttpServerTest, TeiRoutes) {
   Start();
   const HttpResponse embed =

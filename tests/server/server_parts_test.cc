@@ -5,13 +5,14 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "absl/flags/flag.h"
+#include "engine/sentence_pipeline.h"
 #include "server/app/command_line.h"
 #include "server/core/input_error.h"
-#include "server/core/pooling_config.h"
-#include "server/core/prompts_config.h"
 #include "server/core/utf8.h"
 #include "server/grpc/proto_conversions.h"
 #include "server/grpc/status_mapping.h"
@@ -53,43 +54,62 @@ TEST(Utf8Test, FindsTheFirstBadByte) {
   }
 }
 
+// The fallback of the model's pipeline without modules.json
+// (engine/sentence_pipeline.h; its own tests are in tests/engine): what the
+// server read from 1_Pooling and config_sentence_transformers.json before.
 class PoolingConfigTest : public ::testing::Test {
  protected:
   void WritePoolingConfig(const std::string& json) {
     std::filesystem::create_directories(dir_ + "/1_Pooling");
     std::ofstream(dir_ + "/1_Pooling/config.json") << json;
   }
+  absl::StatusOr<std::vector<engine::Pooling>> ReadDefaultPooling() const {
+    absl::StatusOr<engine::SentencePipeline> pipeline = engine::ReadSentencePipeline(dir_);
+    if (!pipeline.ok()) return pipeline.status();
+    return pipeline->pooling;
+  }
+  absl::StatusOr<std::map<std::string, std::string>> ReadPrompts() const {
+    absl::StatusOr<engine::SentencePipeline> pipeline = engine::ReadSentencePipeline(dir_);
+    if (!pipeline.ok()) return pipeline.status();
+    return pipeline->prompts;
+  }
   const testing_support::TempDir temp_{"pooling_config_"};  // removed after each test
   const std::string dir_ = temp_.path();
 };
 
+using Modes = std::vector<engine::Pooling>;
+
 TEST_F(PoolingConfigTest, IsClsWithoutTheFile) {
-  auto pooling = ReadDefaultPooling(dir_);
+  auto pooling = ReadDefaultPooling();
   ASSERT_TRUE(pooling.ok());
-  EXPECT_EQ(*pooling, engine::Pooling::kCls);
+  EXPECT_EQ(*pooling, Modes{engine::Pooling::kCls});
 }
 
-TEST_F(PoolingConfigTest, ReadsClsAndMean) {
+TEST_F(PoolingConfigTest, ReadsEveryMode) {
   WritePoolingConfig(R"({"word_embedding_dimension": 384, "pooling_mode_cls_token": false,
                          "pooling_mode_mean_tokens": true, "pooling_mode_max_tokens": false})");
-  EXPECT_EQ(*ReadDefaultPooling(dir_), engine::Pooling::kMean);
+  EXPECT_EQ(*ReadDefaultPooling(), Modes{engine::Pooling::kMean});
   WritePoolingConfig(R"({"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": false})");
-  EXPECT_EQ(*ReadDefaultPooling(dir_), engine::Pooling::kCls);
+  EXPECT_EQ(*ReadDefaultPooling(), Modes{engine::Pooling::kCls});
+  WritePoolingConfig(R"({"pooling_mode_max_tokens": true, "pooling_mode_mean_tokens": false})");
+  EXPECT_EQ(*ReadDefaultPooling(), Modes{engine::Pooling::kMax});
+  WritePoolingConfig(R"({"pooling_mode_mean_tokens": true, "pooling_mode_cls_token": true})");
+  EXPECT_EQ(*ReadDefaultPooling(), (Modes{engine::Pooling::kCls, engine::Pooling::kMean}));
 }
 
 TEST_F(PoolingConfigTest, RefusesWhatItCannotDo) {
-  WritePoolingConfig(R"({"pooling_mode_max_tokens": true})");
-  auto max = ReadDefaultPooling(dir_);
-  EXPECT_EQ(max.status().code(), absl::StatusCode::kUnimplemented);
-  EXPECT_NE(max.status().message().find("pooling_mode_max_tokens"), absl::string_view::npos);
-  WritePoolingConfig(R"({"pooling_mode_cls_token": true, "pooling_mode_mean_tokens": true})");
-  EXPECT_FALSE(ReadDefaultPooling(dir_).ok());
+  WritePoolingConfig(R"({"pooling_mode_median_tokens": true})");
+  auto median = ReadDefaultPooling();
+  EXPECT_EQ(median.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(median.status().message().find("pooling_mode_median_tokens"), absl::string_view::npos);
+  WritePoolingConfig(R"({"pooling_mode_cls_token": false, "pooling_mode_mean_tokens": false})");
+  EXPECT_FALSE(ReadDefaultPooling().ok());
   WritePoolingConfig("not json");
-  EXPECT_EQ(ReadDefaultPooling(dir_).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadDefaultPooling().status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST_F(PoolingConfigTest, PromptsComeFromTheSentenceTransformersConfig) {
-  auto none = ReadPrompts(dir_);
+  auto none = ReadPrompts();
   ASSERT_TRUE(none.ok()) << none.status();
   EXPECT_TRUE(none->empty());
   // As intfloat/multilingual-e5-* and BAAI/bge-m3 ship it.
@@ -97,18 +117,19 @@ TEST_F(PoolingConfigTest, PromptsComeFromTheSentenceTransformersConfig) {
       << R"({"__version__": {"sentence_transformers": "3.0.0"},
              "prompts": {"query": "query: ", "passage": "passage: "},
              "default_prompt_name": null, "similarity_fn_name": "cosine"})";
-  auto prompts = ReadPrompts(dir_);
+  auto prompts = ReadPrompts();
   ASSERT_TRUE(prompts.ok()) << prompts.status();
-  EXPECT_EQ(*prompts, (Prompts{{"passage", "passage: "}, {"query", "query: "}}));
+  EXPECT_EQ(*prompts,
+            (std::map<std::string, std::string>{{"passage", "passage: "}, {"query", "query: "}}));
 
   std::ofstream(dir_ + "/config_sentence_transformers.json") << R"({"prompts": {"query": 1}})";
-  auto bad = ReadPrompts(dir_);
+  auto bad = ReadPrompts();
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(bad.status().message().find("config_sentence_transformers.json: prompt \"query\""),
             absl::string_view::npos)
       << bad.status();
   std::ofstream(dir_ + "/config_sentence_transformers.json") << "[1]";
-  EXPECT_EQ(ReadPrompts(dir_).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(ReadPrompts().status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(CommandLineTest, NamesTheEnvironmentVariableOfAFlag) {

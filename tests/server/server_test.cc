@@ -397,7 +397,8 @@ TEST_F(ServerTest, EachBadInputIsInvalidArgumentNamingItsIndexAndTheServerKeepsS
       {"too many inputs", Request(too_many),
        "request has 65 inputs, more than the limit of 64 (--max-inputs-per-request)"},
       {"unknown pooling", unknown_pooling,
-       "unknown pooling value 42 (expected 0 UNSPECIFIED, 1 CLS, 2 MEAN, 3 NONE or 4 POOLER)"},
+       "unknown pooling value 42 (expected 0 UNSPECIFIED, 1 CLS, 2 MEAN, 3 NONE, 4 POOLER, 5 MAX, "
+       "6 MEAN_SQRT_LEN, 7 WEIGHTED_MEAN or 8 LAST_TOKEN)"},
       {"token types of the wrong length", Request({Ids({2, 5, 3}, {0, 0})}),
        "input 0: 2 token_type_ids for 3 ids (expected one per id, or none)"},
       {"token type outside the model's", Request({Ids({2, 5, 3}, {0, 2, 0})}),

@@ -4,12 +4,15 @@
 // transports, share the queue and batches.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <future>
 #include <thread>
 #include <vector>
 
+#include "nlohmann/json.hpp"
+#include "server/core/engine_backend.h"
 #include "server/core/input_error.h"
 #include "support/core_service.h"
 
@@ -216,13 +219,130 @@ TEST(ServiceCoreTest, PromptNamesPrefixTheirText) {
   request.prompt_name = "query";
   request.inputs = {core::Input::Text("fine"), core::Input::Ids({2, 3})};
   BuiltIds(*model, request, &status);
-  EXPECT_EQ(status.message(), "input 1: prompt_name applies to text inputs, not to token_ids");
+  EXPECT_EQ(status.message(),
+            "input 1: prompt_name and prompt apply to text inputs, not to token_ids");
   // Without the file the model has no prompts at all.
   std::filesystem::remove(files.dir() + "/config_sentence_transformers.json");
   absl::StatusOr<LoadedModel> plain = LoadModel(files.dir(), options);
   ASSERT_TRUE(plain.ok()) << plain.status();
   BuiltIds(*plain, request, &status);
   EXPECT_NE(status.message().find("the model has no prompts"), absl::string_view::npos) << status;
+}
+
+// The model's pipeline decides what a request with no say gets: its pooling
+// modes and Normalize, its default_prompt_name for text inputs, and with
+// include_prompt false the prompt's [CLS] + tokens left out of pooling
+// (sentence-transformers' len(tokenize(prompt)) - 1).
+TEST(ServiceCoreTest, ThePipelineSetsTheSpec) {
+  TestModel files;
+  std::ofstream(files.dir() + "/modules.json")
+      << R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.models.Transformer"},
+            {"idx":1,"name":"1","path":"1_Pooling","type":"sentence_transformers.models.Pooling"},
+            {"idx":2,"name":"2","path":"2_Normalize","type":"sentence_transformers.models.Normalize"}])";
+  std::filesystem::create_directories(files.dir() + "/1_Pooling");
+  std::ofstream(files.dir() + "/1_Pooling/config.json")
+      << R"({"pooling_mode_mean_tokens": true, "pooling_mode_cls_token": true,
+             "include_prompt": false})";
+  std::ofstream(files.dir() + "/config_sentence_transformers.json")
+      << R"({"prompts": {"query": "hello world ", "passage": ""}, "default_prompt_name": "query"})";
+  engine::EncoderOptions options;
+  options.threads = 1;
+  absl::StatusOr<LoadedModel> model = LoadModel(files.dir(), options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->embedding_size(), 2 * TestModel::kHidden);
+  const RequestBuilder builder(&*model, {});
+  const int prompt_tokens =
+      static_cast<int>(model->tokenizer->Encode("hello world ").value().ids.size()) - 1;
+  ASSERT_GT(prompt_tokens, 1);
+
+  core::EncodeRequest request;
+  request.inputs = {core::Input::Text("world")};
+  absl::StatusOr<std::unique_ptr<BatchRequest>> built = builder.Build(request);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_TRUE((*built)->spec.model_pooling);
+  EXPECT_TRUE((*built)->spec.apply_dense);
+  EXPECT_TRUE((*built)->spec.normalize);
+  EXPECT_EQ((*built)->spec.prompt_tokens, prompt_tokens);
+  EXPECT_EQ((*built)->inputs[0].ids, model->tokenizer->Encode("hello world world").value().ids);
+
+  request.normalize = false;
+  request.prompt_name = "passage";
+  request.dimensions = 2 * TestModel::kHidden;
+  built = builder.Build(request);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_FALSE((*built)->spec.normalize);
+  EXPECT_EQ((*built)->spec.prompt_tokens, 0);
+  EXPECT_EQ((*built)->spec.dimensions, 2 * TestModel::kHidden);
+
+  request.dimensions = 2 * TestModel::kHidden + 1;
+  EXPECT_EQ(builder.Build(request).status().message(),
+            "dimensions 129 is not within 1..128 (the embedding's size)");
+  request.dimensions = -3;
+  EXPECT_TRUE(absl::IsInvalidArgument(builder.Build(request).status()));
+  request.dimensions = 0;
+  request.prompt = "hi ";
+  EXPECT_EQ(builder.Build(request).status().message(),
+            "prompt_name and prompt are exclusive: send one");
+  request.prompt_name.clear();
+  built = builder.Build(request);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_EQ((*built)->inputs[0].ids, model->tokenizer->Encode("hi world").value().ids);
+
+  // Token ids: no default prompt, nothing left out; token states are not normalized.
+  core::EncodeRequest ids;
+  ids.inputs = {core::Input::Ids({2, 7, 3})};
+  ids.pooling = core::PoolingChoice::kNone;
+  built = builder.Build(ids);
+  ASSERT_TRUE(built.ok()) << built.status();
+  EXPECT_EQ((*built)->spec.prompt_tokens, 0);
+  EXPECT_FALSE((*built)->spec.normalize);
+  EXPECT_EQ((*built)->inputs[0].ids, (std::vector<int32_t>{2, 7, 3}));
+}
+
+// The real backend applies the model's whole pipeline (Pooling max + mean
+// without the prompt, Dense tanh, Normalize, dimensions) as
+// tests/golden/make_pipelines.py's reference says.
+TEST(ServiceCoreTest, TheEngineBackendAppliesThePipeline) {
+  const std::string dir = std::string(GOLDEN_DIR) + "/pipelines";
+  engine::EncoderOptions options;
+  options.threads = 1;
+  absl::StatusOr<LoadedModel> model = LoadModel(dir + "/model", options);
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ(model->embedding_size(), 24);
+  const nlohmann::json reference =
+      nlohmann::json::parse(testing_support::ReadFile(dir + "/reference.json"));
+  std::vector<std::vector<int32_t>> ids;
+  for (const auto& input : reference.at("inputs")) {
+    ids.push_back(input.at("ids").get<std::vector<int32_t>>());
+  }
+  std::vector<engine::Sequence> batch;
+  for (const auto& seq : ids) batch.push_back(engine::Sequence{seq, {}});
+  EngineBackend backend(model->encoder.get(), &model->pipeline);
+  for (const char* name : {"pipeline", "pipeline_dimensions"}) {
+    nlohmann::json want;
+    for (const auto& c : reference.at("cases")) {
+      if (c.at("name") == name) want = c;
+    }
+    ASSERT_FALSE(want.is_null()) << name;
+    OutputSpec spec;
+    spec.model_pooling = true;
+    spec.apply_dense = true;
+    spec.normalize = true;
+    spec.prompt_tokens = reference.at("prompt_tokens");
+    spec.dimensions = want.at("dimensions");
+    const std::vector<OutputSpec> specs(batch.size(), spec);
+    std::vector<InputOutput> outputs;
+    ASSERT_TRUE(backend.Run(batch, specs, &outputs).ok());
+    ASSERT_EQ(outputs.size(), batch.size());
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      const std::vector<double> expected = want.at("embeddings").at(i).get<std::vector<double>>();
+      ASSERT_EQ(outputs[i].rows, 1);
+      ASSERT_EQ(outputs[i].cols, static_cast<int>(expected.size())) << name;
+      for (size_t k = 0; k < expected.size(); ++k) {
+        EXPECT_NEAR(outputs[i].values[k], expected[k], 1e-4) << name << " input " << i;
+      }
+    }
+  }
 }
 
 TEST(ServiceCoreTest, RequestsFromManyThreadsShareABatch) {

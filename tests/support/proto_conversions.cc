@@ -33,7 +33,11 @@ engine::Pooling ToEnginePooling(encoder::v1::Pooling pooling) {
       {encoder::v1::POOLING_CLS, engine::Pooling::kCls},
       {encoder::v1::POOLING_MEAN, engine::Pooling::kMean},
       {encoder::v1::POOLING_NONE, engine::Pooling::kNone},
-      {encoder::v1::POOLING_POOLER, engine::Pooling::kPooler}};
+      {encoder::v1::POOLING_POOLER, engine::Pooling::kPooler},
+      {encoder::v1::POOLING_MAX, engine::Pooling::kMax},
+      {encoder::v1::POOLING_MEAN_SQRT_LEN, engine::Pooling::kMeanSqrtLen},
+      {encoder::v1::POOLING_WEIGHTED_MEAN, engine::Pooling::kWeightedMean},
+      {encoder::v1::POOLING_LAST_TOKEN, engine::Pooling::kLastToken}};
   const auto it = kPoolings.find(pooling);
   return it == kPoolings.end() ? engine::Pooling::kCls : it->second;
 }

@@ -30,7 +30,12 @@ struct Sequence {
 //   kCls:    the first token's state.
 //   kMean:   the mean over the sequence's tokens (padding never counts: batches are packed).
 //   kPooler: BERT's pooler head, tanh(W * h_cls + b); needs pooler.dense in the checkpoint.
-enum class Pooling { kNone, kCls, kMean, kPooler };
+// sentence-transformers' other Pooling modes:
+//   kMax:          the per-dimension maximum over the tokens.
+//   kMeanSqrtLen:  the sum over the tokens divided by sqrt(token count).
+//   kWeightedMean: the mean weighted by position (token t, from 0, weighs t + 1).
+//   kLastToken:    the last token's state.
+enum class Pooling { kNone, kCls, kMean, kPooler, kMax, kMeanSqrtLen, kWeightedMean, kLastToken };
 
 const char* PoolingName(Pooling pooling);
 // Scales `values` to unit L2 norm in place; a zero vector stays zero.

@@ -1,0 +1,371 @@
+#include "engine/sentence_pipeline.h"
+
+#include <sys/stat.h>
+
+#include <memory>
+#include <optional>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "io/json_file.h"
+#include "model/safetensors.h"
+#include "nlohmann/json.hpp"
+
+namespace engine {
+namespace {
+
+using nlohmann::json;
+
+// Whether anything is at `path` (a dangling symlink counts: reading it then
+// fails, naming it, rather than the file silently not counting).
+bool Exists(const std::string& path) {
+  struct stat info;
+  return lstat(path.c_str(), &info) == 0;
+}
+
+bool IsDirectory(const std::string& path) {
+  struct stat info;
+  return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+}
+
+// Reads `path` as a JSON object; NotFound when there is no such file.
+absl::StatusOr<json> ReadJsonObject(const std::string& path) {
+  absl::StatusOr<std::optional<json>> object = ReadJsonObjectFile(path);
+  if (!object.ok()) return object.status();
+  if (!object->has_value()) return absl::NotFoundError(absl::StrCat(path, ": missing"));
+  return **object;
+}
+
+constexpr const char* kModuleTransformer = "sentence_transformers.models.Transformer";
+constexpr const char* kModulePooling = "sentence_transformers.models.Pooling";
+constexpr const char* kModuleDense = "sentence_transformers.models.Dense";
+constexpr const char* kModuleNormalize = "sentence_transformers.models.Normalize";
+constexpr const char* kModuleMlmTransformer =
+    "sentence_transformers.sparse_encoder.models.MLMTransformer";
+constexpr const char* kModuleSpladePooling =
+    "sentence_transformers.sparse_encoder.models.SpladePooling";
+
+// sentence-transformers' concatenation order and config keys.
+struct ModeKey {
+  const char* key;
+  const char* short_name;
+  Pooling pooling;
+};
+constexpr ModeKey kModeKeys[] = {
+    {"pooling_mode_cls_token", "cls", Pooling::kCls},
+    {"pooling_mode_max_tokens", "max", Pooling::kMax},
+    {"pooling_mode_mean_tokens", "mean", Pooling::kMean},
+    {"pooling_mode_mean_sqrt_len_tokens", "mean_sqrt_len_tokens", Pooling::kMeanSqrtLen},
+    {"pooling_mode_weightedmean_tokens", "weightedmean", Pooling::kWeightedMean},
+    {"pooling_mode_lasttoken", "lasttoken", Pooling::kLastToken},
+};
+
+absl::StatusOr<std::vector<Pooling>> PoolingModesOf(const json& config, const std::string& path,
+                                                    bool* include_prompt) {
+  std::vector<bool> chosen(std::size(kModeKeys), false);
+  if (const auto mode = config.find("pooling_mode"); mode != config.end() && !mode->is_null()) {
+    // The newer layout: "pooling_mode": "mean" or ["cls", "mean"].
+    std::vector<json> names =
+        mode->is_array() ? mode->get<std::vector<json>>() : std::vector<json>{*mode};
+    for (const json& name : names) {
+      bool known = false;
+      for (size_t i = 0; i < std::size(kModeKeys); ++i) {
+        if (name.is_string() &&
+            (name == kModeKeys[i].short_name || name == PoolingName(kModeKeys[i].pooling))) {
+          chosen[i] = true;
+          known = true;
+        }
+      }
+      if (!known) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": unknown pooling_mode ", name.dump()));
+      }
+    }
+  } else {
+    for (size_t i = 0; i < std::size(kModeKeys); ++i) {
+      const auto value = config.find(kModeKeys[i].key);
+      if (value == config.end() || value->is_null()) continue;
+      if (!value->is_boolean()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": \"", kModeKeys[i].key, "\" is not a boolean"));
+      }
+      chosen[i] = value->get<bool>();
+    }
+  }
+  for (const auto& [key, value] : config.items()) {
+    if (key.rfind("pooling_mode_", 0) != 0 || !value.is_boolean() || !value.get<bool>()) continue;
+    bool known = false;
+    for (const ModeKey& mode : kModeKeys) known = known || key == mode.key;
+    if (!known) {
+      return absl::UnimplementedError(
+          absl::StrCat(path, ": pooling mode \"", key, "\" is not supported"));
+    }
+  }
+  std::vector<Pooling> modes;
+  for (size_t i = 0; i < std::size(kModeKeys); ++i) {
+    if (chosen[i]) modes.push_back(kModeKeys[i].pooling);
+  }
+  if (modes.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": no pooling mode is chosen"));
+  }
+  *include_prompt = true;
+  if (const auto found = config.find("include_prompt");
+      found != config.end() && !found->is_null()) {
+    if (!found->is_boolean()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": \"include_prompt\" is not a boolean"));
+    }
+    *include_prompt = found->get<bool>();
+  }
+  return modes;
+}
+
+absl::StatusOr<ModuleActivation> ParseActivation(const std::string& name, const std::string& path) {
+  const std::string prefix = "torch.nn.modules.activation.";
+  const std::string base = name.rfind(prefix, 0) == 0 ? name.substr(prefix.size()) : name;
+  if (base == "Identity" || base == "torch.nn.modules.linear.Identity") {
+    return ModuleActivation::kIdentity;
+  }
+  if (base == "Tanh") return ModuleActivation::kTanh;
+  if (base == "ReLU") return ModuleActivation::kReLU;
+  if (base == "Sigmoid") return ModuleActivation::kSigmoid;
+  if (base == "GELU") return ModuleActivation::kGelu;
+  return absl::UnimplementedError(
+      absl::StrCat(path, ": activation_function \"", name, "\" is not supported"));
+}
+
+absl::StatusOr<int> PositiveInt(const json& config, const char* key, const std::string& path) {
+  const auto found = config.find(key);
+  if (found == config.end() || !found->is_number_integer() || found->get<int64_t>() <= 0 ||
+      found->get<int64_t>() > (1 << 20)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": \"", key, "\" is missing or not a positive integer"));
+  }
+  return found->get<int>();
+}
+
+absl::StatusOr<DenseLayer> ReadDense(const std::string& folder, const std::string& name) {
+  const std::string config_path = folder + "/config.json";
+  absl::StatusOr<json> config = ReadJsonObject(config_path);
+  if (!config.ok()) return config.status();
+  DenseLayer layer;
+  layer.directory = name;
+  absl::StatusOr<int> in = PositiveInt(*config, "in_features", config_path);
+  if (!in.ok()) return in.status();
+  absl::StatusOr<int> out = PositiveInt(*config, "out_features", config_path);
+  if (!out.ok()) return out.status();
+  layer.in_features = *in;
+  layer.out_features = *out;
+  bool has_bias = true;
+  if (const auto bias = config->find("bias"); bias != config->end() && bias->is_boolean()) {
+    has_bias = bias->get<bool>();
+  }
+  if (const auto act = config->find("activation_function");
+      act != config->end() && !act->is_null()) {
+    if (!act->is_string()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(config_path, ": \"activation_function\" is not a string"));
+    }
+    absl::StatusOr<ModuleActivation> activation =
+        ParseActivation(act->get<std::string>(), config_path);
+    if (!activation.ok()) return activation.status();
+    layer.activation = *activation;
+  } else {
+    layer.activation = ModuleActivation::kTanh;  // sentence-transformers' default
+  }
+
+  const std::string weights_path = folder + "/model.safetensors";
+  if (!Exists(weights_path)) {
+    if (Exists(folder + "/pytorch_model.bin")) {
+      return absl::UnimplementedError(absl::StrCat(
+          folder, "/pytorch_model.bin: the Dense weights must be in model.safetensors (",
+          weights_path, "); convert the file to safetensors"));
+    }
+    return absl::NotFoundError(absl::StrCat(weights_path, ": missing (the Dense weights)"));
+  }
+  absl::StatusOr<std::unique_ptr<SafetensorsFile>> file = SafetensorsFile::Open(weights_path);
+  if (!file.ok()) return file.status();
+  const TensorView* weight = (*file)->Find("linear.weight");
+  if (weight == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(weights_path, ": no tensor linear.weight"));
+  }
+  if (weight->shape != std::vector<int64_t>{layer.out_features, layer.in_features} ||
+      weight->dtype == DType::kI32 || weight->dtype == DType::kI64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(weights_path, ": linear.weight is not a float tensor of shape [",
+                     layer.out_features, ", ", layer.in_features, "]"));
+  }
+  layer.weight.resize(static_cast<size_t>(weight->num_elements()));
+  ConvertToFloat(*weight, layer.weight.data());
+  const TensorView* bias = (*file)->Find("linear.bias");
+  if (has_bias) {
+    if (bias == nullptr || bias->shape != std::vector<int64_t>{layer.out_features} ||
+        bias->dtype == DType::kI32 || bias->dtype == DType::kI64) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          weights_path, ": no float tensor linear.bias of shape [", layer.out_features, "]"));
+    }
+    layer.bias.resize(static_cast<size_t>(bias->num_elements()));
+    ConvertToFloat(*bias, layer.bias.data());
+  }
+  return layer;
+}
+
+absl::Status ReadSplade(const std::string& folder, SparseOptions* options) {
+  const std::string path = folder + "/config.json";
+  absl::StatusOr<json> config = ReadJsonObject(path);
+  if (!config.ok()) return config.status();
+  const std::string strategy = config->value("pooling_strategy", std::string("max"));
+  if (strategy == "max") {
+    options->pooling = SparsePooling::kMax;
+  } else if (strategy == "sum") {
+    options->pooling = SparsePooling::kSum;
+  } else {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": pooling_strategy \"", strategy, "\" (expected max or sum)"));
+  }
+  const std::string activation = config->value("activation_function", std::string("relu"));
+  if (activation == "relu") {
+    options->activation = SparseActivation::kRelu;
+  } else if (activation == "log1p_relu") {
+    options->activation = SparseActivation::kLog1pRelu;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": activation_function \"", activation,
+                                                   "\" (expected relu or log1p_relu)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadPrompts(const std::string& model_dir, SentencePipeline* pipeline) {
+  const std::string path = model_dir + "/config_sentence_transformers.json";
+  if (!Exists(path)) return absl::OkStatus();
+  absl::StatusOr<json> config = ReadJsonObject(path);
+  if (!config.ok()) return config.status();
+  if (const auto found = config->find("prompts"); found != config->end() && !found->is_null()) {
+    if (!found->is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": \"prompts\" is not an object"));
+    }
+    for (const auto& [name, text] : found->items()) {
+      if (!text.is_string()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": prompt \"", name, "\" is not a string"));
+      }
+      pipeline->prompts[name] = text.get<std::string>();
+    }
+  }
+  if (const auto found = config->find("default_prompt_name");
+      found != config->end() && !found->is_null()) {
+    if (!found->is_string()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": \"default_prompt_name\" is not a string"));
+    }
+    pipeline->default_prompt_name = found->get<std::string>();
+    if (!pipeline->default_prompt_name.empty() &&
+        pipeline->prompts.count(pipeline->default_prompt_name) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": default_prompt_name \"",
+                                                     pipeline->default_prompt_name,
+                                                     "\" is not one of its prompts"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipeline) {
+  const std::string path = model_dir + "/modules.json";
+  absl::StatusOr<std::optional<json>> read = ReadJsonFile(path);
+  if (!read.ok()) return read.status();
+  if (!read->has_value()) return absl::NotFoundError(absl::StrCat(path, ": missing"));
+  const json modules = **read;
+  if (!modules.is_array()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a JSON array of modules"));
+  }
+  pipeline->from_modules_json = true;
+  bool has_pooling = false;
+  for (const json& module : modules) {
+    if (!module.is_object() || !module.contains("type") || !module["type"].is_string()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": a module without a \"type\""));
+    }
+    const std::string type = module["type"].get<std::string>();
+    const std::string sub = module.value("path", std::string());
+    const std::string folder = sub.empty() ? model_dir : model_dir + "/" + sub;
+    // Transformer's folder is the model's; Normalize has no files (hub
+    // repositories often lack its folder).
+    const bool needs_folder =
+        type != kModuleTransformer && type != kModuleMlmTransformer && type != kModuleNormalize;
+    if (needs_folder && !IsDirectory(folder)) {
+      return absl::NotFoundError(absl::StrCat(path, ": module ", type, "'s folder \"", sub,
+                                              "\" is missing (", folder, ")"));
+    }
+    if (type == kModuleTransformer) {
+      continue;
+    } else if (type == kModuleMlmTransformer) {
+      pipeline->sparse = true;
+    } else if (type == kModulePooling) {
+      const std::string config_path = folder + "/config.json";
+      absl::StatusOr<json> config = ReadJsonObject(config_path);
+      if (!config.ok()) return config.status();
+      absl::StatusOr<std::vector<Pooling>> modes =
+          PoolingModesOf(*config, config_path, &pipeline->include_prompt);
+      if (!modes.ok()) return modes.status();
+      pipeline->pooling = *std::move(modes);
+      has_pooling = true;
+    } else if (type == kModuleSpladePooling) {
+      pipeline->sparse = true;
+      if (absl::Status s = ReadSplade(folder, &pipeline->sparse_options); !s.ok()) return s;
+    } else if (type == kModuleDense) {
+      absl::StatusOr<DenseLayer> layer = ReadDense(folder, sub);
+      if (!layer.ok()) return layer.status();
+      pipeline->dense.push_back(*std::move(layer));
+    } else if (type == kModuleNormalize) {
+      pipeline->normalize = true;
+    } else {
+      return absl::UnimplementedError(
+          absl::StrCat(path, ": module type \"", type, "\" is not supported"));
+    }
+  }
+  if (!has_pooling && !pipeline->sparse) pipeline->pooling = {Pooling::kCls};
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int SentencePipeline::pooled_size(int hidden_size) const {
+  return static_cast<int>(pooling.size()) * hidden_size;
+}
+
+int SentencePipeline::output_size(int hidden_size) const {
+  return dense.empty() ? pooled_size(hidden_size) : dense.back().out_features;
+}
+
+std::string SentencePipeline::pooling_names() const {
+  std::vector<std::string> names;
+  for (Pooling mode : pooling) names.push_back(PoolingName(mode));
+  return absl::StrJoin(names, "+");
+}
+
+absl::StatusOr<SentencePipeline> ReadSentencePipeline(const std::string& model_dir) {
+  SentencePipeline pipeline;
+  if (Exists(model_dir + "/modules.json")) {
+    if (absl::Status s = ReadModules(model_dir, &pipeline); !s.ok()) return s;
+  } else if (const std::string path = model_dir + "/1_Pooling/config.json"; Exists(path)) {
+    absl::StatusOr<json> config = ReadJsonObject(path);
+    if (!config.ok()) return config.status();
+    absl::StatusOr<std::vector<Pooling>> modes =
+        PoolingModesOf(*config, path, &pipeline.include_prompt);
+    if (!modes.ok()) return modes.status();
+    pipeline.pooling = *std::move(modes);
+  }
+  // Dense layers must chain from the pooled size on.
+  for (size_t i = 0; i < pipeline.dense.size(); ++i) {
+    if (i > 0 && pipeline.dense[i].in_features != pipeline.dense[i - 1].out_features) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          model_dir, "/", pipeline.dense[i].directory, "/config.json: in_features ",
+          pipeline.dense[i].in_features, " does not match the previous Dense's out_features ",
+          pipeline.dense[i - 1].out_features));
+    }
+  }
+  if (absl::Status s = ReadPrompts(model_dir, &pipeline); !s.ok()) return s;
+  return pipeline;
+}
+
+}  // namespace engine
