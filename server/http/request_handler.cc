@@ -3,6 +3,7 @@
 #include <prometheus/text_serializer.h>
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -35,16 +36,12 @@ HttpReply ErrorReply(const absl::Status& status, Api api, int http_status) {
   return reply;
 }
 
-RequestHandler::RequestHandler(const HttpOptions& options, HttpModelInfo model,
-                               EncodeDispatcher* dispatcher, ServerMetrics* metrics,
-                               const ApiKeys* keys, Clock* clock,
+RequestHandler::RequestHandler(const HttpOptions& options, const ServedModels* models, Clock* clock,
                                std::vector<std::weak_ptr<prometheus::Collectable>> collectables,
                                Post post)
     : options_(options),
-      model_(std::move(model)),
-      dispatcher_(dispatcher),
-      metrics_(metrics),
-      keys_(keys),
+      models_(models),
+      metrics_(models->first().metrics),
       clock_(clock),
       collectables_(std::move(collectables)),
       post_(std::move(post)) {}
@@ -73,7 +70,7 @@ Screening RequestHandler::Screen(const std::string& method, const std::string& p
   }
   screening.route = match.route;
   screening.argument = std::move(match.argument);
-  if (screening.route->counted && !keys_->Accepts(authorization)) {
+  if (screening.route->counted && !models_->KeyAccepted(authorization)) {
     screening.reply = RefuseBody(
         screening, absl::UnauthenticatedError(
                        "a valid API key is needed: send the header Authorization: Bearer KEY"));
@@ -98,11 +95,12 @@ void RequestHandler::Handle(const Screening& screening, HttpRequest request,
                             std::function<bool()> is_cancelled, Reply done) {
   const RouteInfo* route = screening.route;
   if (route->counted) metrics_->RequestStarted();
+  const Meter meter = std::make_shared<ServerMetrics*>(metrics_);
   // Every answer goes out through here: counted once, when it is ready.
-  Reply finish = [this, route, received = screening.received,
+  Reply finish = [meter, route, received = screening.received,
                   done = std::move(done)](HttpReply reply) {
     if (route->counted) {
-      metrics_->RequestFinished(core::Transport::kHttp, route->rpc, reply.code,
+      (*meter)->RequestFinished(core::Transport::kHttp, route->rpc, reply.code,
                                 std::chrono::steady_clock::now() - received);
     }
     done(std::move(reply));
@@ -111,7 +109,7 @@ void RequestHandler::Handle(const Screening& screening, HttpRequest request,
   HttpReply reply;
   switch (route->route) {
     case Route::kHealth:
-      if (serving_ && dispatcher_->accepting()) {
+      if (serving_ && models_->accepting()) {
         reply.content_type = nullptr;
       } else {
         reply =
@@ -127,14 +125,15 @@ void RequestHandler::Handle(const Screening& screening, HttpRequest request,
       reply = ModelInfo(route->route, screening.argument, api);
       break;
     case Route::kDecode:
-      reply = Decode(request.body, api);
+      reply = Decode(request.body, api, meter);
       break;
     case Route::kTokenize:
-      reply = Tokenize(request.body, api);
+      reply = Tokenize(request.body, api, meter);
       break;
     case Route::kEmbeddings:
     case Route::kEmbed:
-      Embeddings(route->route, api, std::move(request), std::move(is_cancelled), std::move(finish));
+      Embeddings(route->route, api, std::move(request), std::move(is_cancelled), std::move(finish),
+                 meter);
       return;
   }
   finish(std::move(reply));
@@ -155,41 +154,75 @@ HttpReply RequestHandler::Metrics() const {
   return reply;
 }
 
+absl::StatusOr<const ModelRoute*> RequestHandler::Resolve(const std::string& name, Api api,
+                                                          const Meter& meter) const {
+  // OpenAI clients hard-code model names: one model serves any.
+  const bool any_name = api == Api::kOpenAi && models_->routes().size() == 1;
+  absl::StatusOr<const ModelRoute*> route = models_->Resolve(any_name ? "" : name);
+  if (route.ok()) {
+    (*meter)->RequestMovedTo((*route)->metrics);
+    *meter = (*route)->metrics;
+  }
+  return route;
+}
+
+namespace {
+
+// TEI's /info object of one model.
+Json TeiInfo(const ModelDescription& model, const HttpOptions& options) {
+  return {
+      {"model_id", model.name},
+      {"model_sha", nullptr},
+      {"model_dtype", model.precision == engine::Precision::kInt8 ? "int8" : "float32"},
+      {"model_type", {{"embedding", {{"pooling", engine::PoolingName(model.default_pooling)}}}}},
+      {"max_concurrent_requests", options.max_connections},
+      {"max_input_length", model.max_length},
+      {"max_batch_tokens", model.max_batch_tokens},
+      {"max_batch_requests", nullptr},
+      {"max_client_batch_size", model.max_inputs_per_request},
+      {"auto_truncate", model.auto_truncate},
+      {"tokenization_workers", options.threads},
+      {"version", common::Version()}};
+}
+
+}  // namespace
+
 HttpReply RequestHandler::ModelInfo(Route route, const std::string& argument, Api api) const {
-  if (!dispatcher_->accepting()) {
+  if (!models_->accepting()) {
     return ErrorReply(absl::UnavailableError("server is shutting down"), api);
   }
+  std::vector<std::string> names;
+  for (const ModelRoute& served : models_->routes()) names.push_back(served.description.name);
   HttpReply reply;
   if (route == Route::kModels) {
-    reply.body = RenderOpenAiModels(model_.name);
+    reply.body = RenderOpenAiModels(names);
   } else if (route == Route::kModel) {
-    absl::StatusOr<std::string> model = RenderOpenAiModel(argument, model_.name);
+    absl::StatusOr<std::string> model = RenderOpenAiModel(argument, names);
     if (!model.ok()) return ErrorReply(model.status(), api, 404);  // OpenAI's answer to another id
     reply.body = *std::move(model);
+  } else if (models_->routes().size() == 1) {
+    reply.body = Dump(TeiInfo(models_->first().description, options_));
   } else {
-    reply.body = Dump({{"model_id", model_.name},
-                       {"model_sha", nullptr},
-                       {"model_dtype", model_.dtype},
-                       {"model_type", {{"embedding", {{"pooling", model_.pooling}}}}},
-                       {"max_concurrent_requests", options_.max_connections},
-                       {"max_input_length", model_.max_input_length},
-                       {"max_batch_tokens", model_.max_batch_tokens},
-                       {"max_batch_requests", nullptr},
-                       {"max_client_batch_size", model_.max_inputs_per_request},
-                       {"auto_truncate", model_.auto_truncate},
-                       {"tokenization_workers", options_.threads},
-                       {"version", common::Version()}});
+    // Several models: {"models": [TEI's object of each], "version": ...}.
+    Json list = Json::array();
+    for (const ModelRoute& served : models_->routes()) {
+      list.push_back(TeiInfo(served.description, options_));
+    }
+    reply.body = Dump({{"models", std::move(list)}, {"version", common::Version()}});
   }
   return reply;
 }
 
-HttpReply RequestHandler::Decode(const std::string& body, Api api) const {
+HttpReply RequestHandler::Decode(const std::string& body, Api api, const Meter& meter) const {
   bool batched = false;
-  absl::StatusOr<std::vector<core::DecodeRequest>> requests = ParseTeiDecode(body, &batched);
+  std::string name;
+  absl::StatusOr<std::vector<core::DecodeRequest>> requests = ParseTeiDecode(body, &batched, &name);
   if (!requests.ok()) return ErrorReply(requests.status(), api);
+  absl::StatusOr<const ModelRoute*> model = Resolve(name, api, meter);
+  if (!model.ok()) return ErrorReply(model.status(), api);
   Json texts = Json::array();
   for (size_t i = 0; i < requests->size(); ++i) {
-    absl::StatusOr<std::string> text = dispatcher_->Decode((*requests)[i]);
+    absl::StatusOr<std::string> text = (*model)->dispatcher->Decode((*requests)[i]);
     if (!text.ok())
       return ErrorReply(core::WithInputIndex(static_cast<int>(i), text.status()), api);
     texts.push_back(*std::move(text));
@@ -199,12 +232,15 @@ HttpReply RequestHandler::Decode(const std::string& body, Api api) const {
   return reply;
 }
 
-HttpReply RequestHandler::Tokenize(const std::string& body, Api api) const {
-  absl::StatusOr<std::vector<core::TokenizeRequest>> requests = ParseTeiTokenize(body);
+HttpReply RequestHandler::Tokenize(const std::string& body, Api api, const Meter& meter) const {
+  std::string name;
+  absl::StatusOr<std::vector<core::TokenizeRequest>> requests = ParseTeiTokenize(body, &name);
   if (!requests.ok()) return ErrorReply(requests.status(), api);
+  absl::StatusOr<const ModelRoute*> model = Resolve(name, api, meter);
+  if (!model.ok()) return ErrorReply(model.status(), api);
   std::vector<engine::Encoding> encodings;
   for (size_t i = 0; i < requests->size(); ++i) {
-    absl::StatusOr<engine::Encoding> encoding = dispatcher_->Tokenize((*requests)[i]);
+    absl::StatusOr<engine::Encoding> encoding = (*model)->dispatcher->Tokenize((*requests)[i]);
     if (!encoding.ok()) {
       return ErrorReply(core::WithInputIndex(static_cast<int>(i), encoding.status()), api);
     }
@@ -216,13 +252,24 @@ HttpReply RequestHandler::Tokenize(const std::string& body, Api api) const {
 }
 
 void RequestHandler::Embeddings(Route route, Api api, HttpRequest request,
-                                std::function<bool()> is_cancelled, Reply done) {
-  absl::StatusOr<EmbeddingsCall> parsed =
-      route == Route::kEmbed ? ParseTeiEmbed(request.body, model_.hidden_size)
-                             : ParseOpenAiEmbeddings(request.body, model_.hidden_size);
+                                std::function<bool()> is_cancelled, Reply done,
+                                const Meter& meter) {
+  // Parsed before the model is known: "dimensions" is checked against its
+  // size below.
+  constexpr int kAnySize = std::numeric_limits<int>::max();
+  absl::StatusOr<EmbeddingsCall> parsed = route == Route::kEmbed
+                                              ? ParseTeiEmbed(request.body, kAnySize)
+                                              : ParseOpenAiEmbeddings(request.body, kAnySize);
   if (!parsed.ok()) return done(ErrorReply(parsed.status(), api));
+  absl::StatusOr<const ModelRoute*> resolved = Resolve(parsed->model, api, meter);
+  if (!resolved.ok()) return done(ErrorReply(resolved.status(), api));
+  const ModelRoute& model = **resolved;
+  if (absl::Status status = CheckDimensions(parsed->dimensions, model.description.hidden_size);
+      !status.ok()) {
+    return done(ErrorReply(status, api));
+  }
   // One vector per input: a model served without pooling has none.
-  if (model_.pooling == "none") {
+  if (model.description.default_pooling == engine::Pooling::kNone) {
     return done(
         ErrorReply(absl::InvalidArgumentError("this model's pooling is none (token states): no "
                                               "embedding per input over HTTP"),
@@ -245,9 +292,9 @@ void RequestHandler::Embeddings(Route route, Api api, HttpRequest request,
   // as its shared payloads are counted in uninstrumented Abseil code that
   // ThreadSanitizer cannot see. Rendering every vector as JSON goes to the
   // handler threads, so that the batcher goes on at once.
-  dispatcher_->Dispatch(
+  model.dispatcher->Dispatch(
       call->request, clock_->Now() + timeout, std::move(is_cancelled),
-      [this, route, api, call,
+      [this, route, api, call, name = model.description.name,
        done = std::move(done)](absl::StatusOr<core::EncodeResult> result) mutable {
         // Moved out: once answered, the batcher's copy of this callback holds
         // no reference to the connection.
@@ -256,10 +303,10 @@ void RequestHandler::Embeddings(Route route, Api api, HttpRequest request,
           return answer(
               ErrorReply(ForEmbeddingsRoute(result.status(), api, call->input_is_list), api));
         }
-        post_([this, route, call, done = std::move(answer), result = *std::move(result)]() {
+        post_([route, call, name, done = std::move(answer), result = *std::move(result)]() {
           HttpReply reply;
           reply.body = route == Route::kEmbed ? RenderTeiEmbed(result, *call)
-                                              : RenderOpenAiEmbeddings(result, *call, model_.name);
+                                              : RenderOpenAiEmbeddings(result, *call, name);
           done(std::move(reply));
         });
       });

@@ -22,6 +22,7 @@
 #include "server/core/clock.h"
 #include "server/core/encode_dispatcher.h"
 #include "server/core/metrics.h"
+#include "server/core/model_set.h"
 #include "server/http/http_errors.h"
 #include "server/http/http_message.h"
 #include "server/http/http_options.h"
@@ -45,10 +46,11 @@ class RequestHandler {
   // batcher's thread delivered).
   using Post = std::function<void(std::function<void()>)>;
 
-  // All pointers must outlive the handler. `keys` off: no authentication.
-  // `collectables` are what GET /metrics exports.
-  RequestHandler(const HttpOptions& options, HttpModelInfo model, EncodeDispatcher* dispatcher,
-                 ServerMetrics* metrics, const ApiKeys* keys, Clock* clock,
+  // All pointers must outlive the handler. Requests go to the model their
+  // "model" field names (ServedModels::Resolve; with one model served,
+  // OpenAI's "model" may name anything). `collectables` are what GET
+  // /metrics exports.
+  RequestHandler(const HttpOptions& options, const ServedModels* models, Clock* clock,
                  std::vector<std::weak_ptr<prometheus::Collectable>> collectables, Post post);
 
   // The route of `method` `path`; a reply (with close set: the body is not
@@ -72,18 +74,23 @@ class RequestHandler {
 
  private:
   HttpReply Metrics() const;
+  // Which model counts a request: the first model's until the request names
+  // its own (then ServerMetrics::RequestMovedTo).
+  using Meter = std::shared_ptr<ServerMetrics*>;
+  // The model `name` names (for OpenAI with one model served: that one,
+  // whatever the name); `meter` then counts under it.
+  absl::StatusOr<const ModelRoute*> Resolve(const std::string& name, Api api,
+                                            const Meter& meter) const;
   HttpReply ModelInfo(Route route, const std::string& argument, Api api) const;
-  HttpReply Decode(const std::string& body, Api api) const;
-  HttpReply Tokenize(const std::string& body, Api api) const;
+  HttpReply Decode(const std::string& body, Api api, const Meter& meter) const;
+  HttpReply Tokenize(const std::string& body, Api api, const Meter& meter) const;
   // POST /v1/embeddings and /embed: answers through `done`, later.
   void Embeddings(Route route, Api api, HttpRequest request, std::function<bool()> is_cancelled,
-                  Reply done);
+                  Reply done, const Meter& meter);
 
   const HttpOptions options_;
-  const HttpModelInfo model_;
-  EncodeDispatcher* const dispatcher_;
-  ServerMetrics* const metrics_;
-  const ApiKeys* const keys_;
+  const ServedModels* const models_;
+  ServerMetrics* const metrics_;  // the first model's (see Meter)
   Clock* const clock_;
   const std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;
   const Post post_;
