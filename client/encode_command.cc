@@ -42,6 +42,7 @@ int RunEncode(const ConnectionOptions& connection, const EncodeOptions& options,
       request.set_truncation_direction(encoder::v1::TRUNCATION_DIRECTION_LEFT);
     }
     request.set_prompt_name(options.prompt_name);
+    request.set_model(connection.model);
 
     grpc::ClientContext context;
     PrepareCall(connection, &context);
