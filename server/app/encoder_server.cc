@@ -135,15 +135,21 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
 
 namespace {
 
+constexpr int64_t kMaxTurnTokens = 256;
+
 std::vector<std::unique_ptr<ModelPipeline>> Pipelines(
     const ServerConfig& config, std::vector<LoadedModel> models, EngineTurns* turns,
     const std::shared_ptr<prometheus::Registry>& registry, BatcherObserver* observer) {
   const RequestLimits limits{config.max_inputs_per_request, config.max_text_bytes,
                              config.max_tokens_per_request, config.auto_truncate};
+  // With several models a large batch runs in parts of this many tokens, a
+  // turn each, so another model's batch waits for one part at most (see
+  // bench/README.md, "Several models").
+  const int64_t max_turn_tokens = models.size() > 1 ? kMaxTurnTokens : 0;
   std::vector<std::unique_ptr<ModelPipeline>> pipelines;
   for (LoadedModel& model : models) {
-    pipelines.push_back(std::make_unique<ModelPipeline>(std::move(model), config.batcher, limits,
-                                                        turns, registry, observer));
+    pipelines.push_back(std::make_unique<ModelPipeline>(
+        std::move(model), config.batcher, limits, turns, registry, observer, max_turn_tokens));
   }
   return pipelines;
 }

@@ -26,10 +26,35 @@ int64_t EngineTurns::waiting() const {
 absl::Status TurnTakingBackend::Run(absl::Span<const engine::Sequence> batch,
                                     absl::Span<const OutputSpec> specs,
                                     std::vector<InputOutput>* outputs) {
-  turns_->Acquire();
-  absl::Status status = backend_->Run(batch, specs, outputs);
-  turns_->Release();
-  return status;
+  int64_t total = 0;
+  for (const engine::Sequence& sequence : batch) total += sequence.ids.size();
+  if (max_turn_tokens_ <= 0 || total <= max_turn_tokens_) {
+    turns_->Acquire();
+    absl::Status status = backend_->Run(batch, specs, outputs);
+    turns_->Release();
+    return status;
+  }
+  outputs->clear();
+  std::vector<InputOutput> part;
+  size_t begin = 0;
+  while (begin < batch.size()) {
+    size_t end = begin;
+    int64_t tokens = 0;
+    while (end < batch.size() &&
+           (end == begin ||
+            tokens + static_cast<int64_t>(batch[end].ids.size()) <= max_turn_tokens_)) {
+      tokens += batch[end].ids.size();
+      ++end;
+    }
+    turns_->Acquire();
+    absl::Status status =
+        backend_->Run(batch.subspan(begin, end - begin), specs.subspan(begin, end - begin), &part);
+    turns_->Release();
+    if (!status.ok()) return status;
+    for (InputOutput& output : part) outputs->push_back(std::move(output));
+    begin = end;
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace server

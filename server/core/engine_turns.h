@@ -32,10 +32,14 @@ class EngineTurns {
 };
 
 // One model's backend, run in turns with the other models' (all pointers
-// must outlive it).
+// must outlive it). With `max_turn_tokens` > 0 a batch larger than that is
+// run in parts of at most that many tokens (at least one input each), one
+// turn each, so that another model's batch waits for at most one part of a
+// large batch, not all of it; 0: one turn a batch.
 class TurnTakingBackend : public Backend {
  public:
-  TurnTakingBackend(Backend* backend, EngineTurns* turns) : backend_(backend), turns_(turns) {}
+  TurnTakingBackend(Backend* backend, EngineTurns* turns, int64_t max_turn_tokens = 0)
+      : backend_(backend), turns_(turns), max_turn_tokens_(max_turn_tokens) {}
 
   absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) override;
@@ -43,6 +47,7 @@ class TurnTakingBackend : public Backend {
  private:
   Backend* const backend_;
   EngineTurns* const turns_;
+  const int64_t max_turn_tokens_;
 };
 
 }  // namespace server

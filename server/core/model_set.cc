@@ -47,12 +47,12 @@ ModelInfoLabels MetricsLabels(const LoadedModel& model) {
 ModelPipeline::ModelPipeline(LoadedModel loaded, const BatcherConfig& batcher_config,
                              const RequestLimits& limits, EngineTurns* turns,
                              std::shared_ptr<prometheus::Registry> registry,
-                             BatcherObserver* observer)
+                             BatcherObserver* observer, int64_t max_turn_tokens)
     : model(std::move(loaded)),
       metrics(batcher_config, MetricsLabels(model), std::move(registry)),
       observers({&metrics, observer}),
       engine_backend(model.encoder.get()),
-      backend(&engine_backend, turns),
+      backend(&engine_backend, turns, max_turn_tokens),
       batcher(batcher_config, &backend, SystemClock(), &observers),
       builder(&model, limits),
       dispatcher(&builder, &batcher, &metrics),

@@ -98,6 +98,36 @@ TEST(EngineTurnsTest, AnIdleModelsBatchRunsRightAfterTheBusyModelsCurrentBatch) 
   EXPECT_EQ(log, (std::vector<std::string>{"A", "B", "A", "A", "A"}));
 }
 
+TEST(EngineTurnsTest, ALargeBatchRunsInPartsOfATurnEachWithOutputsInOrder) {
+  common::Mutex mu;
+  std::vector<std::string> log;
+  EngineTurns turns;
+  FakeBackend engine_a, engine_b;
+  LoggingBackend logged_a("A", &engine_a, &mu, &log), logged_b("B", &engine_b, &mu, &log);
+  // Parts of at most 4 tokens: three inputs of 3 tokens are three parts.
+  TurnTakingBackend model_a(&logged_a, &turns, 4), model_b(&logged_b, &turns, 4);
+
+  const std::vector<int32_t> ids1 = {1, 5, 6}, ids2 = {2, 5, 6}, ids3 = {3, 5, 6};
+  const std::vector<engine::Sequence> batch = {{ids1, {}}, {ids2, {}}, {ids3, {}}};
+  const std::vector<OutputSpec> specs(3);
+  std::vector<InputOutput> outputs;
+  engine_a.Hold();
+  std::thread busy([&] { EXPECT_TRUE(model_a.Run(batch, specs, &outputs).ok()); });
+  ASSERT_TRUE(engine_a.AwaitStarted(1));
+  // B's batch arrives during A's first part: it runs after that part.
+  std::thread idle([&] { EXPECT_TRUE(RunOne(&model_b, 100).ok()); });
+  ASSERT_TRUE(AwaitWaiting(turns, 1));
+  engine_a.Release();
+  busy.join();
+  idle.join();
+
+  EXPECT_EQ(engine_a.batches(), (std::vector<std::vector<int32_t>>{{1}, {2}, {3}}));
+  ASSERT_EQ(outputs.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(outputs[i].values[0], static_cast<float>(i + 1));
+  common::MutexLock lock(&mu);
+  EXPECT_EQ(log, (std::vector<std::string>{"A", "B", "A", "A"}));
+}
+
 TEST(EngineTurnsTest, WaitingModelsAreServedInArrivalOrderAndAlternate) {
   common::Mutex mu;
   std::vector<std::string> log;
