@@ -108,7 +108,15 @@ void RequestHandler::Handle(const Screening& screening, HttpRequest request,
   const Api api = screening.api;
   HttpReply reply;
   switch (route->route) {
-    case Route::kHealth:
+    case Route::kHealth: {
+      if (!request.model.empty()) {
+        // GET /health?model=NAME: that model (404 for another name).
+        absl::StatusOr<const ModelRoute*> model = models_->Resolve(request.model);
+        if (!model.ok()) {
+          reply = ErrorReply(model.status(), api);
+          break;
+        }
+      }
       if (serving_ && models_->accepting()) {
         reply.content_type = nullptr;
       } else {
@@ -116,13 +124,14 @@ void RequestHandler::Handle(const Screening& screening, HttpRequest request,
             ErrorReply(absl::UnavailableError("the server is not ready or is shutting down"), api);
       }
       break;
+    }
     case Route::kMetrics:
       reply = Metrics();
       break;
     case Route::kModels:
     case Route::kModel:
     case Route::kInfo:
-      reply = ModelInfo(route->route, screening.argument, api);
+      reply = ModelInfo(route->route, screening.argument, api, request.model);
       break;
     case Route::kDecode:
       reply = Decode(request.body, api, meter);
@@ -187,7 +196,8 @@ Json TeiInfo(const ModelDescription& model, const HttpOptions& options) {
 
 }  // namespace
 
-HttpReply RequestHandler::ModelInfo(Route route, const std::string& argument, Api api) const {
+HttpReply RequestHandler::ModelInfo(Route route, const std::string& argument, Api api,
+                                    const std::string& model) const {
   if (!models_->accepting()) {
     return ErrorReply(absl::UnavailableError("server is shutting down"), api);
   }
@@ -200,6 +210,10 @@ HttpReply RequestHandler::ModelInfo(Route route, const std::string& argument, Ap
     absl::StatusOr<std::string> model = RenderOpenAiModel(argument, names);
     if (!model.ok()) return ErrorReply(model.status(), api, 404);  // OpenAI's answer to another id
     reply.body = *std::move(model);
+  } else if (!model.empty()) {
+    absl::StatusOr<const ModelRoute*> named = models_->Resolve(model);
+    if (!named.ok()) return ErrorReply(named.status(), api);
+    reply.body = Dump(TeiInfo((*named)->description, options_));
   } else if (models_->routes().size() == 1) {
     reply.body = Dump(TeiInfo(models_->first().description, options_));
   } else {

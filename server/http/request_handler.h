@@ -81,7 +81,9 @@ class RequestHandler {
   // whatever the name); `meter` then counts under it.
   absl::StatusOr<const ModelRoute*> Resolve(const std::string& name, Api api,
                                             const Meter& meter) const;
-  HttpReply ModelInfo(Route route, const std::string& argument, Api api) const;
+  // `model`: GET /info?model=NAME's NAME, or empty.
+  HttpReply ModelInfo(Route route, const std::string& argument, Api api,
+                      const std::string& model) const;
   HttpReply Decode(const std::string& body, Api api, const Meter& meter) const;
   HttpReply Tokenize(const std::string& body, Api api, const Meter& meter) const;
   // POST /v1/embeddings and /embed: answers through `done`, later.

@@ -145,6 +145,10 @@ TEST_F(MultiModelTest, ListModelsAndGetModelInfoDescribeEachModel) {
   const json info_list = json::parse(Http("GET", "/info").body);
   ASSERT_EQ(info_list["models"].size(), 3u) << info_list;
   EXPECT_EQ(info_list["models"][1]["model_id"], "beta");
+  const HttpResponse named = Http("GET", "/info?model=gamma");
+  ASSERT_EQ(named.status, 200) << named.body;
+  EXPECT_EQ(json::parse(named.body)["model_id"], "gamma");
+  EXPECT_EQ(Http("GET", "/info?model=delta").status, 404);
 }
 
 TEST_F(MultiModelTest, EachModelAnswersOverHttpAsItDoesAlone) {
@@ -182,6 +186,8 @@ TEST_F(MultiModelTest, HealthIsServingOverallAndPerModel) {
   HealthCheckResponse response;
   EXPECT_EQ(health->Check(&context, request, &response).error_code(), grpc::StatusCode::NOT_FOUND);
   EXPECT_EQ(Http("GET", "/health").status, 200);
+  EXPECT_EQ(Http("GET", "/health?model=beta").status, 200);
+  EXPECT_EQ(Http("GET", "/health?model=delta").status, 404);
 }
 
 TEST_F(MultiModelTest, MetricsCarryTheModelLabel) {
