@@ -23,13 +23,20 @@ int64_t EngineTurns::waiting() const {
   return outstanding == 0 ? 0 : static_cast<int64_t>(outstanding - 1);
 }
 
+void TurnTakingBackend::AcquireTurn() {
+  const auto start = std::chrono::steady_clock::now();
+  turns_->Acquire();
+  last_wait_ += std::chrono::steady_clock::now() - start;
+}
+
 absl::Status TurnTakingBackend::Run(absl::Span<const engine::Sequence> batch,
                                     absl::Span<const OutputSpec> specs,
                                     std::vector<InputOutput>* outputs) {
+  last_wait_ = std::chrono::nanoseconds(0);
   int64_t total = 0;
   for (const engine::Sequence& sequence : batch) total += sequence.ids.size();
   if (max_turn_tokens_ <= 0 || total <= max_turn_tokens_) {
-    turns_->Acquire();
+    AcquireTurn();
     absl::Status status = backend_->Run(batch, specs, outputs);
     turns_->Release();
     return status;
@@ -46,7 +53,7 @@ absl::Status TurnTakingBackend::Run(absl::Span<const engine::Sequence> batch,
       tokens += batch[end].ids.size();
       ++end;
     }
-    turns_->Acquire();
+    AcquireTurn();
     absl::Status status =
         backend_->Run(batch.subspan(begin, end - begin), specs.subspan(begin, end - begin), &part);
     turns_->Release();

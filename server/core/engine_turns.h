@@ -7,6 +7,7 @@
 // gate is always free at once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -43,11 +44,16 @@ class TurnTakingBackend : public Backend {
 
   absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) override;
+  std::chrono::nanoseconds last_turn_wait() const override { return last_wait_; }
 
  private:
+  // Acquire, adding the time it blocked to last_wait_.
+  void AcquireTurn();
+
   Backend* const backend_;
   EngineTurns* const turns_;
   const int64_t max_turn_tokens_;
+  std::chrono::nanoseconds last_wait_{0};  // the batcher's thread only
 };
 
 }  // namespace server
