@@ -167,6 +167,17 @@ TEST_F(MultiModelTest, EachModelAnswersOverHttpAsItDoesAlone) {
   }
 }
 
+TEST_F(MultiModelTest, TokenizeAndDecodeOverHttpNameTheirModel) {
+  HttpResponse response = Http("POST", "/tokenize", R"({"inputs": "hello", "model": "beta"})");
+  EXPECT_EQ(response.status, 200) << response.body;
+  response = Http("POST", "/tokenize", R"({"inputs": "hello"})");
+  EXPECT_EQ(response.status, 422) << response.body;
+  response = Http("POST", "/decode", R"({"ids": [101, 102], "model": "gamma"})");
+  EXPECT_EQ(response.status, 200) << response.body;
+  response = Http("POST", "/decode", R"({"ids": [101, 102], "model": "delta"})");
+  EXPECT_EQ(response.status, 404) << response.body;
+}
+
 TEST_F(MultiModelTest, HealthIsServingOverallAndPerModel) {
   auto health =
       grpc::health::v1::Health::NewStub(testing_support::Connect(server_->server().port()));
