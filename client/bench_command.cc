@@ -108,7 +108,7 @@ int RunBench(const ConnectionOptions& connection, const BenchOptions& requested,
     return 2;
   }
   const BenchRequests requests(*texts, options.inputs_per_request, *pooling, options.normalize,
-                               options.truncate);
+                               options.truncate, connection.model);
 
   std::vector<std::unique_ptr<encoder::v1::Encoder::Stub>> stubs;
   for (int i = 0; i < options.connections; ++i) {

@@ -70,9 +70,11 @@ absl::Status ParseWordRange(const std::string& text, int* min_words, int* max_wo
 }
 
 BenchRequests::BenchRequests(const std::vector<std::string>& texts, int inputs_per_request,
-                             encoder::v1::Pooling pooling, bool normalize, bool truncate) {
+                             encoder::v1::Pooling pooling, bool normalize, bool truncate,
+                             const std::string& model) {
   const auto make = [&] {
     encoder::v1::EncodeRequest request;
+    request.set_model(model);
     request.set_pooling(pooling);
     request.set_normalize(normalize);
     if (truncate) request.set_truncate(true);  // unset: the server's --auto-truncate

@@ -29,7 +29,8 @@ class BenchRequests {
   // Requests of `inputs_per_request` texts each, the texts taken in order
   // (the last request may wrap around to the first texts).
   BenchRequests(const std::vector<std::string>& texts, int inputs_per_request,
-                encoder::v1::Pooling pooling, bool normalize, bool truncate);
+                encoder::v1::Pooling pooling, bool normalize, bool truncate,
+                const std::string& model = "");
 
   // The i-th request, cycling.
   const encoder::v1::EncodeRequest& Next(uint64_t i) const {

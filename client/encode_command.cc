@@ -45,6 +45,7 @@ int RunEncode(const ConnectionOptions& connection, const EncodeOptions& options,
     request.set_prompt(options.prompt);
     request.set_dimensions(options.dimensions);
     if (options.unnormalized) request.set_normalize_output(false);
+    request.set_model(connection.model);
 
     grpc::ClientContext context;
     PrepareCall(connection, &context);

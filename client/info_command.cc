@@ -12,8 +12,9 @@ int RunInfo(const ConnectionOptions& connection, std::ostream& out, std::ostream
   grpc::ClientContext context;
   PrepareCall(connection, &context);
   encoder::v1::ModelInfo info;
-  const grpc::Status status =
-      stub->GetModelInfo(&context, encoder::v1::GetModelInfoRequest(), &info);
+  encoder::v1::GetModelInfoRequest request;
+  request.set_model(connection.model);
+  const grpc::Status status = stub->GetModelInfo(&context, request, &info);
   if (!status.ok()) return ReportRpcError(status, err);
   out << MessageToJsonLine(info) << "\n";
   out.flush();

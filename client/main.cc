@@ -62,6 +62,9 @@ ABSL_FLAG(bool, truncate, false,
           "--auto-truncate decides)");
 ABSL_FLAG(bool, truncate_left, false,
           "encode: --truncate cuts the beginning of a text and keeps its end");
+ABSL_FLAG(std::string, model, "",
+          "encode, bench, info: the served model to use, for a server of several models "
+          "(default: the server's one model)");
 ABSL_FLAG(std::string, prompt_name, "",
           "encode: one of the model's prompts (config_sentence_transformers.json), e.g. query");
 ABSL_FLAG(std::string, prompt, "", "encode: a literal prompt put before each text");
@@ -164,6 +167,7 @@ int main(int argc, char** argv) {
   connection.timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_timeout));
   // The environment keeps the key out of the process list.
   connection.api_key = absl::GetFlag(FLAGS_api_key);
+  connection.model = absl::GetFlag(FLAGS_model);
   if (const char* key = std::getenv("ENCODER_API_KEY"); connection.api_key.empty() && key) {
     connection.api_key = key;
   }

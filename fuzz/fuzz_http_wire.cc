@@ -33,6 +33,7 @@
 #include "server/core/encode_dispatcher.h"
 #include "server/core/engine_backend.h"
 #include "server/core/metrics.h"
+#include "server/core/model_set.h"
 #include "server/http/http_server.h"
 
 namespace {
@@ -54,14 +55,14 @@ struct Adapter {
     // Short, so that a request the client never finishes costs little.
     options.header_timeout = std::chrono::milliseconds(500);
     options.body_timeout = std::chrono::milliseconds(500);
-    server::http::HttpModelInfo info;
-    info.name = "fuzz";
-    info.dtype = "float32";
-    info.pooling = "cls";
-    info.hidden_size = service.model.encoder->config().hidden_size;
-    info.max_input_length = service.model.max_length();
-    auto started = server::http::HttpServer::Start(options, info, &dispatcher, &metrics, &keys,
-                                                   server::SystemClock(), {metrics.registry()});
+    served = std::make_unique<server::ServedModels>(
+        std::vector<server::ModelRoute>{
+            {&dispatcher, &metrics,
+             server::DescribeModel(service.model, server::RequestLimits{},
+                                   server::BatcherConfig{})}},
+        &keys);
+    auto started = server::http::HttpServer::Start(options, served.get(), server::SystemClock(),
+                                                   {metrics.registry()});
     if (!started.ok()) fuzz::Fail("the HTTP server did not start");
     http = *std::move(started);
   }
@@ -71,6 +72,7 @@ struct Adapter {
   server::Batcher batcher;
   server::EncodeDispatcher dispatcher;
   server::ApiKeys keys;
+  std::unique_ptr<server::ServedModels> served;
   std::unique_ptr<server::http::HttpServer> http;
 };
 

@@ -13,23 +13,12 @@
 #include "server/app/open_file_limit.h"
 #include "server/app/port_check.h"
 #include "server/core/log.h"
+#include "server/core/model_heads.h"
 #include "server/grpc/proto_conversions.h"
 #include "server/http/routes.h"
 
 namespace server {
 namespace {
-
-ModelInfoLabels MetricsLabels(const LoadedModel& model) {
-  const engine::ModelConfig& config = model.encoder->config();
-  ModelInfoLabels labels;
-  labels.model = model.name;
-  labels.precision = engine::PrecisionName(model.encoder->options().precision);
-  labels.layer_norm = engine::LayerNormPlacementName(config.layer_norm_placement);
-  labels.hidden_size = config.hidden_size;
-  labels.layers = config.num_layers;
-  labels.isa = engine::IsaLevelName(model.encoder->isa());
-  return labels;
-}
 
 // How long, after gRPC's shutdown starts, calls reaching a handler are still
 // served rather than refused: time for its GOAWAY to be written ahead of any
@@ -57,6 +46,32 @@ auto OnPassingThread(Work work) {
   return result;
 }
 
+// The start-up lines of one loaded model.
+void LogModel(const LoadedModel& model, const std::string& dir) {
+  const engine::ModelConfig& model_config = model.encoder->config();
+  if (model.directory != dir) {
+    LogEvent(absl::StrCat(dir,
+                          " is a Hugging Face cache folder: loaded the snapshot its refs/main "
+                          "names, ",
+                          model.directory));
+  }
+  LogEvent(absl::StrCat(
+      "loaded model ", model.name, " from ", model.directory, ": ", model_config.model_type,
+      ", hidden ", model_config.hidden_size, ", layers ", model_config.num_layers, ", max length ",
+      model.max_length(), ", vocabulary ", model_config.vocab_size, ", pooling ",
+      model.pipeline.pooling_names(), model.pipeline.dense.empty() ? "" : " + Dense",
+      model.pipeline.normalize ? " + Normalize" : "", " (embedding size ", model.embedding_size(),
+      "), architecture ", model_config.architecture, ", outputs ", ServedOutputs(model.heads)));
+  if (model.tokenizer == nullptr) {
+    LogEvent(absl::StrCat("text input unavailable (token_ids only): ", model.tokenizer_error));
+  } else {
+    LogEvent(absl::StrCat("tokenizer ", model.tokenizer->source(), " (",
+                          model.tokenizer->vocab_size(), " tokens)"));
+  }
+  LogEvent(absl::StrCat("instruction set ", engine::IsaLevelName(model.encoder->isa()), " (oneDNN ",
+                        engine::OneDnnIsaName(), ")"));
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const ServerConfig& config,
@@ -81,45 +96,39 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
   options.threads = config.threads;
   engine::ParsePrecision(config.precision, &options.precision);  // validated above
   options.max_batch_tokens = static_cast<int>(config.batcher.max_batch_tokens);
-  absl::StatusOr<LoadedModel> model = OnPassingThread(
-      [&] { return LoadModel(config.model_dir, options, config.served_model_name); });
-  if (!model.ok()) {
-    // The engine's messages name the file at fault.
-    return absl::Status(model.status().code(),
-                        absl::StrCat("cannot load the model: ", model.status().message()));
+  std::vector<LoadedModel> loaded;
+  for (const ModelSpec& spec : ServedModelSpecs(config)) {
+    absl::StatusOr<LoadedModel> model =
+        OnPassingThread([&] { return LoadModel(spec.dir, options, spec.name); });
+    if (!model.ok()) {
+      // The engine's messages name the file at fault.
+      return absl::Status(model.status().code(),
+                          absl::StrCat("cannot load the model", spec.name.empty() ? "" : " ",
+                                       spec.name, ": ", model.status().message()));
+    }
+    if (config.batcher.max_batch_tokens < model->max_length()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--max-batch-tokens (", config.batcher.max_batch_tokens,
+                       ") must be at least the model's maximum length (", model->max_length(),
+                       config.models.size() > 1 ? absl::StrCat(", ", model->name) : "", ")"));
+    }
+    for (const LoadedModel& other : loaded) {
+      if (other.name == model->name) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("two models are named \"", model->name, "\": name them (NAME=DIR)"));
+      }
+    }
+    LogModel(*model, spec.dir);
+    loaded.push_back(*std::move(model));
   }
-  if (config.batcher.max_batch_tokens < model->max_length()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--max-batch-tokens (", config.batcher.max_batch_tokens,
-                     ") must be at least the model's maximum length (", model->max_length(), ")"));
-  }
-  const engine::ModelConfig& model_config = model->encoder->config();
-  if (model->directory != config.model_dir) {
-    LogEvent(absl::StrCat(config.model_dir,
-                          " is a Hugging Face cache folder: loaded the snapshot its refs/main "
-                          "names, ",
-                          model->directory));
-  }
-  LogEvent(absl::StrCat(
-      "loaded model ", model->name, " from ", model->directory, ": ", model_config.model_type,
-      ", hidden ", model_config.hidden_size, ", layers ", model_config.num_layers, ", max length ",
-      model->max_length(), ", vocabulary ", model_config.vocab_size, ", pooling ",
-      model->pipeline.pooling_names(), model->pipeline.dense.empty() ? "" : " + Dense",
-      model->pipeline.normalize ? " + Normalize" : "", " (embedding size ", model->embedding_size(),
-      "), architecture ", model_config.architecture));
-  if (model->tokenizer == nullptr) {
-    LogEvent(absl::StrCat("text input unavailable (token_ids only): ", model->tokenizer_error));
-  } else {
-    LogEvent(absl::StrCat("tokenizer ", model->tokenizer->source(), " (",
-                          model->tokenizer->vocab_size(), " tokens)"));
-  }
-  LogEvent(absl::StrCat("instruction set ", engine::IsaLevelName(model->encoder->isa()),
-                        " (oneDNN ", engine::OneDnnIsaName(), ")"));
 
-  std::unique_ptr<EncoderServer> server(new EncoderServer(config, *std::move(model), observer));
+  std::unique_ptr<EncoderServer> server(new EncoderServer(config, std::move(loaded), observer));
   server->tls_ = *std::move(tls);
-  if (absl::Status status = OnPassingThread([&] { return server->WarmUp(); }); !status.ok()) {
-    return status;
+  for (const auto& pipeline : server->models_->pipelines()) {
+    if (absl::Status status = OnPassingThread([&] { return server->WarmUp(*pipeline); });
+        !status.ok()) {
+      return status;
+    }
   }
   if (absl::Status status = server->ServeMetrics(); !status.ok()) return status;
   if (absl::Status status = server->ServeHttp(); !status.ok()) return status;
@@ -127,56 +136,75 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
   return server;
 }
 
-EncoderServer::EncoderServer(const ServerConfig& config, LoadedModel model,
+namespace {
+
+constexpr int64_t kMaxTurnTokens = 256;
+
+std::vector<std::unique_ptr<ModelPipeline>> Pipelines(
+    const ServerConfig& config, std::vector<LoadedModel> models, EngineTurns* turns,
+    const std::shared_ptr<prometheus::Registry>& registry, BatcherObserver* observer) {
+  const RequestLimits limits{config.max_inputs_per_request, config.max_text_bytes,
+                             config.max_tokens_per_request, config.auto_truncate,
+                             config.max_rerank_texts};
+  // With several models a large batch runs in parts of this many tokens, a
+  // turn each, so another model's batch waits for one part at most (see
+  // bench/README.md, "Several models").
+  const int64_t max_turn_tokens = models.size() > 1 ? kMaxTurnTokens : 0;
+  std::vector<std::unique_ptr<ModelPipeline>> pipelines;
+  for (LoadedModel& model : models) {
+    pipelines.push_back(std::make_unique<ModelPipeline>(
+        std::move(model), config.batcher, limits, turns, registry, observer, max_turn_tokens));
+  }
+  return pipelines;
+}
+
+}  // namespace
+
+EncoderServer::EncoderServer(const ServerConfig& config, std::vector<LoadedModel> models,
                              BatcherObserver* observer)
     : config_(config),
       api_keys_(config.api_keys),
-      model_(std::move(model)),
-      metrics_(config.batcher, MetricsLabels(model_)),
+      registry_(std::make_shared<prometheus::Registry>()),
       process_metrics_(std::make_shared<ProcessCollector>()),
-      observers_({&metrics_, observer}),
-      backend_(model_.encoder.get(), &model_.pipeline),
-      batcher_(config.batcher, &backend_, SystemClock(), &observers_),
-      builder_(&model_, RequestLimits{config.max_inputs_per_request, config.max_text_bytes,
-                                      config.max_tokens_per_request, config.auto_truncate,
-                                      config.max_rerank_texts}),
-      dispatcher_(&builder_, &batcher_, &metrics_),
-      service_(&dispatcher_, &api_keys_, MakeModelInfo(model_, config.max_inputs_per_request),
-               SystemClock(), &metrics_) {}
+      models_(std::make_unique<ServedModels>(
+          Pipelines(config, std::move(models), &turns_, registry_, observer), &api_keys_)),
+      service_(models_.get(), SystemClock()) {}
 
 EncoderServer::~EncoderServer() { FinishShutdown(); }
 
-absl::Status EncoderServer::WarmUp() {
+absl::Status EncoderServer::WarmUp(ModelPipeline& pipeline) {
+  const LoadedModel& model = pipeline.model;
   // Tokenizer, engine and pooling on one request, so that the first client
   // does not pay for first-touch allocations and primitive creation, and
   // health turns SERVING only once they work. Straight to the backend: the
   // batcher's queue delay must not hold it, and the worker is not started yet.
   core::EncodeRequest request;
-  if (model_.tokenizer != nullptr) {
+  if (model.tokenizer != nullptr) {
     request.inputs.push_back(core::Input::Text("warm up"));
   } else {
     // Token ids only: the first and last of the vocabulary.
-    request.inputs.push_back(core::Input::Ids({0, model_.encoder->config().vocab_size - 1}));
+    request.inputs.push_back(core::Input::Ids({0, model.encoder->config().vocab_size - 1}));
   }
-  absl::StatusOr<std::unique_ptr<BatchRequest>> built = builder_.Build(request);
+  absl::StatusOr<std::unique_ptr<BatchRequest>> built = pipeline.builder.Build(request);
   absl::Status status = built.status();
   if (status.ok()) {
     const TokenizedInput& input = (*built)->inputs.front();
     const engine::Sequence sequence{input.ids, input.token_type_ids};
     std::vector<InputOutput> outputs;
-    status = backend_.Run({&sequence, 1}, {&(*built)->spec, 1}, &outputs);
+    status = pipeline.engine_backend.Run({&sequence, 1}, {&(*built)->spec, 1}, &outputs);
   }
   if (!status.ok()) {
-    return absl::Status(status.code(), absl::StrCat("warm-up batch failed: ", status.message()));
+    return absl::Status(status.code(), absl::StrCat("warm-up batch of ", model.name,
+                                                    " failed: ", status.message()));
   }
-  batcher_.Start();
-  LogEvent("warm-up batch done");
+  pipeline.batcher.Start();
+  LogEvent(absl::StrCat("warm-up batch of ", model.name, " done"));
   return absl::OkStatus();
 }
 
 absl::Status EncoderServer::ServeMetrics() {
-  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint = MetricsEndpoint::Start(
-      config_.host, config_.metrics_port, {metrics_.registry(), process_metrics_});
+  absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint =
+      MetricsEndpoint::Start(config_.host, config_.metrics_port, {registry_, process_metrics_});
   if (!endpoint.ok()) return endpoint.status();
   metrics_endpoint_ = *std::move(endpoint);
   metrics_port_ = metrics_endpoint_->port();
@@ -189,22 +217,8 @@ absl::Status EncoderServer::ServeHttp() {
   options.host = config_.host;
   options.port = *config_.http_port;
   RaiseOpenFileLimit(options.max_connections);
-  http::HttpModelInfo info;
-  info.name = model_.name;
-  info.dtype = model_.encoder->options().precision == engine::Precision::kInt8 ? "int8" : "float32";
-  info.pooling = model_.pipeline.pooling_names();
-  info.hidden_size = model_.embedding_size();
-  info.normalize = model_.pipeline.normalize;
-  info.include_prompt = model_.pipeline.include_prompt;
-  info.prompts = model_.pipeline.prompts;
-  info.default_prompt_name = model_.pipeline.default_prompt_name;
-  info.max_input_length = model_.max_length();
-  info.max_batch_tokens = config_.batcher.max_batch_tokens;
-  info.max_inputs_per_request = config_.max_inputs_per_request;
-  info.auto_truncate = config_.auto_truncate;
   absl::StatusOr<std::unique_ptr<http::HttpServer>> server =
-      http::HttpServer::Start(options, std::move(info), &dispatcher_, &metrics_, &api_keys_,
-                              SystemClock(), {metrics_.registry(), process_metrics_});
+      http::HttpServer::Start(options, models_.get(), SystemClock(), {registry_, process_metrics_});
   if (!server.ok()) return server.status();
   http_ = *std::move(server);
   LogEvent(absl::StrCat("HTTP API on http://", HostPort(config_.host, http_->port()), " (",
@@ -249,7 +263,9 @@ absl::Status EncoderServer::Listen() {
         absl::StrCat("cannot listen on ", address,
                      tls_.cert_chain.empty() ? "" : " (gRPC refused --tls-cert or --tls-key)"));
   }
-  health_ = std::make_unique<HealthReporter>(server_->GetHealthCheckService());
+  std::vector<std::string> names;
+  for (const ModelRoute& route : models_->routes()) names.push_back(route.description.name);
+  health_ = std::make_unique<HealthReporter>(server_->GetHealthCheckService(), std::move(names));
   health_->SetServing(true);
   LogEvent(absl::StrCat("serving on ", HostPort(config_.host, port_), " (",
                         TransportSecurityName(config_), ", health SERVING); metrics on http://",
@@ -287,8 +303,11 @@ bool EncoderServer::FinishShutdown() {
   shutdown_finished_ = true;
   if (server_ == nullptr) {
     // Never listened (a failed start): nothing to drain from clients.
-    batcher_.Shutdown();
-    drained_ = batcher_.Drain(std::chrono::steady_clock::duration::zero());
+    drained_ = true;
+    for (const auto& pipeline : models_->pipelines()) {
+      pipeline->batcher.Shutdown();
+      drained_ = pipeline->batcher.Drain(std::chrono::steady_clock::duration::zero()) && drained_;
+    }
     StopHttp();  // after the drain has answered its requests
     return drained_;
   }
@@ -299,11 +318,21 @@ bool EncoderServer::FinishShutdown() {
   // and gRPC's shutdown starts once the batcher has answered nothing for
   // kQuietBeforeGoaway (bounded by half the grace left), i.e. once the calls
   // that its last answers prompted have arrived.
-  batcher_.Hold();
+  const auto& pipelines = models_->pipelines();
+  for (const auto& pipeline : pipelines) pipeline->batcher.Hold();
+  // Whether any model's batcher answered within kQuietBeforeGoaway.
+  const auto answering = [&pipelines] {
+    for (const auto& pipeline : pipelines) {
+      if (pipeline->batcher.answering() ||
+          pipeline->batcher.SinceLastAnswer() < kQuietBeforeGoaway) {
+        return true;
+      }
+    }
+    return false;
+  };
   const auto quiet_until = std::chrono::steady_clock::now() +
                            (shutdown_deadline_ - std::chrono::steady_clock::now()) / 2;
-  while (std::chrono::steady_clock::now() < quiet_until &&
-         (batcher_.answering() || batcher_.SinceLastAnswer() < kQuietBeforeGoaway)) {
+  while (std::chrono::steady_clock::now() < quiet_until && answering()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   // gRPC first: from here on it hands no new call to a handler, and its
@@ -321,10 +350,18 @@ bool EncoderServer::FinishShutdown() {
   // they are served, not refused, until GOAWAY has had time to go out.
   std::this_thread::sleep_for(kGoawayHeadStart);
   service_.StopAccepting();
-  batcher_.Shutdown();
-  batcher_.Resume();
-  drained_ = batcher_.Drain(std::max(shutdown_deadline_ - std::chrono::steady_clock::now(),
-                                     std::chrono::steady_clock::duration::zero()));
+  for (const auto& pipeline : pipelines) {
+    pipeline->batcher.Shutdown();
+    pipeline->batcher.Resume();
+  }
+  // The models drain in parallel, each on its own batcher thread.
+  drained_ = true;
+  for (const auto& pipeline : pipelines) {
+    drained_ =
+        pipeline->batcher.Drain(std::max(shutdown_deadline_ - std::chrono::steady_clock::now(),
+                                         std::chrono::steady_clock::duration::zero())) &&
+        drained_;
+  }
   // Every request is answered by now (or the grace is spent); gRPC waits for
   // the answers to be sent, then (at the deadline) cancels what remains.
   grpc_shutdown.join();

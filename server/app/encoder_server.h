@@ -1,6 +1,7 @@
-// The whole server in one object: model, metrics, batcher, gRPC service,
-// health and reflection, and the order in which they start and stop. main.cc
-// and the in-process tests both use it.
+// The whole server in one object: the served models (each with its metrics,
+// queue and batcher, taking turns on the engine), gRPC service, health and
+// reflection, HTTP, and the order in which they start and stop. main.cc and
+// the in-process tests both use it.
 #pragma once
 
 #include <atomic>
@@ -23,6 +24,7 @@
 #include "server/core/metrics.h"
 #include "server/core/metrics_process.h"
 #include "server/core/model_loader.h"
+#include "server/core/model_set.h"
 #include "server/core/request_builder.h"
 #include "server/grpc/encode_service.h"
 #include "server/grpc/health.h"
@@ -47,8 +49,10 @@ class EncoderServer {
   int port() const { return port_; }
   int metrics_port() const { return metrics_port_; }
   int http_port() const { return http_ == nullptr ? 0 : http_->port(); }  // 0: HTTP off
-  const LoadedModel& model() const { return model_; }
-  ServerMetrics& metrics() { return metrics_; }
+  // The first model (the only one unless several are served) and its metrics.
+  const LoadedModel& model() const { return models_->pipelines().front()->model; }
+  ServerMetrics& metrics() { return models_->pipelines().front()->metrics; }
+  const ServedModels& models() const { return *models_; }
 
   // Shutdown, first step (at once): health NOT_SERVING, so that health-
   // checking clients and load balancers move away; calls are still served
@@ -68,8 +72,9 @@ class EncoderServer {
   bool FinishShutdown() ABSL_LOCKS_EXCLUDED(shutdown_mu_);
 
  private:
-  EncoderServer(const ServerConfig& config, LoadedModel model, BatcherObserver* observer);
-  absl::Status WarmUp();
+  EncoderServer(const ServerConfig& config, std::vector<LoadedModel> models,
+                BatcherObserver* observer);
+  absl::Status WarmUp(ModelPipeline& pipeline);
   absl::Status ServeMetrics();
   absl::Status Listen();
   absl::Status ServeHttp();
@@ -78,14 +83,12 @@ class EncoderServer {
   const ServerConfig config_;
   const ApiKeys api_keys_;
   ServerTlsPem tls_;  // empty: plaintext
-  LoadedModel model_;
-  ServerMetrics metrics_;  // before everything that records into it
+  // What /metrics exports: every model's series (labelled model) and the
+  // process's.
+  std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<ProcessCollector> process_metrics_;
-  BatcherObservers observers_;
-  EngineBackend backend_;
-  Batcher batcher_;
-  RequestBuilder builder_;
-  EncodeDispatcher dispatcher_;
+  EngineTurns turns_;  // before the models, whose backends take turns through it
+  std::unique_ptr<ServedModels> models_;
   EncodeService service_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   std::unique_ptr<http::HttpServer> http_;

@@ -40,7 +40,9 @@
 
 ABSL_FLAG(std::string, model, "",
           "model directory: config.json, *.safetensors, tokenizer.json or vocab.txt (or a "
-          "Hugging Face cache folder models--ORG--NAME: its refs/main snapshot)");
+          "Hugging Face cache folder models--ORG--NAME: its refs/main snapshot); several "
+          "models: repeat --model NAME=DIR (or NAME=DIR,NAME=DIR), each request naming its "
+          "model in its \"model\" field");
 ABSL_FLAG(std::string, served_model_name, "",
           "the model's name in answers and metrics (default: the hub name ORG/NAME when --model "
           "is in the Hugging Face cache, else the directory's name)");
@@ -130,6 +132,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: encoder-server --model DIR [--port 50051] [--http-port 8080] [flags]\n"
+    "       encoder-server --model NAME=DIR --model NAME=DIR ... [flags]\n"
     "Serves a Transformer encoder over gRPC (encoder.v1, --port) and HTTP (OpenAI\n"
     "/v1/embeddings and text-embeddings-inference routes, --http-port; 0: off), with\n"
     "Prometheus metrics on --metrics-port. --version prints the version.\n"
@@ -199,7 +202,13 @@ const std::vector<std::string> kFlagNames = {"model",
 
 server::ServerConfig ConfigFromFlags() {
   server::ServerConfig config;
-  config.model_dir = absl::GetFlag(FLAGS_model);
+  // Checked with the rest in ValidateServerConfig (a bad entry leaves no
+  // model: "--model is required" unless the entry's own error is logged).
+  if (absl::Status status = server::ParseModelFlag(absl::GetFlag(FLAGS_model), &config);
+      !status.ok()) {
+    server::LogError(status.message());
+    std::exit(2);
+  }
   config.served_model_name = absl::GetFlag(FLAGS_served_model_name);
   config.host = absl::GetFlag(FLAGS_host);
   config.port = absl::GetFlag(FLAGS_port);
@@ -244,23 +253,26 @@ server::ServerConfig ConfigFromFlags() {
   return config;
 }
 
-// Abseil keeps only the last --api-key; the keys of every occurrence are
-// joined into one --api_key=a,b,... (names are normalized already).
-std::vector<std::string> JoinRepeatedApiKeys(const std::vector<std::string>& args) {
+// Abseil keeps only the last occurrence of a flag; the values of every
+// --`name` (--api_key, --model) are joined into one --name=a,b,... (names are
+// normalized already).
+std::vector<std::string> JoinRepeated(const std::vector<std::string>& args,
+                                      const std::string& name) {
+  const std::string flag = "--" + name;
   std::vector<std::string> out;
-  std::vector<std::string> keys;
+  std::vector<std::string> values;
   bool flags_ended = false;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i] == "--") flags_ended = true;
-    if (!flags_ended && args[i] == "--api_key" && i + 1 < args.size()) {
-      keys.push_back(args[++i]);
-    } else if (!flags_ended && args[i].rfind("--api_key=", 0) == 0) {
-      keys.push_back(args[i].substr(10));
+    if (!flags_ended && args[i] == flag && i + 1 < args.size()) {
+      values.push_back(args[++i]);
+    } else if (!flags_ended && args[i].rfind(flag + "=", 0) == 0) {
+      values.push_back(args[i].substr(flag.size() + 1));
     } else {
       out.push_back(args[i]);
     }
   }
-  if (!keys.empty()) out.insert(out.begin() + 1, "--api_key=" + absl::StrJoin(keys, ","));
+  if (!values.empty()) out.insert(out.begin() + 1, flag + "=" + absl::StrJoin(values, ","));
   return out;
 }
 
@@ -294,7 +306,8 @@ int main(int argc, char** argv) {
     server::LogError(status.message());
     return 2;
   }
-  std::vector<std::string> args = JoinRepeatedApiKeys(server::NormalizeFlagNames(argc, argv));
+  std::vector<std::string> args =
+      JoinRepeated(JoinRepeated(server::NormalizeFlagNames(argc, argv), "api_key"), "model");
   if (common::AsksForFlagHelp(args)) {
     common::PrintFlagHelp(std::cout, kUsage, "server/", [](const std::string& name) {
       return "env " + server::EnvironmentVariableFor(name);

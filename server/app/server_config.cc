@@ -2,7 +2,9 @@
 
 #include <limits>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "engine/config.h"
 #include "engine/isa.h"
 
@@ -48,8 +50,57 @@ int64_t MaxReceiveMessageBytes(const ServerConfig& config) {
   return derived >= static_cast<double>(kIntMax) ? kIntMax : static_cast<int64_t>(derived);
 }
 
+std::vector<ModelSpec> ServedModelSpecs(const ServerConfig& config) {
+  if (!config.models.empty()) return config.models;
+  return {ModelSpec{config.served_model_name, config.model_dir}};
+}
+
+absl::Status ParseModelFlag(const std::string& value, ServerConfig* config) {
+  config->model_dir.clear();
+  config->models.clear();
+  const std::vector<std::string> entries = absl::StrSplit(value, ',', absl::SkipEmpty());
+  const bool named = entries.size() > 1 || absl::StrContains(value, '=');
+  if (!named) {
+    config->model_dir = value;
+    return absl::OkStatus();
+  }
+  for (const std::string& entry : entries) {
+    const size_t equals = entry.find('=');
+    if (equals == std::string::npos || equals == 0 || equals + 1 == entry.size()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--model \"", entry,
+                       "\": with several models each is NAME=DIR (a name, '=', a directory)"));
+    }
+    config->models.push_back({entry.substr(0, equals), entry.substr(equals + 1)});
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ValidateServerConfig(const ServerConfig& config) {
-  if (config.model_dir.empty()) return absl::InvalidArgumentError("--model is required");
+  if (config.model_dir.empty() && config.models.empty()) {
+    return absl::InvalidArgumentError("--model is required");
+  }
+  if (!config.models.empty()) {
+    if (!config.model_dir.empty()) {
+      return absl::InvalidArgumentError("--model: give either one DIR or NAME=DIR entries");
+    }
+    if (!config.served_model_name.empty()) {
+      return absl::InvalidArgumentError(
+          "--served-model-name applies to one unnamed --model DIR; with --model NAME=DIR the "
+          "name is NAME");
+    }
+    for (size_t i = 0; i < config.models.size(); ++i) {
+      if (config.models[i].name.empty() || config.models[i].dir.empty()) {
+        return absl::InvalidArgumentError("--model: each entry is NAME=DIR");
+      }
+      for (size_t j = 0; j < i; ++j) {
+        if (config.models[j].name == config.models[i].name) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("--model: the name \"", config.models[i].name, "\" is used twice"));
+        }
+      }
+    }
+  }
   if (config.host.empty()) return absl::InvalidArgumentError("--host must not be empty");
   if (config.metrics_port != 0 && config.metrics_port == config.port) {
     return absl::InvalidArgumentError(

@@ -14,10 +14,22 @@
 
 namespace server {
 
+// One served model: its name in requests, answers and metrics (empty:
+// DefaultModelName(dir)) and its directory.
+struct ModelSpec {
+  std::string name;
+  std::string dir;
+};
+
 struct ServerConfig {
+  // One model (--model DIR): its directory, and its name in answers and
+  // metrics (--served-model-name; empty: DefaultModelName(model_dir)).
   std::string model_dir;
-  // The model's name in answers and metrics; empty: DefaultModelName(model_dir).
   std::string served_model_name;
+  // Several named models (--model NAME=DIR, repeated), in order; when set,
+  // model_dir and served_model_name are empty. Each model has its own queue
+  // and batcher; they take turns on the engine (server/core/engine_turns.h).
+  std::vector<ModelSpec> models;
   std::string host = "0.0.0.0";
   int port = 50051;         // 0: any free port; EncoderServer::port() says which
   int metrics_port = 8081;  // GET /metrics; 0: any free port, EncoderServer::metrics_port()
@@ -87,6 +99,14 @@ const char* TransportSecurityName(const ServerConfig& config);
 // with their types (10 bytes a token: two varints of up to 5), plus 4 KiB for
 // the rest (request id, options); at most 2^31 - 1.
 int64_t MaxReceiveMessageBytes(const ServerConfig& config);
+
+// The models to serve: `models`, or the one of model_dir.
+std::vector<ModelSpec> ServedModelSpecs(const ServerConfig& config);
+
+// --model's value: "DIR" (one model, named as --served-model-name says), or
+// "NAME=DIR" entries separated by commas (main.cc joins repeated --model
+// flags so). Fills model_dir or models.
+absl::Status ParseModelFlag(const std::string& value, ServerConfig* config);
 
 // Checks values against each other; errors name the flag to fix.
 absl::Status ValidateServerConfig(const ServerConfig& config);

@@ -9,6 +9,7 @@
 // DEADLINE_EXCEEDED   the deadline passed while the request was queued
 // CANCELLED           the client cancelled
 // UNAUTHENTICATED     API keys are on and the call had no valid one
+// NOT_FOUND           the request names a model the server does not serve
 // INTERNAL            the engine failed on a valid request (a bug); any other
 //                     code a component reports becomes INTERNAL, message kept
 #pragma once
@@ -19,7 +20,7 @@
 
 namespace server {
 
-inline constexpr std::array<absl::StatusCode, 9> kAnsweredCodes = {
+inline constexpr std::array<absl::StatusCode, 10> kAnsweredCodes = {
     absl::StatusCode::kOk,
     absl::StatusCode::kInvalidArgument,
     absl::StatusCode::kFailedPrecondition,
@@ -28,6 +29,7 @@ inline constexpr std::array<absl::StatusCode, 9> kAnsweredCodes = {
     absl::StatusCode::kDeadlineExceeded,
     absl::StatusCode::kCancelled,
     absl::StatusCode::kUnauthenticated,
+    absl::StatusCode::kNotFound,
     absl::StatusCode::kInternal};
 
 // `code` when it is answered, else INTERNAL.

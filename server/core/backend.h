@@ -3,6 +3,7 @@
 // wraps engine::Encoder; tests use a fake.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <vector>
 
@@ -54,6 +55,10 @@ class Backend {
   virtual absl::Status Run(absl::Span<const engine::Sequence> batch,
                            absl::Span<const OutputSpec> specs,
                            std::vector<InputOutput>* outputs) = 0;
+  // How long the last Run waited for its turn on an engine shared with other
+  // models (engine_turns.h): part of the batch's wall time, not engine time.
+  // Zero for a backend of its own.
+  virtual std::chrono::nanoseconds last_turn_wait() const { return {}; }
 };
 
 }  // namespace server

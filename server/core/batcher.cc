@@ -435,7 +435,9 @@ absl::Status Batcher::State::RunOnBackend(const std::vector<QueuedInput>& inputs
   const Clock::time_point start = clock->Now();
   absl::Status status = backend->Run(sequences, specs, outputs);
   if (observer != nullptr) {
-    observer->OnBatchDone(static_cast<int>(inputs.size()), tokens, clock->Now() - start);
+    // Engine time: without the wait for this model's turn on a shared engine.
+    observer->OnBatchDone(static_cast<int>(inputs.size()), tokens,
+                          clock->Now() - start - backend->last_turn_wait());
   }
   if (status.ok() && outputs->size() != inputs.size()) {
     status = absl::InternalError(absl::StrCat("backend returned ", outputs->size(), " outputs for ",

@@ -28,8 +28,10 @@ size_t CodeIndex(absl::StatusCode code) {
 constexpr core::Transport kTransports[core::kTransportCount] = {core::Transport::kGrpc,
                                                                 core::Transport::kHttp};
 
-prometheus::Labels RequestLabels(core::Transport transport, Rpc rpc, size_t code) {
-  return {{"transport", core::TransportName(transport)},
+prometheus::Labels RequestLabels(const std::string& model, core::Transport transport, Rpc rpc,
+                                 size_t code) {
+  return {{"model", model},
+          {"transport", core::TransportName(transport)},
           {"rpc", RpcName(rpc)},
           {"code", absl::StatusCodeToString(kAnsweredCodes[code])}};
 }
@@ -49,9 +51,16 @@ Metric& Child(std::atomic<Metric*>& slot, const Add& add) {
 
 }  // namespace
 
-ServerMetrics::ServerMetrics(const BatcherConfig& batcher, const ModelInfoLabels& model)
-    : registry_(std::make_shared<prometheus::Registry>()), duration_buckets_(DurationBuckets()) {
+ServerMetrics::ServerMetrics(const BatcherConfig& batcher, const ModelInfoLabels& model,
+                             std::shared_ptr<prometheus::Registry> registry_shared)
+    : registry_(registry_shared != nullptr ? std::move(registry_shared)
+                                           : std::make_shared<prometheus::Registry>()),
+      duration_buckets_(DurationBuckets()),
+      model_(model.model) {
   prometheus::Registry& registry = *registry_;
+  // Every series of this model carries its name (several models share the
+  // registry: Register returns the family the first model built).
+  const prometheus::Labels labels = {{"model", model_}};
   const std::vector<double>& durations = duration_buckets_;
 
   request_durations_ =
@@ -82,63 +91,63 @@ ServerMetrics::ServerMetrics(const BatcherConfig& batcher, const ModelInfoLabels
                                 "Time to validate and tokenize one request's inputs (Encode, "
                                 "EncodeStream, Tokenize)")
                             .Register(registry)
-                            .Add({}, durations);
+                            .Add(labels, durations);
   queue_duration_ =
       &BuildHistogram()
            .Name("encoder_queue_duration_seconds")
            .Help("Time from a request entering the batch queue to its first input starting a batch")
            .Register(registry)
-           .Add({}, durations);
+           .Add(labels, durations);
   batch_duration_ = &BuildHistogram()
                          .Name("encoder_batch_duration_seconds")
                          .Help("Engine time of one batch: the backend call, pooling included")
                          .Register(registry)
-                         .Add({}, durations);
+                         .Add(labels, durations);
   batch_inputs_ = &BuildHistogram()
                        .Name("encoder_batch_inputs")
                        .Help("Inputs in each batch the engine ran")
                        .Register(registry)
-                       .Add({}, CountBuckets(batcher.max_batch_inputs));
+                       .Add(labels, CountBuckets(batcher.max_batch_inputs));
   batch_tokens_ = &BuildHistogram()
                        .Name("encoder_batch_tokens")
                        .Help("Tokens (real, unpadded) in each batch the engine ran")
                        .Register(registry)
-                       .Add({}, CountBuckets(batcher.max_batch_tokens));
+                       .Add(labels, CountBuckets(batcher.max_batch_tokens));
 
   inputs_ = &BuildCounter()
                  .Name("encoder_inputs_total")
                  .Help("Inputs answered in successful Encode and EncodeStream requests")
                  .Register(registry)
-                 .Add({});
+                 .Add(labels);
   tokens_ =
       &BuildCounter()
            .Name("encoder_tokens_total")
            .Help("Tokens of the inputs answered in successful Encode and EncodeStream requests")
            .Register(registry)
-           .Add({});
+           .Add(labels);
 
   queue_requests_ = &BuildGauge()
                          .Name("encoder_queue_requests")
                          .Help("Requests waiting in the batch queue")
                          .Register(registry)
-                         .Add({});
+                         .Add(labels);
   queue_tokens_ = &BuildGauge()
                        .Name("encoder_queue_tokens")
                        .Help("Tokens waiting in the batch queue")
                        .Register(registry)
-                       .Add({});
+                       .Add(labels);
   BuildGauge()
       .Name("encoder_queue_tokens_limit")
       .Help(
           "Admission limit of the batch queue (--max-queue-tokens): beyond it, RESOURCE_EXHAUSTED")
       .Register(registry)
-      .Add({})
+      .Add(labels)
       .Set(static_cast<double>(batcher.max_queue_tokens));
   inflight_ = &BuildGauge()
                    .Name("encoder_inflight_requests")
                    .Help("Requests received and not yet answered (queued, running or being sent)")
                    .Register(registry)
-                   .Add({});
+                   .Add(labels);
 
   BuildGauge()
       .Name("encoder_model_info")
@@ -156,7 +165,7 @@ ServerMetrics::ServerMetrics(const BatcherConfig& batcher, const ModelInfoLabels
 prometheus::Counter& ServerMetrics::RequestCount(core::Transport transport, Rpc rpc, size_t code) {
   return Child(requests_[static_cast<size_t>(transport)][static_cast<size_t>(rpc)][code].count,
                [&]() -> prometheus::Counter& {
-                 return request_counts_->Add(RequestLabels(transport, rpc, code));
+                 return request_counts_->Add(RequestLabels(model_, transport, rpc, code));
                });
 }
 
@@ -164,7 +173,7 @@ prometheus::Histogram& ServerMetrics::RequestDuration(core::Transport transport,
                                                       size_t code) {
   return Child(requests_[static_cast<size_t>(transport)][static_cast<size_t>(rpc)][code].duration,
                [&]() -> prometheus::Histogram& {
-                 return request_durations_->Add(RequestLabels(transport, rpc, code),
+                 return request_durations_->Add(RequestLabels(model_, transport, rpc, code),
                                                 duration_buckets_);
                });
 }

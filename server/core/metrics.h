@@ -50,13 +50,24 @@ class ServerMetrics : public BatcherObserver {
 
   // The batch histograms' buckets go up to the budgets in `batcher`;
   // encoder_queue_tokens_limit exports its admission limit.
-  ServerMetrics(const BatcherConfig& batcher, const ModelInfoLabels& model);
+  // Every series is labelled model="<model.model>". `registry`: the one the
+  // families go into, shared by the served models' ServerMetrics (each
+  // builds its children once, at start); null: a registry of its own.
+  ServerMetrics(const BatcherConfig& batcher, const ModelInfoLabels& model,
+                std::shared_ptr<prometheus::Registry> registry = nullptr);
 
   // What /metrics exports (the process metrics come from ProcessCollector).
   std::shared_ptr<prometheus::Registry> registry() const { return registry_; }
 
   // A request was received (unary call, or one request of a stream).
   void RequestStarted() { inflight_->Increment(); }
+  // A request counted here by RequestStarted turned out to be another
+  // model's: from now on it is `to`'s (which RequestFinished must be given).
+  void RequestMovedTo(ServerMetrics* to) {
+    if (to == this) return;
+    inflight_->Decrement();
+    to->RequestStarted();
+  }
   // ...and its response was sent with `code`, `elapsed` after receipt, on
   // `transport`. Codes outside kAnsweredCodes count as INTERNAL.
   void RequestFinished(core::Transport transport, Rpc rpc, absl::StatusCode code, Duration elapsed);
@@ -84,6 +95,7 @@ class ServerMetrics : public BatcherObserver {
 
   std::shared_ptr<prometheus::Registry> registry_;
   const std::vector<double> duration_buckets_;
+  const std::string model_;
   prometheus::Family<prometheus::Counter>* request_counts_ = nullptr;
   prometheus::Family<prometheus::Histogram>* request_durations_ = nullptr;
   // [transport][rpc][index of the code in kAnsweredCodes]

@@ -34,22 +34,34 @@ const absl::Status& Unauthenticated() {
 
 }  // namespace
 
-bool EncodeService::Authorized(grpc::CallbackServerContext* context) const {
-  if (!keys_->enabled()) return true;
+namespace {
+
+absl::string_view Authorization(grpc::CallbackServerContext* context) {
   const auto& metadata = context->client_metadata();
   const auto it = metadata.find("authorization");
-  if (it == metadata.end()) return false;
-  return keys_->Accepts(absl::string_view(it->second.data(), it->second.size()));
+  if (it == metadata.end()) return {};
+  return absl::string_view(it->second.data(), it->second.size());
+}
+
+}  // namespace
+
+bool EncodeService::Authorized(grpc::CallbackServerContext* context) const {
+  return models_->KeyAccepted(Authorization(context));
 }
 
 absl::Status EncodeService::Admit(grpc::CallbackServerContext* context) const {
-  if (!Authorized(context)) return Unauthenticated();
-  if (!dispatcher_->accepting()) return ShuttingDown();
-  return absl::OkStatus();
+  return models_->Admit(Authorization(context));
+}
+
+absl::StatusOr<const ModelRoute*> EncodeService::Route(const std::string& name,
+                                                       MeteredUnaryReactor* reactor) const {
+  absl::StatusOr<const ModelRoute*> route = models_->Resolve(name);
+  if (route.ok()) reactor->MeterAs((*route)->metrics);
+  return route;
 }
 
 void EncodeService::StopAccepting() {
-  dispatcher_->StopAccepting();
+  models_->StopAccepting();
   std::vector<EncodeStreamReactor*> to_finish;
   {
     common::MutexLock lock(&streams_mu_);
@@ -77,12 +89,17 @@ grpc::ServerUnaryReactor* EncodeService::Encode(grpc::CallbackServerContext* con
     reactor->Answer(ToGrpcStatus(status));
     return reactor;
   }
+  absl::StatusOr<const ModelRoute*> route = Route(request.model(), reactor);
+  if (!route.ok()) {
+    reactor->Answer(ToGrpcStatus(route.status()));
+    return reactor;
+  }
   absl::StatusOr<core::EncodeRequest> core_request = ToCore(request);
   if (!core_request.ok()) {
     reactor->Answer(ToGrpcStatus(core_request.status()));
     return reactor;
   }
-  dispatcher_->Dispatch(
+  (*route)->dispatcher->Dispatch(
       *core_request, DeadlineOnClock(context->deadline(), clock_),
       [context] { return context->IsCancelled(); },
       [reactor, id = request.id(), response_bytes](absl::StatusOr<core::EncodeResult> result) {
@@ -108,11 +125,11 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EncodeService::Enco
   }
   common::MutexLock lock(&streams_mu_);
   if (!accepting_) return new RefusedStream(ShuttingDown());
-  auto* stream = new EncodeStreamReactor(context, dispatcher_, clock_, metrics_,
-                                         [this](EncodeStreamReactor* done) {
-                                           common::MutexLock lock(&streams_mu_);
-                                           streams_.erase(done);
-                                         });
+  auto* stream =
+      new EncodeStreamReactor(context, models_, clock_, [this](EncodeStreamReactor* done) {
+        common::MutexLock lock(&streams_mu_);
+        streams_.erase(done);
+      });
   streams_.insert(stream);
   return stream;
 }
@@ -127,10 +144,15 @@ grpc::ServerUnaryReactor* EncodeService::Tokenize(grpc::CallbackServerContext* c
   }
   encoder::v1::TokenizeRequest request;
   absl::Status status = ParseRequest(*request_bytes, &request);
+  absl::StatusOr<const ModelRoute*> route = absl::InternalError("unset");
+  if (status.ok()) {
+    route = Route(request.model(), reactor);
+    status = route.status();
+  }
   if (status.ok()) {
     absl::StatusOr<core::TokenizeRequest> core_request = ToCore(request);
     absl::StatusOr<engine::Encoding> encoding =
-        core_request.ok() ? dispatcher_->Tokenize(*core_request)
+        core_request.ok() ? (*route)->dispatcher->Tokenize(*core_request)
                           : absl::StatusOr<engine::Encoding>(core_request.status());
     status = encoding.status();
     if (status.ok()) {
@@ -144,14 +166,36 @@ grpc::ServerUnaryReactor* EncodeService::Tokenize(grpc::CallbackServerContext* c
 }
 
 grpc::ServerUnaryReactor* EncodeService::GetModelInfo(
-    grpc::CallbackServerContext* context, const encoder::v1::GetModelInfoRequest* /*request*/,
+    grpc::CallbackServerContext* context, const encoder::v1::GetModelInfoRequest* request,
     encoder::v1::ModelInfo* response) {
   auto* reactor = new MeteredUnaryReactor(context, Rpc::kGetModelInfo, metrics_);
   if (absl::Status admitted = Admit(context); !admitted.ok()) {
     reactor->Answer(ToGrpcStatus(admitted));
     return reactor;
   }
-  *response = model_info_;
+  absl::StatusOr<const ModelRoute*> route = Route(request->model(), reactor);
+  if (!route.ok()) {
+    reactor->Answer(ToGrpcStatus(route.status()));
+    return reactor;
+  }
+  *response = MakeModelInfo((*route)->description);
+  reactor->Answer(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* EncodeService::ListModels(
+    grpc::CallbackServerContext* context, const encoder::v1::ListModelsRequest* /*request*/,
+    encoder::v1::ListModelsResponse* response) {
+  // Counted as GetModelInfo (the metrics' RPC list is fixed), under the
+  // first model.
+  auto* reactor = new MeteredUnaryReactor(context, Rpc::kGetModelInfo, metrics_);
+  if (absl::Status admitted = Admit(context); !admitted.ok()) {
+    reactor->Answer(ToGrpcStatus(admitted));
+    return reactor;
+  }
+  for (const ModelRoute& route : models_->routes()) {
+    *response->add_models() = MakeModelInfo(route.description);
+  }
   reactor->Answer(grpc::Status::OK);
   return reactor;
 }
@@ -164,10 +208,15 @@ grpc::ServerUnaryReactor* EncodeService::Decode(grpc::CallbackServerContext* con
     reactor->Answer(ToGrpcStatus(admitted));
     return reactor;
   }
+  absl::StatusOr<const ModelRoute*> route = Route(request->model(), reactor);
+  if (!route.ok()) {
+    reactor->Answer(ToGrpcStatus(route.status()));
+    return reactor;
+  }
   core::DecodeRequest decode;
   decode.ids.assign(request->ids().begin(), request->ids().end());
   decode.skip_special_tokens = !request->keep_special_tokens();
-  absl::StatusOr<std::string> text = dispatcher_->Decode(decode);
+  absl::StatusOr<std::string> text = (*route)->dispatcher->Decode(decode);
   if (text.ok()) response->set_text(*std::move(text));
   reactor->Answer(ToGrpcStatus(text.status()));
   return reactor;

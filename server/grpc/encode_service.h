@@ -17,7 +17,9 @@
 #include "server/core/clock.h"
 #include "server/core/encode_dispatcher.h"
 #include "server/core/metrics.h"
+#include "server/core/model_set.h"
 #include "server/grpc/encode_stream.h"
+#include "server/grpc/metered_reactor.h"
 
 namespace server {
 
@@ -25,22 +27,20 @@ using EncoderServiceBase = encoder::v1::Encoder::WithRawCallbackMethod_Encode<
     encoder::v1::Encoder::WithRawCallbackMethod_EncodeStream<
         encoder::v1::Encoder::WithRawCallbackMethod_Tokenize<
             encoder::v1::Encoder::WithCallbackMethod_GetModelInfo<
-                encoder::v1::Encoder::WithCallbackMethod_Decode<
-                    encoder::v1::Encoder::WithCallbackMethod_Rerank<
-                        encoder::v1::Encoder::WithCallbackMethod_Classify<
-                            encoder::v1::Encoder::WithCallbackMethod_EncodeSparse<
-                                encoder::v1::Encoder::Service>>>>>>>>;
+                encoder::v1::Encoder::WithCallbackMethod_ListModels<
+                    encoder::v1::Encoder::WithCallbackMethod_Decode<
+                        encoder::v1::Encoder::WithCallbackMethod_Rerank<
+                            encoder::v1::Encoder::WithCallbackMethod_Classify<
+                                encoder::v1::Encoder::WithCallbackMethod_EncodeSparse<
+                                    encoder::v1::Encoder::Service>>>>>>>>>;
 
 class EncodeService final : public EncoderServiceBase {
  public:
-  // All pointers must outlive the service.
-  EncodeService(EncodeDispatcher* dispatcher, const ApiKeys* keys,
-                encoder::v1::ModelInfo model_info, Clock* clock, ServerMetrics* metrics)
-      : dispatcher_(dispatcher),
-        keys_(keys),
-        model_info_(std::move(model_info)),
-        clock_(clock),
-        metrics_(metrics) {}
+  // All pointers must outlive the service. Each request goes to the model
+  // its `model` field names (ServedModels::Resolve); a call refused before
+  // its model is known is counted under the first model.
+  EncodeService(ServedModels* models, Clock* clock)
+      : models_(models), clock_(clock), metrics_(models->first().metrics) {}
 
   // Shutdown: every new call and every new request on an open stream gets
   // UNAVAILABLE; open streams end once their requests are answered.
@@ -57,6 +57,9 @@ class EncodeService final : public EncoderServiceBase {
   grpc::ServerUnaryReactor* GetModelInfo(grpc::CallbackServerContext* context,
                                          const encoder::v1::GetModelInfoRequest* request,
                                          encoder::v1::ModelInfo* response) override;
+  grpc::ServerUnaryReactor* ListModels(grpc::CallbackServerContext* context,
+                                       const encoder::v1::ListModelsRequest* request,
+                                       encoder::v1::ListModelsResponse* response) override;
   grpc::ServerUnaryReactor* Decode(grpc::CallbackServerContext* context,
                                    const encoder::v1::DecodeRequest* request,
                                    encoder::v1::DecodeResponse* response) override;
@@ -78,9 +81,11 @@ class EncodeService final : public EncoderServiceBase {
   // UNAVAILABLE once the server stops accepting, else OK.
   absl::Status Admit(grpc::CallbackServerContext* context) const;
 
-  EncodeDispatcher* const dispatcher_;
-  const ApiKeys* const keys_;
-  const encoder::v1::ModelInfo model_info_;
+  // The model `name` names, its metrics now counting `reactor`'s call.
+  absl::StatusOr<const ModelRoute*> Route(const std::string& name,
+                                          MeteredUnaryReactor* reactor) const;
+
+  ServedModels* const models_;
   Clock* const clock_;
   ServerMetrics* const metrics_;
 

@@ -10,14 +10,9 @@
 namespace server {
 
 EncodeStreamReactor::EncodeStreamReactor(grpc::CallbackServerContext* context,
-                                         EncodeDispatcher* dispatcher, Clock* clock,
-                                         ServerMetrics* metrics,
+                                         const ServedModels* models, Clock* clock,
                                          std::function<void(EncodeStreamReactor*)> on_done)
-    : context_(context),
-      dispatcher_(dispatcher),
-      clock_(clock),
-      metrics_(metrics),
-      on_done_(std::move(on_done)) {
+    : context_(context), models_(models), clock_(clock), on_done_(std::move(on_done)) {
   reading_ = true;
   StartRead(&incoming_);
 }
@@ -57,18 +52,24 @@ void EncodeStreamReactor::OnReadDone(bool ok) {
     if (finish) Finish(final_status);
     return;
   }
-  metrics_->RequestStarted();
   // Not under mu_: answering at once (a refused request) takes mu_.
   encoder::v1::EncodeRequest request;
   absl::Status parsed = ParseRequest(incoming_, &request);
   slot->id = request.id();  // when unparsable, the id if it came before the fault
+  absl::StatusOr<const ModelRoute*> route = absl::InternalError("unset");
+  if (parsed.ok()) {
+    route = models_->Resolve(request.model());
+    parsed = route.status();
+  }
+  slot->metrics = route.ok() ? (*route)->metrics : models_->first().metrics;
+  slot->metrics->RequestStarted();
   absl::StatusOr<core::EncodeRequest> core_request = absl::InternalError("unset");
   if (parsed.ok()) {
     core_request = ToCore(request);
     parsed = core_request.status();
   }
   if (parsed.ok()) {
-    dispatcher_->Dispatch(
+    (*route)->dispatcher->Dispatch(
         *core_request, DeadlineOnClock(context_->deadline(), clock_),
         [this] { return cancelled_.load(); },
         [this, slot](absl::StatusOr<core::EncodeResult> result) {
@@ -122,7 +123,7 @@ void EncodeStreamReactor::OnWriteDone(bool ok) {
   {
     common::MutexLock lock(&mu_);
     // A failed write: the client is gone and never saw the response.
-    metrics_->RequestFinished(
+    to_write_.front()->metrics->RequestFinished(
         core::Transport::kGrpc, Rpc::kEncodeStream,
         ToAbslCode(ok ? to_write_.front()->code : grpc::StatusCode::CANCELLED),
         std::chrono::steady_clock::now() - to_write_.front()->received);

@@ -19,6 +19,7 @@
 #include "server/core/clock.h"
 #include "server/core/encode_dispatcher.h"
 #include "server/core/metrics.h"
+#include "server/core/model_set.h"
 
 namespace server {
 
@@ -28,11 +29,10 @@ class EncodeStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
   // stops reading until one is written (flow control towards the client).
   static constexpr int kMaxInFlight = 32;
 
-  // `on_done` runs last, just before the reactor deletes itself. `metrics`
-  // must outlive the stream.
-  EncodeStreamReactor(grpc::CallbackServerContext* context, EncodeDispatcher* dispatcher,
-                      Clock* clock, ServerMetrics* metrics,
-                      std::function<void(EncodeStreamReactor*)> on_done);
+  // `on_done` runs last, just before the reactor deletes itself. `models`
+  // must outlive the stream; each request goes to the model it names.
+  EncodeStreamReactor(grpc::CallbackServerContext* context, const ServedModels* models,
+                      Clock* clock, std::function<void(EncodeStreamReactor*)> on_done);
 
   // Server shutdown: read no more requests. Returns true when the caller must
   // now call Finish(UNAVAILABLE) (nothing is in flight); otherwise the stream
@@ -52,6 +52,7 @@ class EncodeStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
     grpc::ByteBuffer bytes;                // what is written
     std::chrono::steady_clock::time_point received;
     grpc::StatusCode code = grpc::StatusCode::OK;  // the request's own, set when answered
+    ServerMetrics* metrics = nullptr;  // its model's (the first model's when it named none)
   };
   using SlotIterator = std::list<Slot>::iterator;
 
@@ -62,9 +63,8 @@ class EncodeStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
   grpc::Status FinalStatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   grpc::CallbackServerContext* const context_;
-  EncodeDispatcher* const dispatcher_;
+  const ServedModels* const models_;
   Clock* const clock_;
-  ServerMetrics* const metrics_;
   const std::function<void(EncodeStreamReactor*)> on_done_;
   std::atomic<bool> cancelled_{false};
 

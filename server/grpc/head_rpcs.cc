@@ -31,7 +31,12 @@ grpc::ServerUnaryReactor* EncodeService::Rerank(grpc::CallbackServerContext* con
     return reactor;
   }
   rerank.truncation_side = *side;
-  dispatcher_->DispatchRerank(
+  absl::StatusOr<const ModelRoute*> route = Route(request->model(), reactor);
+  if (!route.ok()) {
+    reactor->Answer(ToGrpcStatus(route.status()));
+    return reactor;
+  }
+  (*route)->dispatcher->DispatchRerank(
       rerank, DeadlineOnClock(context->deadline(), clock_),
       [context] { return context->IsCancelled(); },
       [reactor, response](absl::StatusOr<core::RerankResult> result) {
@@ -68,7 +73,12 @@ grpc::ServerUnaryReactor* EncodeService::Classify(grpc::CallbackServerContext* c
     return reactor;
   }
   classify.truncation_side = *side;
-  dispatcher_->DispatchClassify(
+  absl::StatusOr<const ModelRoute*> route = Route(request->model(), reactor);
+  if (!route.ok()) {
+    reactor->Answer(ToGrpcStatus(route.status()));
+    return reactor;
+  }
+  (*route)->dispatcher->DispatchClassify(
       classify, DeadlineOnClock(context->deadline(), clock_),
       [context] { return context->IsCancelled(); },
       [reactor, response](absl::StatusOr<core::ClassifyResult> result) {
@@ -108,7 +118,12 @@ grpc::ServerUnaryReactor* EncodeService::EncodeSparse(
     return reactor;
   }
   sparse.truncation_side = *side;
-  dispatcher_->DispatchSparse(
+  absl::StatusOr<const ModelRoute*> route = Route(request->model(), reactor);
+  if (!route.ok()) {
+    reactor->Answer(ToGrpcStatus(route.status()));
+    return reactor;
+  }
+  (*route)->dispatcher->DispatchSparse(
       sparse, DeadlineOnClock(context->deadline(), clock_),
       [context] { return context->IsCancelled(); },
       [reactor, response](absl::StatusOr<core::SparseResult> result) {

@@ -10,6 +10,11 @@ MeteredUnaryReactor::MeteredUnaryReactor(grpc::CallbackServerContext* context, R
   metrics_->RequestStarted();
 }
 
+void MeteredUnaryReactor::MeterAs(ServerMetrics* metrics) {
+  metrics_->RequestMovedTo(metrics);
+  metrics_ = metrics;
+}
+
 void MeteredUnaryReactor::Answer(const grpc::Status& status) {
   code_.store(status.error_code(), std::memory_order_relaxed);
   Finish(status);  // gRPC orders this before OnDone

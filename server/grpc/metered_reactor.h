@@ -21,13 +21,16 @@ class MeteredUnaryReactor : public grpc::ServerUnaryReactor {
   // Finishes the call (once, from any thread). Use this, not Finish, so the
   // code is recorded.
   void Answer(const grpc::Status& status);
+  // The call turned out to be for the model of `metrics` (before Answer, on
+  // the handler's thread).
+  void MeterAs(ServerMetrics* metrics);
 
   void OnDone() override;
 
  private:
   grpc::CallbackServerContext* const context_;
   const Rpc rpc_;
-  ServerMetrics* const metrics_;
+  ServerMetrics* metrics_;
   const std::chrono::steady_clock::time_point received_;
   std::atomic<grpc::StatusCode> code_{grpc::StatusCode::OK};
 };

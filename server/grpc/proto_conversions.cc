@@ -158,35 +158,35 @@ void FillTokenizeResponse(const engine::Encoding& encoding,
   }
 }
 
-encoder::v1::ModelInfo MakeModelInfo(const LoadedModel& model, int max_inputs_per_request) {
-  const engine::ModelConfig& config = model.encoder->config();
+encoder::v1::ModelInfo MakeModelInfo(const ModelDescription& model) {
   encoder::v1::ModelInfo info;
   info.set_name(model.name);
-  info.set_model_type(config.model_type);
-  info.set_hidden_size(config.hidden_size);
-  info.set_num_layers(config.num_layers);
-  info.set_num_heads(config.num_heads);
-  info.set_max_length(model.max_length());
-  info.set_vocab_size(config.vocab_size);
+  info.set_model_type(model.model_type);
+  info.set_hidden_size(model.hidden_size);
+  info.set_num_layers(model.num_layers);
+  info.set_num_heads(model.num_heads);
+  info.set_max_length(model.max_length);
+  info.set_vocab_size(model.vocab_size);
   info.set_default_pooling(ToProto(model.default_pooling));
-  info.set_precision(model.encoder->options().precision == engine::Precision::kInt8
-                         ? encoder::v1::PRECISION_INT8
-                         : encoder::v1::PRECISION_FLOAT32);
-  info.set_layer_norm_placement(config.layer_norm_placement == engine::LayerNormPlacement::kPre
+  info.set_precision(model.precision == engine::Precision::kInt8 ? encoder::v1::PRECISION_INT8
+                                                                 : encoder::v1::PRECISION_FLOAT32);
+  info.set_layer_norm_placement(model.layer_norm_placement == engine::LayerNormPlacement::kPre
                                     ? encoder::v1::LAYER_NORM_PLACEMENT_PRE
                                     : encoder::v1::LAYER_NORM_PLACEMENT_POST);
-  info.set_has_pooler(model.encoder->has_pooler());
-  info.set_max_inputs_per_request(max_inputs_per_request);
-  info.set_isa(engine::IsaLevelName(model.encoder->isa()));
-  info.set_architecture(config.architecture);
-  info.set_text_input(model.tokenizer != nullptr);
+  info.set_has_pooler(model.has_pooler);
+  info.set_max_inputs_per_request(model.max_inputs_per_request);
+  info.set_isa(model.isa);
+  info.set_architecture(model.architecture);
+  info.set_text_input(model.text_input);
   info.set_server_version(common::Version());
-  for (engine::Pooling mode : model.pipeline.pooling) info.add_pooling_modes(ToProto(mode));
-  info.set_embedding_size(model.embedding_size());
-  info.set_normalize(model.pipeline.normalize);
-  info.set_include_prompt(model.pipeline.include_prompt);
-  for (const auto& [name, text] : model.pipeline.prompts) (*info.mutable_prompts())[name] = text;
-  info.set_default_prompt_name(model.pipeline.default_prompt_name);
+  for (engine::Pooling mode : model.pooling_modes) info.add_pooling_modes(ToProto(mode));
+  info.set_embedding_size(model.embedding_size);
+  info.set_normalize(model.normalize);
+  info.set_include_prompt(model.include_prompt);
+  for (const auto& [name, text] : model.prompts) (*info.mutable_prompts())[name] = text;
+  info.set_default_prompt_name(model.default_prompt_name);
+  for (const std::string& label : model.labels) info.add_labels(label);
+  info.set_sparse(model.sparse);
   return info;
 }
 

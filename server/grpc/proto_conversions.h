@@ -9,7 +9,7 @@
 #include "engine/encoder.h"
 #include "engine/tokenizer.h"
 #include "server/core/backend.h"
-#include "server/core/model_loader.h"
+#include "server/core/model_set.h"
 #include "server/core/service_types.h"
 
 namespace server {
@@ -32,6 +32,7 @@ void FillEncodeResponse(const std::string& id, engine::Pooling pooling,
 void FillTokenizeResponse(const engine::Encoding& encoding,
                           encoder::v1::TokenizeResponse* response);
 
-encoder::v1::ModelInfo MakeModelInfo(const LoadedModel& model, int max_inputs_per_request);
+// GetModelInfo's and ListModels' rendering of the core's description.
+encoder::v1::ModelInfo MakeModelInfo(const ModelDescription& model);
 
 }  // namespace server

@@ -128,6 +128,7 @@ void Connection::OnHeaders(error_code error) {
   request_.method = std::string(head.method_string());
   const boost::beast::string_view target = head.target();
   request_.path = DecodePath(absl::string_view(target.data(), target.size()));
+  request_.model = QueryParameter(absl::string_view(target.data(), target.size()), "model");
   request_.authorization = std::string(head[beast_http::field::authorization]);
   if (const auto timeout = head.find("X-Request-Timeout-Ms"); timeout != head.end()) {
     request_.timeout_ms = std::string(timeout->value());

@@ -13,6 +13,7 @@ namespace server::http {
 struct HttpRequest {
   std::string method;
   std::string path;           // percent-decoded, without the query (routes.h DecodePath)
+  std::string model;          // the query's model=NAME (GET /info, /health), or empty
   std::string authorization;  // the Authorization header, or empty
   std::optional<std::string> timeout_ms;  // the X-Request-Timeout-Ms header
   std::string body;

@@ -35,22 +35,4 @@ struct HttpOptions {
   std::chrono::milliseconds write_timeout{30000};
 };
 
-// What /info and /v1/models say.
-struct HttpModelInfo {
-  std::string name;
-  std::string dtype;    // "float32" or "int8"
-  std::string pooling;  // the model's default, e.g. "cls" or "max+mean"
-  int hidden_size =
-      0;  // the embedding's size (after the pipeline's Dense layers): bounds dimensions
-  // The model's sentence-transformers pipeline, as /info reports it.
-  bool normalize = false;  // a Normalize module
-  bool include_prompt = true;
-  std::map<std::string, std::string> prompts;
-  std::string default_prompt_name;
-  int max_input_length = 0;
-  int64_t max_batch_tokens = 0;
-  int max_inputs_per_request = 0;
-  bool auto_truncate = false;  // --auto-truncate, as /info reports it
-};
-
 }  // namespace server::http

@@ -98,15 +98,14 @@ void HttpServer::Impl::OnAcceptError(const error_code& error) {
 HttpServer::HttpServer() = default;
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
-    const HttpOptions& options, HttpModelInfo model, EncodeDispatcher* dispatcher,
-    ServerMetrics* metrics, const ApiKeys* keys, Clock* clock,
+    const HttpOptions& options, const ServedModels* models, Clock* clock,
     std::vector<std::weak_ptr<prometheus::Collectable>> collectables) {
   std::unique_ptr<HttpServer> server(new HttpServer());
-  server->impl_ = std::make_unique<Impl>(options, *metrics->registry());
+  server->impl_ = std::make_unique<Impl>(options, *models->first().metrics->registry());
   Impl& impl = *server->impl_;
   ConnectionHub* hub = &impl.hub;
   impl.hub.set_handler(std::make_unique<RequestHandler>(
-      options, std::move(model), dispatcher, metrics, keys, clock, std::move(collectables),
+      options, models, clock, std::move(collectables),
       [hub](std::function<void()> work) { hub->Post(std::move(work)); }));
   for (int i = 0; i < std::max(1, options.io_threads); ++i) {
     impl.loops.push_back(std::make_unique<net::io_context>(1));

@@ -22,17 +22,18 @@
 #include "server/core/clock.h"
 #include "server/core/encode_dispatcher.h"
 #include "server/core/metrics.h"
+#include "server/core/model_set.h"
 #include "server/http/http_options.h"
 
 namespace server::http {
 
 class HttpServer {
  public:
-  // Listens and serves. All pointers must outlive the server. `keys` off: no
-  // authentication. `collectables` are what /metrics exports.
+  // Listens and serves `models` (their keys off: no authentication). All
+  // pointers must outlive the server. `collectables` are what /metrics
+  // exports; the adapter's own metrics go into the first model's registry.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
-      const HttpOptions& options, HttpModelInfo model, EncodeDispatcher* dispatcher,
-      ServerMetrics* metrics, const ApiKeys* keys, Clock* clock,
+      const HttpOptions& options, const ServedModels* models, Clock* clock,
       std::vector<std::weak_ptr<prometheus::Collectable>> collectables);
   ~HttpServer();  // Stop()
   HttpServer(const HttpServer&) = delete;

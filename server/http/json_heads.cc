@@ -95,11 +95,21 @@ absl::StatusOr<std::vector<std::string>> Texts(const json& body, const char* fie
   return texts;
 }
 
+// The optional string field "model" into `model`.
+absl::Status ModelName(const json& body, std::string* model) {
+  const auto it = body.find("model");
+  if (it == body.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_string()) return BadType("model", "\"model\" must be a string");
+  *model = it->get<std::string>();
+  return absl::OkStatus();
+}
+
 }  // namespace
 
-absl::StatusOr<core::RerankRequest> ParseTeiRerank(std::string_view body) {
+absl::StatusOr<core::RerankRequest> ParseTeiRerank(std::string_view body, std::string* model) {
   absl::StatusOr<json> parsed = ParseJsonObject(body);
   if (!parsed.ok()) return parsed.status();
+  if (absl::Status status = ModelName(*parsed, model); !status.ok()) return status;
   core::RerankRequest request;
   absl::StatusOr<std::string> query = RequiredString(*parsed, "query");
   if (!query.ok()) return query.status();
@@ -174,9 +184,11 @@ std::string RenderCohereRerank(const core::RerankResult& result, const std::stri
                {"usage", {{"total_tokens", result.tokens}}}});
 }
 
-absl::StatusOr<core::ClassifyRequest> ParseTeiPredict(std::string_view body, bool* batched) {
+absl::StatusOr<core::ClassifyRequest> ParseTeiPredict(std::string_view body, bool* batched,
+                                                      std::string* model) {
   absl::StatusOr<json> parsed = ParseJsonObject(body);
   if (!parsed.ok()) return parsed.status();
+  if (absl::Status status = ModelName(*parsed, model); !status.ok()) return status;
   const auto it = parsed->find("inputs");
   if (it == parsed->end() || it->is_null()) return Missing("inputs");
   constexpr char kShape[] =
@@ -237,9 +249,11 @@ std::string RenderTeiPredict(const core::ClassifyResult& result, bool batched) {
   return Dump(batched || all.empty() ? all : all[0]);
 }
 
-absl::StatusOr<core::SparseRequest> ParseTeiEmbedSparse(std::string_view body, int hidden_size) {
+absl::StatusOr<core::SparseRequest> ParseTeiEmbedSparse(std::string_view body, int hidden_size,
+                                                        std::string* model) {
   absl::StatusOr<EmbeddingsCall> call = ParseTeiEmbed(body, hidden_size);
   if (!call.ok()) return call.status();
+  *model = call->model;
   if (!call->request.prompt_name.empty()) {
     return BadValue("prompt_name", "\"prompt_name\" is not supported on /embed_sparse");
   }
@@ -262,9 +276,11 @@ std::string RenderTeiEmbedSparse(const core::SparseResult& result) {
   return Dump(all);
 }
 
-absl::StatusOr<core::EncodeRequest> ParseTeiEmbedAll(std::string_view body, int hidden_size) {
+absl::StatusOr<core::EncodeRequest> ParseTeiEmbedAll(std::string_view body, int hidden_size,
+                                                     std::string* model) {
   absl::StatusOr<EmbeddingsCall> call = ParseTeiEmbed(body, hidden_size);
   if (!call.ok()) return call.status();
+  *model = call->model;
   core::EncodeRequest request = std::move(call->request);
   request.pooling = core::PoolingChoice::kNone;
   request.normalize = false;
@@ -284,9 +300,10 @@ std::string RenderTeiEmbedAll(const core::EncodeResult& result) {
   return Dump(all);
 }
 
-absl::StatusOr<core::EncodeRequest> ParseTeiSimilarity(std::string_view body) {
+absl::StatusOr<core::EncodeRequest> ParseTeiSimilarity(std::string_view body, std::string* model) {
   absl::StatusOr<json> parsed = ParseJsonObject(body);
   if (!parsed.ok()) return parsed.status();
+  if (absl::Status status = ModelName(*parsed, model); !status.ok()) return status;
   const auto inputs = parsed->find("inputs");
   if (inputs == parsed->end() || inputs->is_null()) return Missing("inputs");
   if (!inputs->is_object()) {

@@ -15,7 +15,7 @@
 namespace server::http {
 
 // TEI: {"query", "texts", "truncate", "raw_scores", "return_text"}.
-absl::StatusOr<core::RerankRequest> ParseTeiRerank(std::string_view body);
+absl::StatusOr<core::RerankRequest> ParseTeiRerank(std::string_view body, std::string* model);
 // [{"index", "score", "text"?}] by descending score.
 std::string RenderTeiRerank(const core::RerankResult& result);
 
@@ -29,24 +29,27 @@ std::string RenderCohereRerank(const core::RerankResult& result, const std::stri
 
 // TEI: "inputs" one text, a pair [a, b], or a batch of [a] / [a, b];
 // `batched`: the answer is a list per input.
-absl::StatusOr<core::ClassifyRequest> ParseTeiPredict(std::string_view body, bool* batched);
+absl::StatusOr<core::ClassifyRequest> ParseTeiPredict(std::string_view body, bool* batched,
+                                                      std::string* model);
 // [{"label", "score"}] by descending score (a list of those when batched).
 std::string RenderTeiPredict(const core::ClassifyResult& result, bool batched);
 
 // TEI /embed_sparse: /embed's inputs and truncation.
-absl::StatusOr<core::SparseRequest> ParseTeiEmbedSparse(std::string_view body, int hidden_size);
+absl::StatusOr<core::SparseRequest> ParseTeiEmbedSparse(std::string_view body, int hidden_size,
+                                                        std::string* model);
 // [[{"index", "value"}]].
 std::string RenderTeiEmbedSparse(const core::SparseResult& result);
 
 // TEI /embed_all: /embed's inputs and truncation, every token's state.
-absl::StatusOr<core::EncodeRequest> ParseTeiEmbedAll(std::string_view body, int hidden_size);
+absl::StatusOr<core::EncodeRequest> ParseTeiEmbedAll(std::string_view body, int hidden_size,
+                                                     std::string* model);
 // [[[float]]]: per input, per token.
 std::string RenderTeiEmbedAll(const core::EncodeResult& result);
 
 // TEI /similarity: {"inputs": {"source_sentence", "sentences"}, "parameters"?:
 // {"truncate", "truncation_direction", "prompt_name"}}: one encode request,
 // the source first, normalized.
-absl::StatusOr<core::EncodeRequest> ParseTeiSimilarity(std::string_view body);
+absl::StatusOr<core::EncodeRequest> ParseTeiSimilarity(std::string_view body, std::string* model);
 // [cosine(source, sentence_i)].
 std::string RenderTeiSimilarity(const core::EncodeResult& result);
 

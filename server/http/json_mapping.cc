@@ -1,5 +1,7 @@
 #include "server/http/json_mapping.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -8,6 +10,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "server/core/input_error.h"
 #include "server/http/http_errors.h"
 
@@ -147,6 +150,15 @@ absl::StatusOr<int> Dimensions(const json& body, int hidden_size) {
   return it->get<int>();
 }
 
+// The optional string field "model" into `model` (may be null).
+absl::Status ModelField(const json& body, std::string* model) {
+  const auto it = body.find("model");
+  if (it == body.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_string()) return BadType("model", "\"model\" must be a string");
+  if (model != nullptr) *model = it->get<std::string>();
+  return absl::OkStatus();
+}
+
 // An optional boolean field.
 absl::StatusOr<bool> Flag(const json& body, const char* field, bool default_value) {
   const auto it = body.find(field);
@@ -182,6 +194,13 @@ std::vector<float> Vector(const InputOutput& output, const EmbeddingsCall& call)
 
 }  // namespace
 
+absl::Status CheckDimensions(int dimensions, int hidden_size) {
+  if (dimensions <= hidden_size) return absl::OkStatus();
+  return FieldError("dimensions", kInvalidValue,
+                    absl::StrCat("\"dimensions\" must be an integer from 1 to ", hidden_size,
+                                 " (the model's size)"));
+}
+
 absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int hidden_size) {
   absl::StatusOr<json> parsed = ParseObject(body);
   if (!parsed.ok()) return parsed.status();
@@ -192,11 +211,9 @@ absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int 
   if (!inputs.ok()) return inputs.status();
   call.request.inputs = *std::move(inputs);
   call.request.normalize = true;
-  // Any name is served by the one model: clients hard-code names.
-  if (const auto model = parsed->find("model"); model != parsed->end() && !model->is_null()) {
-    if (!model->is_string()) return BadType("model", "\"model\" must be a string");
-    call.model = model->get<std::string>();
-  }
+  // With one model served any name is served by it: clients hard-code
+  // names (request_handler.cc).
+  if (absl::Status status = ModelField(*parsed, &call.model); !status.ok()) return status;
   if (const auto format = parsed->find("encoding_format");
       format != parsed->end() && !format->is_null()) {
     if (*format == "base64") {
@@ -237,6 +254,7 @@ absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_s
     }
     call.request.prompt_name = prompt->get<std::string>();
   }
+  if (absl::Status status = ModelField(*parsed, &call.model); !status.ok()) return status;
   absl::StatusOr<int> dimensions = Dimensions(*parsed, hidden_size);
   if (!dimensions.ok()) return dimensions.status();
   call.dimensions = *dimensions;
@@ -244,9 +262,11 @@ absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_s
   return call;
 }
 
-absl::StatusOr<std::vector<core::TokenizeRequest>> ParseTeiTokenize(std::string_view body) {
+absl::StatusOr<std::vector<core::TokenizeRequest>> ParseTeiTokenize(std::string_view body,
+                                                                    std::string* model) {
   absl::StatusOr<json> parsed = ParseObject(body);
   if (!parsed.ok()) return parsed.status();
+  if (absl::Status status = ModelField(*parsed, model); !status.ok()) return status;
   const auto input = parsed->find("inputs");
   if (input == parsed->end()) return Missing("inputs");
   absl::StatusOr<bool> special = Flag(*parsed, "add_special_tokens", true);
@@ -279,9 +299,10 @@ absl::StatusOr<std::vector<core::TokenizeRequest>> ParseTeiTokenize(std::string_
 }
 
 absl::StatusOr<std::vector<core::DecodeRequest>> ParseTeiDecode(std::string_view body,
-                                                                bool* batched) {
+                                                                bool* batched, std::string* model) {
   absl::StatusOr<json> parsed = ParseObject(body);
   if (!parsed.ok()) return parsed.status();
+  if (absl::Status status = ModelField(*parsed, model); !status.ok()) return status;
   const auto ids = parsed->find("ids");
   if (ids == parsed->end()) return Missing("ids");
   absl::StatusOr<bool> skip = Flag(*parsed, "skip_special_tokens", true);
@@ -374,22 +395,24 @@ json ModelObject(const std::string& name) {
 
 }  // namespace
 
-std::string RenderOpenAiModels(const std::string& served_model) {
-  const json list = {{"object", "list"}, {"data", json::array({ModelObject(served_model)})}};
+std::string RenderOpenAiModels(const std::vector<std::string>& served_models) {
+  json data = json::array();
+  for (const std::string& name : served_models) data.push_back(ModelObject(name));
+  const json list = {{"object", "list"}, {"data", std::move(data)}};
   return list.dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 absl::StatusOr<std::string> RenderOpenAiModel(const std::string& id,
-                                              const std::string& served_model) {
-  if (id != served_model) {
-    // A client's mistake, counted as INVALID_ARGUMENT (NOT_FOUND is no code
-    // the service answers, server/core/answered_codes.h); 404 on the wire.
-    return WithOpenAiDetail(
-        absl::InvalidArgumentError(absl::StrCat(
-            "The model '", id, "' does not exist: this server serves '", served_model, "'")),
-        "model", kModelNotFound);
+                                              const std::vector<std::string>& served_models) {
+  if (std::find(served_models.begin(), served_models.end(), id) == served_models.end()) {
+    // A client's mistake, counted as INVALID_ARGUMENT (as before several
+    // models were served); 404 on the wire.
+    return WithOpenAiDetail(absl::InvalidArgumentError(absl::StrCat(
+                                "The model '", id, "' does not exist: this server serves '",
+                                absl::StrJoin(served_models, "', '"), "'")),
+                            "model", kModelNotFound);
   }
-  return ModelObject(served_model).dump(-1, ' ', false, json::error_handler_t::replace);
+  return ModelObject(id).dump(-1, ' ', false, json::error_handler_t::replace);
 }
 
 absl::StatusOr<json> ParseJsonObject(std::string_view body) { return ParseObject(body); }

@@ -23,7 +23,7 @@ struct EmbeddingsCall {
   core::EncodeRequest request;
   int dimensions = 0;          // Matryoshka: keep the first N components, re-normalized; 0: all
   bool base64 = false;         // OpenAI encoding_format "base64": little-endian float32
-  std::string model;           // as the client named it (OpenAI); answered with the served name
+  std::string model;           // as the client named it ("model"); answered with the served name
   bool input_is_list = false;  // a list of inputs (errors name "input[i]"), not one input
 };
 
@@ -35,19 +35,26 @@ struct EmbeddingsCall {
 // `hidden_size` bounds dimensions.
 absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int hidden_size);
 
+// Whether `dimensions` (parsed) fits a model of `hidden_size` (when the
+// parse above was given a larger bound, before the model was known).
+absl::Status CheckDimensions(int dimensions, int hidden_size);
+
 // TEI: {"inputs": string | string[] | int[] | int[][], "normalize": bool
 // (true), "truncate": bool (unset: --auto-truncate), "truncation_direction":
 // "Right" | "Left" (or lower-case), "prompt_name": a key of the model's
-// prompts, "dimensions": int}.
+// prompts, "dimensions": int, "model": the served model's name}.
 absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_size);
 
 // TEI /tokenize: {"inputs": string | string[], "add_special_tokens": bool
 // (true; false: the text's tokens alone)}.
-absl::StatusOr<std::vector<core::TokenizeRequest>> ParseTeiTokenize(std::string_view body);
+// `model` (may be null) gets the "model" field (empty when absent).
+absl::StatusOr<std::vector<core::TokenizeRequest>> ParseTeiTokenize(std::string_view body,
+                                                                    std::string* model = nullptr);
 // TEI's /decode: "ids" one list of ids or a list of them; "skip_special_tokens"
 // (default true). `batched` tells whether to answer with a list.
 absl::StatusOr<std::vector<core::DecodeRequest>> ParseTeiDecode(std::string_view body,
-                                                                bool* batched);
+                                                                bool* batched,
+                                                                std::string* model = nullptr);
 
 // The first `dimensions` components of `values`, L2-normalized again (all of
 // them when dimensions is 0 or not smaller).
@@ -64,13 +71,13 @@ std::string RenderOpenAiEmbeddings(const core::EncodeResult& result, const Embed
 // [[f, ...], ...]: one vector per input.
 std::string RenderTeiEmbed(const core::EncodeResult& result, const EmbeddingsCall& call);
 
-// GET /v1/models: {"object":"list","data":[MODEL]}, MODEL OpenAI's model
-// object {"id","object":"model","created","owned_by"} of the served model.
-std::string RenderOpenAiModels(const std::string& served_model);
-// GET /v1/models/{id}: MODEL when `id` is the served model's name, else
+// GET /v1/models: {"object":"list","data":[MODEL, ...]}, MODEL OpenAI's model
+// object {"id","object":"model","created","owned_by"} of each served model.
+std::string RenderOpenAiModels(const std::vector<std::string>& served_models);
+// GET /v1/models/{id}: MODEL when `id` is a served model's name, else
 // INVALID_ARGUMENT (answered 404) with OpenAI's model_not_found.
 absl::StatusOr<std::string> RenderOpenAiModel(const std::string& id,
-                                              const std::string& served_model);
+                                              const std::vector<std::string>& served_models);
 
 // [[{"id","text","special","start","stop"}, ...], ...]: one list per input.
 // The body as a JSON object (errors as every route words them), for the

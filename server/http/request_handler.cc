@@ -23,16 +23,12 @@ HttpReply ErrorReply(const absl::Status& status, Api api, int http_status) {
   return reply;
 }
 
-RequestHandler::RequestHandler(const HttpOptions& options, HttpModelInfo model,
-                               EncodeDispatcher* dispatcher, ServerMetrics* metrics,
-                               const ApiKeys* keys, Clock* clock,
+RequestHandler::RequestHandler(const HttpOptions& options, const ServedModels* models, Clock* clock,
                                std::vector<std::weak_ptr<prometheus::Collectable>> collectables,
                                Post post)
     : options_(options),
-      model_(std::move(model)),
-      dispatcher_(dispatcher),
-      metrics_(metrics),
-      keys_(keys),
+      models_(models),
+      metrics_(models->first().metrics),
       clock_(clock),
       collectables_(std::move(collectables)),
       post_(std::move(post)) {}
@@ -61,7 +57,7 @@ Screening RequestHandler::Screen(const std::string& method, const std::string& p
   }
   screening.route = match.route;
   screening.argument = std::move(match.argument);
-  if (screening.route->counted && !keys_->Accepts(authorization)) {
+  if (screening.route->counted && !models_->KeyAccepted(authorization)) {
     screening.reply = RefuseBody(
         screening, absl::UnauthenticatedError(
                        "a valid API key is needed: send the header Authorization: Bearer KEY"));
@@ -114,22 +110,38 @@ void RequestHandler::Handle(const Screening& screening, HttpRequest request,
                             std::function<bool()> is_cancelled, Reply done) {
   const RouteInfo* route = screening.route;
   if (route->counted) metrics_->RequestStarted();
-  // Every answer goes out through here: counted once, when it is ready.
-  Reply finish = [this, route, received = screening.received,
+  auto meter = std::make_shared<ServerMetrics*>(metrics_);
+  // Every answer goes out through here: counted once, when it is ready,
+  // under the model the request named.
+  Reply finish = [meter, route, received = screening.received,
                   done = std::move(done)](HttpReply reply) {
     if (route->counted) {
-      metrics_->RequestFinished(core::Transport::kHttp, route->rpc, reply.code,
+      (*meter)->RequestFinished(core::Transport::kHttp, route->rpc, reply.code,
                                 std::chrono::steady_clock::now() - received);
     }
     done(std::move(reply));
   };
   RouteCall call{route->route,       screening.api,           screening.argument,
-                 std::move(request), std::move(is_cancelled), std::move(finish)};
+                 std::move(request), std::move(is_cancelled), std::move(finish),
+                 std::move(meter)};
   const RouteHandler handler = HandlerOf(route->route);
   if (handler == nullptr) {
     return call.done(ErrorReply(absl::InternalError("route without a handler"), call.api));
   }
   (this->*handler)(std::move(call));
+}
+
+absl::StatusOr<const ModelRoute*> RequestHandler::Resolve(std::string name,
+                                                          const RouteCall& call) const {
+  if (name.empty()) name = call.request.model;
+  // OpenAI clients hard-code model names: one model serves any.
+  const bool any_name = call.api == Api::kOpenAi && models_->routes().size() == 1;
+  absl::StatusOr<const ModelRoute*> route = models_->Resolve(any_name ? "" : name);
+  if (route.ok() && (*route)->metrics != *call.meter) {
+    (*call.meter)->RequestMovedTo((*route)->metrics);
+    *call.meter = (*route)->metrics;
+  }
+  return route;
 }
 
 absl::StatusOr<Clock::time_point> RequestHandler::Deadline(const HttpRequest& request) const {

@@ -23,6 +23,7 @@
 #include "server/core/clock.h"
 #include "server/core/encode_dispatcher.h"
 #include "server/core/metrics.h"
+#include "server/core/model_set.h"
 #include "server/http/http_errors.h"
 #include "server/http/http_message.h"
 #include "server/http/http_options.h"
@@ -46,10 +47,11 @@ class RequestHandler {
   // batcher's thread delivered).
   using Post = std::function<void(std::function<void()>)>;
 
-  // All pointers must outlive the handler. `keys` off: no authentication.
-  // `collectables` are what GET /metrics exports.
-  RequestHandler(const HttpOptions& options, HttpModelInfo model, EncodeDispatcher* dispatcher,
-                 ServerMetrics* metrics, const ApiKeys* keys, Clock* clock,
+  // All pointers must outlive the handler. Requests go to the model their
+  // "model" field names (ServedModels::Resolve; with one model served,
+  // OpenAI's "model" may name anything). `collectables` are what GET
+  // /metrics exports.
+  RequestHandler(const HttpOptions& options, const ServedModels* models, Clock* clock,
                  std::vector<std::weak_ptr<prometheus::Collectable>> collectables, Post post);
 
   // The route of `method` `path`; a reply (with close set: the body is not
@@ -81,6 +83,9 @@ class RequestHandler {
     HttpRequest request;
     std::function<bool()> is_cancelled;
     Reply done;
+    // Which model's metrics count the call: the first model's until the
+    // request names its own (Resolve).
+    std::shared_ptr<ServerMetrics*> meter;
   };
   using RouteHandler = void (RequestHandler::*)(RouteCall call);
   // The handler of each Route (request_handler.cc's table).
@@ -108,6 +113,11 @@ class RequestHandler {
   // routes_sparse.cc: POST /embed_sparse.
   void EmbedSparse(RouteCall call);
 
+  // The model `name` names (the JSON body's "model", else the query's
+  // ?model=; with one model served, OpenAI's may name anything), now
+  // counting `call`.
+  absl::StatusOr<const ModelRoute*> Resolve(std::string name, const RouteCall& call) const;
+
   // The call's deadline from X-Request-Timeout-Ms, else the default timeout.
   absl::StatusOr<Clock::time_point> Deadline(const HttpRequest& request) const;
   // Renders `result` on the handler threads and answers `done` there;
@@ -117,10 +127,8 @@ class RequestHandler {
               std::function<std::string(const Result&)> render);
 
   const HttpOptions options_;
-  const HttpModelInfo model_;
-  EncodeDispatcher* const dispatcher_;
-  ServerMetrics* const metrics_;
-  const ApiKeys* const keys_;
+  const ServedModels* const models_;
+  ServerMetrics* const metrics_;  // the first model's (see Meter)
   Clock* const clock_;
   const std::vector<std::weak_ptr<prometheus::Collectable>> collectables_;
   const Post post_;

@@ -88,6 +88,26 @@ std::string DecodePath(absl::string_view target) {
   return path;
 }
 
+std::string QueryParameter(absl::string_view target, absl::string_view name) {
+  const size_t question = target.find('?');
+  if (question == absl::string_view::npos) return "";
+  absl::string_view query = target.substr(question + 1);
+  query = query.substr(0, query.find('#'));
+  while (!query.empty()) {
+    const size_t amp = query.find('&');
+    const absl::string_view pair = query.substr(0, amp);
+    const size_t equals = pair.find('=');
+    if (pair.substr(0, equals) == name) {
+      // DecodePath decodes %XX (and would cut at '?' or '#', which a query
+      // value does not hold unescaped).
+      return equals == absl::string_view::npos ? "" : DecodePath(pair.substr(equals + 1));
+    }
+    if (amp == absl::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  return "";
+}
+
 std::string RouteList() {
   std::vector<std::string> routes;
   for (const RouteInfo& route : kRoutes) {

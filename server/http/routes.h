@@ -58,6 +58,11 @@ Api ApiOfPath(absl::string_view path);
 // a malformed escape stays as it is.
 std::string DecodePath(absl::string_view target);
 
+// The value of the query parameter `name` in a request target
+// ("/info?model=BAAI%2Fbge-m3" gives "BAAI/bge-m3" for "model"), %XX
+// decoded; empty when absent.
+std::string QueryParameter(absl::string_view target, absl::string_view name);
+
 // Every route, for the start-up log: "POST /v1/embeddings, GET /v1/models, ...".
 std::string RouteList();
 

@@ -1,5 +1,6 @@
 // POST /v1/embeddings (OpenAI), /embed, /embed_all and /similarity (TEI):
 // encode requests on the shared queue.
+#include <limits>
 #include <memory>
 #include <utility>
 
@@ -8,18 +9,33 @@
 #include "server/http/request_handler.h"
 
 namespace server::http {
+namespace {
+
+// Parsing comes before the model is known: sizes are checked after.
+constexpr int kAnySize = std::numeric_limits<int>::max();
+
+}  // namespace
 
 void RequestHandler::Embeddings(RouteCall call) { EmbedRoute(Route::kEmbeddings, std::move(call)); }
 void RequestHandler::Embed(RouteCall call) { EmbedRoute(Route::kEmbed, std::move(call)); }
 
 void RequestHandler::EmbedRoute(Route route, RouteCall call) {
   const Api api = call.api;
-  absl::StatusOr<EmbeddingsCall> parsed =
-      route == Route::kEmbed ? ParseTeiEmbed(call.request.body, model_.hidden_size)
-                             : ParseOpenAiEmbeddings(call.request.body, model_.hidden_size);
+  // Parsed before the model is known: "dimensions" is checked against its
+  // size below.
+  absl::StatusOr<EmbeddingsCall> parsed = route == Route::kEmbed
+                                              ? ParseTeiEmbed(call.request.body, kAnySize)
+                                              : ParseOpenAiEmbeddings(call.request.body, kAnySize);
   if (!parsed.ok()) return call.done(ErrorReply(parsed.status(), api));
+  absl::StatusOr<const ModelRoute*> resolved = Resolve(parsed->model, call);
+  if (!resolved.ok()) return call.done(ErrorReply(resolved.status(), api));
+  const ModelRoute& model = **resolved;
+  if (absl::Status status = CheckDimensions(parsed->dimensions, model.description.embedding_size);
+      !status.ok()) {
+    return call.done(ErrorReply(status, api));
+  }
   // One vector per input: a model served without pooling has none.
-  if (model_.pooling == "none") {
+  if (model.description.default_pooling == engine::Pooling::kNone) {
     return call.done(
         ErrorReply(absl::InvalidArgumentError("this model's pooling is none (token states): no "
                                               "embedding per input over HTTP"),
@@ -28,31 +44,33 @@ void RequestHandler::EmbedRoute(Route route, RouteCall call) {
   absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
   if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));
   auto embeddings = std::make_shared<EmbeddingsCall>(*std::move(parsed));
-  dispatcher_->Dispatch(
+  model.dispatcher->Dispatch(
       embeddings->request, *deadline, std::move(call.is_cancelled),
-      [this, route, api, embeddings,
+      [this, route, api, embeddings, name = model.description.name,
        done = std::move(call.done)](absl::StatusOr<core::EncodeResult> result) mutable {
         if (!result.ok()) {
           result = ForEmbeddingsRoute(result.status(), api, embeddings->input_is_list);
         }
-        Answer<core::EncodeResult>(std::move(result), api, done,
-                                   [this, route, embeddings](const core::EncodeResult& encoded) {
-                                     return route == Route::kEmbed
-                                                ? RenderTeiEmbed(encoded, *embeddings)
-                                                : RenderOpenAiEmbeddings(encoded, *embeddings,
-                                                                         model_.name);
-                                   });
+        Answer<core::EncodeResult>(
+            std::move(result), api, done,
+            [route, embeddings, name](const core::EncodeResult& encoded) {
+              return route == Route::kEmbed ? RenderTeiEmbed(encoded, *embeddings)
+                                            : RenderOpenAiEmbeddings(encoded, *embeddings, name);
+            });
       });
 }
 
 void RequestHandler::EmbedAll(RouteCall call) {
   const Api api = call.api;
+  std::string name;
   absl::StatusOr<core::EncodeRequest> request =
-      ParseTeiEmbedAll(call.request.body, model_.hidden_size);
+      ParseTeiEmbedAll(call.request.body, kAnySize, &name);
   if (!request.ok()) return call.done(ErrorReply(request.status(), api));
+  absl::StatusOr<const ModelRoute*> model = Resolve(name, call);
+  if (!model.ok()) return call.done(ErrorReply(model.status(), api));
   absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
   if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));
-  dispatcher_->Dispatch(
+  (*model)->dispatcher->Dispatch(
       *request, *deadline, std::move(call.is_cancelled),
       [this, api, done = std::move(call.done)](absl::StatusOr<core::EncodeResult> result) mutable {
         if (!result.ok()) {
@@ -64,9 +82,12 @@ void RequestHandler::EmbedAll(RouteCall call) {
 
 void RequestHandler::Similarity(RouteCall call) {
   const Api api = call.api;
-  absl::StatusOr<core::EncodeRequest> request = ParseTeiSimilarity(call.request.body);
+  std::string name;
+  absl::StatusOr<core::EncodeRequest> request = ParseTeiSimilarity(call.request.body, &name);
   if (!request.ok()) return call.done(ErrorReply(request.status(), api));
-  if (model_.pooling == "none") {
+  absl::StatusOr<const ModelRoute*> model = Resolve(name, call);
+  if (!model.ok()) return call.done(ErrorReply(model.status(), api));
+  if ((*model)->description.default_pooling == engine::Pooling::kNone) {
     return call.done(ErrorReply(
         absl::InvalidArgumentError("this model's pooling is none (token states): no sentence "
                                    "embeddings to compare"),
@@ -74,7 +95,7 @@ void RequestHandler::Similarity(RouteCall call) {
   }
   absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
   if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));
-  dispatcher_->Dispatch(
+  (*model)->dispatcher->Dispatch(
       *request, *deadline, std::move(call.is_cancelled),
       [this, api, done = std::move(call.done)](absl::StatusOr<core::EncodeResult> result) mutable {
         if (!result.ok()) {

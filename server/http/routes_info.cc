@@ -12,9 +12,68 @@
 
 namespace server::http {
 
+namespace {
+
+using Json = nlohmann::json;
+
+// TEI's model_type: a classifier, a reranker (one label) or an embedding model.
+Json TeiModelType(const ModelDescription& model) {
+  if (model.labels.empty()) {
+    return {{"embedding", {{"pooling", model.pooling_names}}}};
+  }
+  Json id2label = Json::object();
+  Json label2id = Json::object();
+  for (size_t i = 0; i < model.labels.size(); ++i) {
+    id2label[std::to_string(i)] = model.labels[i];
+    label2id[model.labels[i]] = i;
+  }
+  return {{model.labels.size() == 1 ? "reranker" : "classifier",
+           {{"id2label", std::move(id2label)}, {"label2id", std::move(label2id)}}}};
+}
+
+// TEI's /info object of one model, with this server's additions
+// (sentence_transformers, outputs).
+Json TeiInfo(const ModelDescription& model, const HttpOptions& options) {
+  Json outputs = Json::array({"embeddings"});
+  if (model.labels.size() == 1) outputs.push_back("rerank");
+  if (!model.labels.empty()) outputs.push_back("classify");
+  if (model.sparse) outputs.push_back("sparse");
+  return {{"model_id", model.name},
+          {"model_sha", nullptr},
+          {"model_dtype", model.precision == engine::Precision::kInt8 ? "int8" : "float32"},
+          {"model_type", TeiModelType(model)},
+          {"outputs", std::move(outputs)},
+          {"sentence_transformers",
+           {{"pooling", model.pooling_names},
+            {"embedding_size", model.embedding_size},
+            {"normalize", model.normalize},
+            {"include_prompt", model.include_prompt},
+            {"prompts", model.prompts},
+            {"default_prompt_name", model.default_prompt_name}}},
+          {"max_concurrent_requests", options.max_connections},
+          {"max_input_length", model.max_length},
+          {"max_batch_tokens", model.max_batch_tokens},
+          {"max_batch_requests", nullptr},
+          {"max_client_batch_size", model.max_inputs_per_request},
+          {"auto_truncate", model.auto_truncate},
+          {"tokenization_workers", options.threads},
+          {"version", common::Version()}};
+}
+
+std::string Dump(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+}  // namespace
+
 void RequestHandler::Health(RouteCall call) {
   HttpReply reply;
-  if (serving_ && dispatcher_->accepting()) {
+  if (!call.request.model.empty()) {
+    // GET /health?model=NAME: that model (404 for another name).
+    absl::StatusOr<const ModelRoute*> model = models_->Resolve(call.request.model);
+    if (!model.ok()) return call.done(ErrorReply(model.status(), call.api));
+  }
+  if (serving_ && models_->accepting()) {
     reply.content_type = nullptr;
   } else {
     reply =
@@ -40,38 +99,32 @@ void RequestHandler::Metrics(RouteCall call) {
 
 void RequestHandler::ModelInfo(RouteCall call) {
   const Api api = call.api;
-  if (!dispatcher_->accepting()) {
+  if (!models_->accepting()) {
     return call.done(ErrorReply(absl::UnavailableError("server is shutting down"), api));
   }
+  std::vector<std::string> names;
+  for (const ModelRoute& served : models_->routes()) names.push_back(served.description.name);
   HttpReply reply;
   if (call.route == Route::kModels) {
-    reply.body = RenderOpenAiModels(model_.name);
+    reply.body = RenderOpenAiModels(names);
   } else if (call.route == Route::kModel) {
-    absl::StatusOr<std::string> model = RenderOpenAiModel(call.argument, model_.name);
+    absl::StatusOr<std::string> model = RenderOpenAiModel(call.argument, names);
     // OpenAI's answer to another id.
     if (!model.ok()) return call.done(ErrorReply(model.status(), api, 404));
     reply.body = *std::move(model);
+  } else if (!call.request.model.empty()) {
+    absl::StatusOr<const ModelRoute*> named = models_->Resolve(call.request.model);
+    if (!named.ok()) return call.done(ErrorReply(named.status(), api));
+    reply.body = Dump(TeiInfo((*named)->description, options_));
+  } else if (models_->routes().size() == 1) {
+    reply.body = Dump(TeiInfo(models_->first().description, options_));
   } else {
-    nlohmann::json info = {{"model_id", model_.name},
-                           {"model_sha", nullptr},
-                           {"model_dtype", model_.dtype},
-                           {"model_type", {{"embedding", {{"pooling", model_.pooling}}}}},
-                           {"sentence_transformers",
-                            {{"pooling", model_.pooling},
-                             {"embedding_size", model_.hidden_size},
-                             {"normalize", model_.normalize},
-                             {"include_prompt", model_.include_prompt},
-                             {"prompts", model_.prompts},
-                             {"default_prompt_name", model_.default_prompt_name}}},
-                           {"max_concurrent_requests", options_.max_connections},
-                           {"max_input_length", model_.max_input_length},
-                           {"max_batch_tokens", model_.max_batch_tokens},
-                           {"max_batch_requests", nullptr},
-                           {"max_client_batch_size", model_.max_inputs_per_request},
-                           {"auto_truncate", model_.auto_truncate},
-                           {"tokenization_workers", options_.threads},
-                           {"version", common::Version()}};
-    reply.body = info.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    // Several models: {"models": [TEI's object of each], "version": ...}.
+    Json list = Json::array();
+    for (const ModelRoute& served : models_->routes()) {
+      list.push_back(TeiInfo(served.description, options_));
+    }
+    reply.body = Dump({{"models", std::move(list)}, {"version", common::Version()}});
   }
   call.done(std::move(reply));
 }

@@ -13,23 +13,23 @@ void RequestHandler::CohereRerank(RouteCall call) { RerankRoute(true, std::move(
 
 void RequestHandler::RerankRoute(bool cohere, RouteCall call) {
   const Api api = call.api;
-  std::string model = model_.name;
-  absl::StatusOr<core::RerankRequest> request =
-      cohere ? ParseCohereRerank(call.request.body, &model) : ParseTeiRerank(call.request.body);
+  std::string name;
+  absl::StatusOr<core::RerankRequest> request = cohere ? ParseCohereRerank(call.request.body, &name)
+                                                       : ParseTeiRerank(call.request.body, &name);
   if (!request.ok()) return call.done(ErrorReply(request.status(), api));
+  absl::StatusOr<const ModelRoute*> model = Resolve(name, call);
+  if (!model.ok()) return call.done(ErrorReply(model.status(), api));
   absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
   if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));
   const auto documents = static_cast<int64_t>(request->texts.size());
-  // The served name answers, as on /v1/embeddings (model selection is not this route's).
-  dispatcher_->DispatchRerank(
+  (*model)->dispatcher->DispatchRerank(
       *request, *deadline, std::move(call.is_cancelled),
-      [this, api, cohere, documents,
+      [this, api, cohere, documents, name = (*model)->description.name,
        done = std::move(call.done)](absl::StatusOr<core::RerankResult> result) mutable {
         Answer<core::RerankResult>(std::move(result), api, done,
-                                   [this, cohere, documents](const core::RerankResult& ranked) {
-                                     return cohere
-                                                ? RenderCohereRerank(ranked, model_.name, documents)
-                                                : RenderTeiRerank(ranked);
+                                   [cohere, documents, name](const core::RerankResult& ranked) {
+                                     return cohere ? RenderCohereRerank(ranked, name, documents)
+                                                   : RenderTeiRerank(ranked);
                                    });
       });
 }

@@ -1,4 +1,5 @@
 // POST /embed_sparse (TEI): SPLADE weights of a model with its masked-LM head.
+#include <limits>
 #include <utility>
 
 #include "server/http/json_heads.h"
@@ -8,12 +9,15 @@ namespace server::http {
 
 void RequestHandler::EmbedSparse(RouteCall call) {
   const Api api = call.api;
+  std::string name;
   absl::StatusOr<core::SparseRequest> request =
-      ParseTeiEmbedSparse(call.request.body, model_.hidden_size);
+      ParseTeiEmbedSparse(call.request.body, std::numeric_limits<int>::max(), &name);
   if (!request.ok()) return call.done(ErrorReply(request.status(), api));
+  absl::StatusOr<const ModelRoute*> model = Resolve(name, call);
+  if (!model.ok()) return call.done(ErrorReply(model.status(), api));
   absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
   if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));
-  dispatcher_->DispatchSparse(
+  (*model)->dispatcher->DispatchSparse(
       *request, *deadline, std::move(call.is_cancelled),
       [this, api, done = std::move(call.done)](absl::StatusOr<core::SparseResult> result) mutable {
         if (!result.ok()) result = ForEmbeddingsRoute(result.status(), api, true);

@@ -12,12 +12,15 @@ namespace server::http {
 void RequestHandler::Decode(RouteCall call) {
   const Api api = call.api;
   bool batched = false;
+  std::string name;
   absl::StatusOr<std::vector<core::DecodeRequest>> requests =
-      ParseTeiDecode(call.request.body, &batched);
+      ParseTeiDecode(call.request.body, &batched, &name);
   if (!requests.ok()) return call.done(ErrorReply(requests.status(), api));
+  absl::StatusOr<const ModelRoute*> model = Resolve(name, call);
+  if (!model.ok()) return call.done(ErrorReply(model.status(), api));
   nlohmann::json texts = nlohmann::json::array();
   for (size_t i = 0; i < requests->size(); ++i) {
-    absl::StatusOr<std::string> text = dispatcher_->Decode((*requests)[i]);
+    absl::StatusOr<std::string> text = (*model)->dispatcher->Decode((*requests)[i]);
     if (!text.ok()) {
       return call.done(ErrorReply(core::WithInputIndex(static_cast<int>(i), text.status()), api));
     }
@@ -31,11 +34,15 @@ void RequestHandler::Decode(RouteCall call) {
 
 void RequestHandler::Tokenize(RouteCall call) {
   const Api api = call.api;
-  absl::StatusOr<std::vector<core::TokenizeRequest>> requests = ParseTeiTokenize(call.request.body);
+  std::string name;
+  absl::StatusOr<std::vector<core::TokenizeRequest>> requests =
+      ParseTeiTokenize(call.request.body, &name);
   if (!requests.ok()) return call.done(ErrorReply(requests.status(), api));
+  absl::StatusOr<const ModelRoute*> model = Resolve(name, call);
+  if (!model.ok()) return call.done(ErrorReply(model.status(), api));
   std::vector<engine::Encoding> encodings;
   for (size_t i = 0; i < requests->size(); ++i) {
-    absl::StatusOr<engine::Encoding> encoding = dispatcher_->Tokenize((*requests)[i]);
+    absl::StatusOr<engine::Encoding> encoding = (*model)->dispatcher->Tokenize((*requests)[i]);
     if (!encoding.ok()) {
       return call.done(
           ErrorReply(core::WithInputIndex(static_cast<int>(i), encoding.status()), api));

@@ -62,7 +62,7 @@ TEST(StatusCodesTest, OnlyTheAnsweredCodesReachTheWire) {
   const grpc::Status status = ToGrpcStatus(absl::OutOfRangeError("no sequence 3 in the result"));
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INTERNAL);
   EXPECT_EQ(status.error_message(), "no sequence 3 in the result");
-  EXPECT_EQ(ToProtoError(absl::NotFoundError("no such tensor")).code(),
+  EXPECT_EQ(ToProtoError(absl::DataLossError("no such tensor")).code(),
             static_cast<int>(grpc::StatusCode::INTERNAL));
   // Text input to a model without a usable tokenizer: the client can act on it.
   EXPECT_EQ(ToProtoError(absl::FailedPreconditionError("text input is unavailable")).code(),
@@ -225,7 +225,7 @@ TEST(ServerMetricsTest, AFirstRequestCreatesTheSeriesItLacks) {
   metrics.RequestFinished(core::Transport::kHttp, Rpc::kGetModelInfo,
                           absl::StatusCode::kInvalidArgument, milliseconds(1));
   metrics.RequestStarted();
-  metrics.RequestFinished(core::Transport::kHttp, Rpc::kTokenize, absl::StatusCode::kNotFound,
+  metrics.RequestFinished(core::Transport::kHttp, Rpc::kTokenize, absl::StatusCode::kDataLoss,
                           milliseconds(1));
 
   const Scrape scrape = Serialize(metrics.registry()->Collect());
@@ -239,7 +239,7 @@ TEST(ServerMetricsTest, AFirstRequestCreatesTheSeriesItLacks) {
                          {{"transport", "http"}, {"rpc", "Tokenize"}, {"code", "INTERNAL"}}),
             1);
   EXPECT_FALSE(scrape.Has("encoder_requests_total",
-                          {{"transport", "http"}, {"rpc", "Tokenize"}, {"code", "NOT_FOUND"}}));
+                          {{"transport", "http"}, {"rpc", "Tokenize"}, {"code", "DATA_LOSS"}}));
   EXPECT_EQ(RequestSeries(scrape, "encoder_requests_total").size(), 112u);
   EXPECT_EQ(scrape.Value("encoder_inflight_requests"), 0);
 }

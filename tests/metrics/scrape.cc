@@ -56,6 +56,10 @@ std::string SeriesKey(const std::string& name, const std::map<std::string, std::
 double Scrape::Value(const std::string& name,
                      const std::map<std::string, std::string>& labels) const {
   const auto it = samples.find(SeriesKey(name, labels));
+  if (it == samples.end() && labels.count("model") == 0) {
+    const auto summed = over_models.find(SeriesKey(name, labels));
+    if (summed != over_models.end()) return summed->second;
+  }
   if (it == samples.end()) {
     ADD_FAILURE() << "no series " << SeriesKey(name, labels);
     return -1;
@@ -64,7 +68,8 @@ double Scrape::Value(const std::string& name,
 }
 
 bool Scrape::Has(const std::string& name, const std::map<std::string, std::string>& labels) const {
-  return samples.count(SeriesKey(name, labels)) > 0;
+  return samples.count(SeriesKey(name, labels)) > 0 ||
+         (labels.count("model") == 0 && over_models.count(SeriesKey(name, labels)) > 0);
 }
 
 absl::StatusOr<std::string> HttpGet(int port, const std::string& path) {
@@ -113,7 +118,9 @@ absl::StatusOr<Scrape> ParseExposition(const std::string& text) {
       return absl::DataLossError(absl::StrCat("bad labels: ", line));
     }
     const std::string value = line.substr(line.find_first_not_of(' ', pos));
-    scrape.samples[SeriesKey(name, labels)] = std::strtod(value.c_str(), nullptr);
+    const double number = std::strtod(value.c_str(), nullptr);
+    scrape.samples[SeriesKey(name, labels)] = number;
+    if (labels.erase("model") > 0) scrape.over_models[SeriesKey(name, labels)] += number;
   }
   return scrape;
 }

@@ -15,8 +15,13 @@ std::string SeriesKey(const std::string& name, const std::map<std::string, std::
 struct Scrape {
   std::map<std::string, std::string> types;  // family name -> counter, gauge, histogram, ...
   std::map<std::string, double> samples;     // SeriesKey -> value
+  // SeriesKey without its model label -> the sum over models (every
+  // per-model series is labelled model="NAME").
+  std::map<std::string, double> over_models;
 
   // The value of a series; fails the current test when it is missing.
+  // `labels` without "model": the sum over the models (a one-model server's
+  // series itself).
   double Value(const std::string& name,
                const std::map<std::string, std::string>& labels = {}) const;
   bool Has(const std::string& name, const std::map<std::string, std::string>& labels = {}) const;

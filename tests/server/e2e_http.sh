@@ -188,7 +188,7 @@ check "/decode gives the text: $(cat "$work/body")" test "$(cat "$work/body")" =
 
 check "/metrics counts HTTP calls" test "$(curl_status GET /metrics)" = 200
 check "HTTP series: $(grep -m1 transport=.http "$work/body")" \
-  grep -q 'encoder_requests_total{code="OK",rpc="Encode",transport="http"} [1-9]' "$work/body"
+  grep -q 'encoder_requests_total{code="OK",model="[^"]*",rpc="Encode",transport="http"} [1-9]' "$work/body"
 stop_cleanly
 
 # --- API keys; --auto-truncate off -----------------------------------------------
@@ -223,10 +223,10 @@ check "gRPC health stays open" \
   test "$("$client_bin" --target "127.0.0.1:$port" health)" = "SERVING"
 check "/metrics stays open" test "$(curl_status GET /metrics)" = 200
 check "refusals are counted: $(grep UNAUTHENTICATED "$work/body" | grep -v ' 0$')" \
-  grep -q 'encoder_requests_total{code="UNAUTHENTICATED",rpc="Encode",transport="http"} 2' \
+  grep -q 'encoder_requests_total{code="UNAUTHENTICATED",model="[^"]*",rpc="Encode",transport="http"} 2' \
   "$work/body"
 check "gRPC refusals are counted" \
-  grep -q 'encoder_requests_total{code="UNAUTHENTICATED",rpc="Encode",transport="grpc"} 1' \
+  grep -q 'encoder_requests_total{code="UNAUTHENTICATED",model="[^"]*",rpc="Encode",transport="grpc"} 1' \
   "$work/body"
 check "keys never reach the log" bash -c "! grep -q -e first -e second -e from-file '$work/server.log'"
 stop_cleanly

@@ -129,7 +129,7 @@ TEST_F(HttpConnectionsTest, SlowBodiesGet408AndAreNeverServed) {
   }
   EXPECT_TRUE(MetricsShow(R"(encoder_http_timeouts_total{phase="body"} 1)"));
   EXPECT_TRUE(MetricsShow(
-      R"(encoder_requests_total{code="INVALID_ARGUMENT",rpc="Encode",transport="http"} 1)"));
+      R"(encoder_requests_total{code="INVALID_ARGUMENT",model="test",rpc="Encode",transport="http"} 1)"));
 }
 
 TEST_F(HttpConnectionsTest, IdleKeepAliveConnectionsCloseAfterTheIdleTimeout) {
@@ -255,8 +255,8 @@ TEST_F(HttpConnectionsTest, AClientThatLeavesHasItsQueuedRequestCancelled) {
   for (const std::vector<int32_t>& batch : core.backend().batches()) {
     for (int32_t id : batch) EXPECT_NE(id, 66);
   }
-  EXPECT_TRUE(
-      MetricsShow(R"(encoder_requests_total{code="CANCELLED",rpc="Encode",transport="http"} 1)"));
+  EXPECT_TRUE(MetricsShow(
+      R"(encoder_requests_total{code="CANCELLED",model="test",rpc="Encode",transport="http"} 1)"));
 }
 
 TEST_F(HttpConnectionsTest, StopClosesIdleConnectionsAndDeliversTheAnswerInFlight) {
@@ -289,8 +289,9 @@ TEST_F(HttpConnectionsTest, AFailedStartReportsItsErrorAndStopsAtOnce) {
   taken.port = http_->port();  // in use by the server above
   CoreService& core = http_->core();
   server::ApiKeys keys;
-  absl::StatusOr<std::unique_ptr<HttpServer>> second = HttpServer::Start(
-      taken, {}, &core.dispatcher(), &core.metrics(), &keys, server::SystemClock(), {});
+  std::unique_ptr<server::ServedModels> served = core.Served("test-model", &keys);
+  absl::StatusOr<std::unique_ptr<HttpServer>> second =
+      HttpServer::Start(taken, served.get(), server::SystemClock(), {});
   ASSERT_FALSE(second.ok());  // and returned: its clean-up did not wait for anything
   EXPECT_NE(second.status().message().find("cannot listen for HTTP"), std::string::npos)
       << second.status();

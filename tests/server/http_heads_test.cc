@@ -52,7 +52,8 @@ TEST_F(HttpHeadsTest, TeiRerankSortsWithIndicesAndText) {
   response = Post("/rerank", {{"query", "hello"}, {"texts", {"world"}}});
   ASSERT_EQ(response.status, 200) << response.body;
   EXPECT_FALSE(json::parse(response.body)[0].contains("text"));
-  EXPECT_TRUE(http_->MetricsShow("encoder_requests_total{code=\"OK\",rpc=\"Rerank\""));
+  EXPECT_TRUE(
+      http_->MetricsShow("encoder_requests_total{code=\"OK\",model=\"test\",rpc=\"Rerank\""));
 }
 
 TEST_F(HttpHeadsTest, TeiRerankErrors) {
@@ -145,7 +146,8 @@ TEST_F(HttpHeadsTest, EmbedSparseAsTei) {
   ASSERT_EQ(body[0].size(), 3u);
   EXPECT_EQ(body[0][0]["index"], 3);
   EXPECT_EQ(body[0][0]["value"], 3.0);
-  EXPECT_TRUE(http_->MetricsShow("encoder_requests_total{code=\"OK\",rpc=\"EncodeSparse\""));
+  EXPECT_TRUE(
+      http_->MetricsShow("encoder_requests_total{code=\"OK\",model=\"test\",rpc=\"EncodeSparse\""));
 }
 
 TEST_F(HttpHeadsTest, EmbedAllAndSimilarity) {

@@ -269,12 +269,12 @@ TEST(RenderTest, OpenAiAndTeiShapes) {
 TEST(RenderTest, OpenAiModels) {
   const json model = json::parse(R"({"id": "BAAI/bge-m3", "object": "model", "created": 0,
                                      "owned_by": "encoder-server"})");
-  EXPECT_EQ(json::parse(RenderOpenAiModels("BAAI/bge-m3")),
+  EXPECT_EQ(json::parse(RenderOpenAiModels({"BAAI/bge-m3"})),
             json({{"object", "list"}, {"data", json::array({model})}}));
-  absl::StatusOr<std::string> found = RenderOpenAiModel("BAAI/bge-m3", "BAAI/bge-m3");
+  absl::StatusOr<std::string> found = RenderOpenAiModel("BAAI/bge-m3", {"BAAI/bge-m3"});
   ASSERT_TRUE(found.ok()) << found.status();
   EXPECT_EQ(json::parse(*found), model);
-  absl::StatusOr<std::string> other = RenderOpenAiModel("bge-m3", "BAAI/bge-m3");
+  absl::StatusOr<std::string> other = RenderOpenAiModel("bge-m3", {"BAAI/bge-m3"});
   EXPECT_EQ(other.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(
       OpenAiError(other.status(), 404),

@@ -10,6 +10,13 @@ namespace {
 
 using Outcome = RouteMatch::Outcome;
 
+TEST(RoutesTest, TheModelQueryParameterIsDecoded) {
+  EXPECT_EQ(QueryParameter("/info?model=BAAI%2Fbge-m3", "model"), "BAAI/bge-m3");
+  EXPECT_EQ(QueryParameter("/health?x=1&model=e5#top", "model"), "e5");
+  EXPECT_EQ(QueryParameter("/health?mode=e5", "model"), "");
+  EXPECT_EQ(QueryParameter("/info", "model"), "");
+}
+
 TEST(RoutesTest, ExactPathsAndMethods) {
   const RouteMatch embeddings = MatchRoute("POST", "/v1/embeddings");
   ASSERT_EQ(embeddings.outcome, Outcome::kFound);

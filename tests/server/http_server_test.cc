@@ -148,7 +148,8 @@ TEST_F(HttpServerTest, TeiRoutes) {
   EXPECT_EQ(Call("GET", "/health").status, 200);
   // A request is counted once its answer is written: the client may read it
   // a moment earlier, hence a bounded wait.
-  EXPECT_TRUE(MetricsShow(R"(encoder_requests_total{code="OK",rpc="Encode",transport="http"} 1)"));
+  EXPECT_TRUE(MetricsShow(
+      R"(encoder_requests_total{code="OK",model="test",rpc="Encode",transport="http"} 1)"));
   // /decode: the ids of "hello" back to the text, one list or a batch of them.
   const json ids = json(expected.ids);
   const HttpResponse one = Call("POST", "/decode", json{{"ids", ids}}.dump());
@@ -267,7 +268,7 @@ TEST_F(HttpServerTest, ModelsByIdIncludingHubNames) {
                             "code": "model_not_found"}})"));
   // Counted as the client's mistake it is, not as a server error.
   EXPECT_TRUE(MetricsShow(
-      R"(encoder_requests_total{code="INVALID_ARGUMENT",rpc="GetModelInfo",transport="http"} 1)"));
+      R"(encoder_requests_total{code="INVALID_ARGUMENT",model="test",rpc="GetModelInfo",transport="http"} 1)"));
   const json list = json::parse(Call("GET", "/v1/models").body);
   EXPECT_EQ(list["data"], json::array({json::parse(model.body)}));
   // Embeddings answer whatever model the client names, with the served name.
@@ -424,7 +425,7 @@ TEST_F(HttpServerTest, ApiKeys) {
   // Probes and metrics stay open.
   EXPECT_EQ(Call("GET", "/health").status, 200);
   EXPECT_TRUE(MetricsShow(
-      R"(encoder_requests_total{code="UNAUTHENTICATED",rpc="Encode",transport="http"} 2)"));
+      R"(encoder_requests_total{code="UNAUTHENTICATED",model="test",rpc="Encode",transport="http"} 2)"));
   EXPECT_EQ(Call("GET", "/metrics").body.find("s3cret"), std::string::npos);
 }
 

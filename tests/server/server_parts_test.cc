@@ -12,6 +12,7 @@
 #include "absl/flags/flag.h"
 #include "engine/sentence_pipeline.h"
 #include "server/app/command_line.h"
+#include "server/app/server_config.h"
 #include "server/core/input_error.h"
 #include "server/core/utf8.h"
 #include "server/grpc/proto_conversions.h"
@@ -161,6 +162,33 @@ TEST(CommandLineTest, TheEnvironmentSetsFlagsAndBadValuesAreNamed) {
       << bad;
   unsetenv("ENCODER_TEST_PORT");
   unsetenv("ENCODER_TEST_MODEL_DIR");
+}
+
+TEST(ModelFlagTest, OneDirOrNamedEntries) {
+  ServerConfig config;
+  ASSERT_TRUE(ParseModelFlag("/models/minilm", &config).ok());
+  EXPECT_EQ(config.model_dir, "/models/minilm");
+  EXPECT_TRUE(config.models.empty());
+  EXPECT_EQ(ServedModelSpecs(config).size(), 1u);
+
+  ASSERT_TRUE(ParseModelFlag("small=/models/minilm,large=/models/bge", &config).ok());
+  EXPECT_TRUE(config.model_dir.empty());
+  ASSERT_EQ(config.models.size(), 2u);
+  EXPECT_EQ(config.models[1].name, "large");
+  EXPECT_EQ(config.models[1].dir, "/models/bge");
+  EXPECT_TRUE(ValidateServerConfig(config).ok());
+  // One named model is served under its name.
+  ASSERT_TRUE(ParseModelFlag("e5=/models/e5", &config).ok());
+  ASSERT_EQ(ServedModelSpecs(config).size(), 1u);
+  EXPECT_EQ(ServedModelSpecs(config)[0].name, "e5");
+
+  EXPECT_FALSE(ParseModelFlag("a=/x,/y", &config).ok());
+  EXPECT_FALSE(ParseModelFlag("=/x", &config).ok());
+  ASSERT_TRUE(ParseModelFlag("a=/x,a=/y", &config).ok());
+  EXPECT_NE(ValidateServerConfig(config).message().find("used twice"), std::string::npos);
+  ASSERT_TRUE(ParseModelFlag("a=/x,b=/y", &config).ok());
+  config.served_model_name = "n";
+  EXPECT_NE(ValidateServerConfig(config).message().find("--served-model-name"), std::string::npos);
 }
 
 TEST(StatusMappingTest, KeepsCodeAndMessage) {

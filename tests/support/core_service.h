@@ -13,6 +13,7 @@
 #include "server/core/encode_dispatcher.h"
 #include "server/core/metrics.h"
 #include "server/core/model_loader.h"
+#include "server/core/model_set.h"
 #include "server/core/request_builder.h"
 #include "support/fake_backend.h"
 #include "support/test_model.h"
@@ -23,7 +24,9 @@ class CoreService {
  public:
   explicit CoreService(server::BatcherConfig config = DefaultConfig(),
                        server::RequestLimits limits = {})
-      : loaded_(Load(model_.dir())),
+      : config_(config),
+        limits_(limits),
+        loaded_(Load(model_.dir())),
         metrics_(config,
                  server::ModelInfoLabels{"test", "fp32", "post", TestModel::kHidden, 2, "avx2"}),
         batcher_(config, &backend_, server::SystemClock(), &metrics_),
@@ -55,6 +58,16 @@ class CoreService {
   server::ServerMetrics& metrics() { return metrics_; }
   server::EncodeDispatcher& dispatcher() { return dispatcher_; }
 
+  // This one model as the adapters see it, named `name`; `keys` (must
+  // outlive it) off: no authentication.
+  std::unique_ptr<server::ServedModels> Served(const std::string& name,
+                                               const server::ApiKeys* keys) {
+    server::ModelRoute route{&dispatcher_, &metrics_,
+                             server::DescribeModel(loaded_, limits_, config_)};
+    route.description.name = name;
+    return std::make_unique<server::ServedModels>(std::vector<server::ModelRoute>{route}, keys);
+  }
+
  private:
   static server::LoadedModel Load(const std::string& dir) {
     engine::EncoderOptions options;
@@ -64,6 +77,8 @@ class CoreService {
     return model.ok() ? *std::move(model) : server::LoadedModel{};
   }
 
+  const server::BatcherConfig config_;
+  const server::RequestLimits limits_;
   TestModel model_;
   server::LoadedModel loaded_;
   FakeBackend backend_;

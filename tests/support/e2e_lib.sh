@@ -149,7 +149,10 @@ stop_server() {
 
 # One value of the server's /metrics ("" if absent), e.g. metric 'encoder_queue_tokens'.
 scrape() { curl -fsS --max-time 5 "http://127.0.0.1:$metrics_port/metrics" 2>/dev/null || true; }
-metric() { awk -v n="$2" '$1 == n {print $2}' <<<"$1" | head -n 1; }
+# Per-model series carry model="NAME": the name alone matches it too.
+metric() {
+  awk -v n="$2" '$1 == n || index($1, n "{model=\"") == 1 {print $2}' <<<"$1" | head -n 1
+}
 # The engine's cost per token between two scrapes (microseconds), from the
 # server's own batch histograms: shows whether the engine itself slowed down.
 engine_us_per_token() {  # engine_us_per_token METRICS_BEFORE METRICS_AFTER

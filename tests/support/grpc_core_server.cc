@@ -4,12 +4,10 @@
 
 namespace testing_support {
 
-GrpcCoreServer::GrpcCoreServer(server::ModelHeads heads)
-    : core_(std::make_unique<CoreService>()),
-      service_(std::make_unique<server::EncodeService>(&core_->dispatcher(), &keys_,
-                                                       encoder::v1::ModelInfo(),
-                                                       server::SystemClock(), &core_->metrics())) {
+GrpcCoreServer::GrpcCoreServer(server::ModelHeads heads) : core_(std::make_unique<CoreService>()) {
   core_->SetHeads(std::move(heads));
+  models_ = core_->Served("test", &keys_);
+  service_ = std::make_unique<server::EncodeService>(models_.get(), server::SystemClock());
   grpc::ServerBuilder builder;
   builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
   builder.RegisterService(service_.get());

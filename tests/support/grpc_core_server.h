@@ -30,6 +30,7 @@ class GrpcCoreServer {
  private:
   std::unique_ptr<CoreService> core_;
   server::ApiKeys keys_;
+  std::unique_ptr<server::ServedModels> models_;
   std::unique_ptr<server::EncodeService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -18,18 +18,9 @@ HttpTestServer::HttpTestServer(HttpTestSetup setup)
   core_->SetHeads(std::move(setup.heads));
   setup.options.host = "127.0.0.1";
   setup.options.port = 0;
-  server::http::HttpModelInfo info;
-  info.name = setup.model_name;
-  info.dtype = "float32";
-  info.pooling = "cls";
-  info.hidden_size = TestModel::kHidden;
-  info.max_input_length = TestModel::kMaxLength;
-  info.max_batch_tokens = 16384;
-  info.max_inputs_per_request = setup.limits.max_inputs_per_request;
-  info.auto_truncate = setup.limits.auto_truncate;
-  auto server =
-      server::http::HttpServer::Start(setup.options, info, &core_->dispatcher(), &core_->metrics(),
-                                      &keys_, server::SystemClock(), {core_->metrics().registry()});
+  served_ = core_->Served(setup.model_name, &keys_);
+  auto server = server::http::HttpServer::Start(setup.options, served_.get(), server::SystemClock(),
+                                                {core_->metrics().registry()});
   EXPECT_TRUE(server.ok()) << server.status();
   if (server.ok()) server_ = *std::move(server);
 }

@@ -58,6 +58,7 @@ class HttpTestServer {
  private:
   std::unique_ptr<CoreService> core_;
   server::ApiKeys keys_;
+  std::unique_ptr<server::ServedModels> served_;
   std::unique_ptr<server::http::HttpServer> server_;
 };
 

@@ -8,14 +8,14 @@ namespace testing_support {
 
 using server::core::Input;
 
-TestModel::TestModel() : dir_("encoder_server_test_") {
+TestModel::TestModel(int hidden, uint64_t seed) : hidden_(hidden), dir_("encoder_server_test_") {
   engine::RandomModelSpec spec;
-  spec.config.hidden_size = kHidden;
+  spec.config.hidden_size = hidden;
   spec.config.num_layers = 2;
   spec.config.num_heads = 4;
   spec.config.intermediate_size = 128;
   spec.config.max_position_embeddings = kMaxLength;
-  spec.seed = 7;
+  spec.seed = seed;
   const absl::Status written = engine::WriteRandomModel(dir(), spec);
   if (!written.ok()) {
     ADD_FAILURE() << written;
@@ -83,14 +83,14 @@ std::vector<float> TestModel::EncodeAlone(const Input& input, engine::Pooling po
   if (pooling == engine::Pooling::kNone) {
     *rows = *tokens;
     std::vector<float> states(result.sequence_states(0),
-                              result.sequence_states(0) + *rows * kHidden);
+                              result.sequence_states(0) + *rows * hidden_);
     if (normalize) {
-      for (int r = 0; r < *rows; ++r) engine::L2Normalize(states.data() + r * kHidden, kHidden);
+      for (int r = 0; r < *rows; ++r) engine::L2Normalize(states.data() + r * hidden_, hidden_);
     }
     return states;
   }
   *rows = 1;
-  std::vector<float> pooled(kHidden);
+  std::vector<float> pooled(hidden_);
   const absl::Status status = encoder_->Pool(result, 0, pooling, normalize, pooled.data());
   EXPECT_TRUE(status.ok()) << status;
   return pooled;

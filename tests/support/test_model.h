@@ -2,6 +2,7 @@
 // of encoding one input alone with the engine directly.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,11 +19,14 @@ class TestModel {
   static constexpr int kHidden = 64;
   static constexpr int kMaxLength = 64;
 
-  // Writes the model (fails the current test on error) and loads the reference engine.
-  TestModel();
+  // Writes the model (fails the current test on error) and loads the
+  // reference engine. Another `hidden` size (a multiple of 4) or `seed` makes
+  // another model, e.g. for a server serving several.
+  explicit TestModel(int hidden = kHidden, uint64_t seed = 7);
   ~TestModel();  // removes the directory
 
   const std::string& dir() const { return dir_.path(); }
+  int hidden() const { return hidden_; }
   engine::Encoder& encoder() { return *encoder_; }
   const engine::Tokenizer& tokenizer() const { return *tokenizer_; }
 
@@ -30,11 +34,12 @@ class TestModel {
   void Tokenize(const server::core::Input& input, bool truncate, std::vector<int32_t>* ids,
                 std::vector<int32_t>* types) const;
 
-  // `input` encoded alone: rows x kHidden floats (rows = tokens for kNone).
+  // `input` encoded alone: rows x hidden() floats (rows = tokens for kNone).
   std::vector<float> EncodeAlone(const server::core::Input& input, engine::Pooling pooling,
                                  bool normalize, bool truncate, int* rows, int* tokens);
 
  private:
+  const int hidden_;
   TempDir dir_;
   std::unique_ptr<engine::Encoder> encoder_;
   std::unique_ptr<engine::Tokenizer> tokenizer_;

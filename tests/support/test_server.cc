@@ -32,6 +32,27 @@ TestServer::TestServer(const std::function<void(server::ServerConfig&)>& configu
   server_ = StartServer(config);
 }
 
+MultiModelTestServer::MultiModelTestServer(
+    const std::vector<Spec>& specs, const std::function<void(server::ServerConfig&)>& configure) {
+  server::ServerConfig config = TestServerConfig("");
+  config.model_dir.clear();
+  config.http_port = 0;
+  for (const Spec& spec : specs) {
+    models_.emplace_back(spec.name, std::make_unique<TestModel>(spec.hidden, spec.seed));
+    config.models.push_back({spec.name, models_.back().second->dir()});
+  }
+  if (configure) configure(config);
+  server_ = StartServer(config);
+}
+
+TestModel& MultiModelTestServer::model(const std::string& name) {
+  for (auto& [served, model] : models_) {
+    if (served == name) return *model;
+  }
+  ADD_FAILURE() << "no model " << name;
+  return *models_.front().second;
+}
+
 TestServer* TestServerSuite::suite_server_ = nullptr;
 
 void TestServerSuite::StartSuiteServer(

@@ -6,6 +6,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
@@ -45,6 +47,31 @@ class TestServer {
 
  private:
   TestModel model_;
+  std::unique_ptr<server::EncoderServer> server_;  // declared last: stopped first
+};
+
+// Several TestModels (distinct hidden sizes, so that a mix-up shows) served
+// by one EncoderServer, each as --model NAME=DIR, with HTTP on (any free
+// port); started at construction, stopped at destruction.
+class MultiModelTestServer {
+ public:
+  struct Spec {
+    std::string name;
+    int hidden = TestModel::kHidden;
+    uint64_t seed = 7;
+  };
+  explicit MultiModelTestServer(const std::vector<Spec>& specs,
+                                const std::function<void(server::ServerConfig&)>& configure = {});
+  MultiModelTestServer(const MultiModelTestServer&) = delete;
+  MultiModelTestServer& operator=(const MultiModelTestServer&) = delete;
+
+  bool ok() const { return server_ != nullptr; }
+  // The model served as `name` (which must be one of the specs').
+  TestModel& model(const std::string& name);
+  server::EncoderServer& server() { return *server_; }
+
+ private:
+  std::vector<std::pair<std::string, std::unique_ptr<TestModel>>> models_;
   std::unique_ptr<server::EncoderServer> server_;  // declared last: stopped first
 };
 
