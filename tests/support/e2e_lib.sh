@@ -151,7 +151,9 @@ stop_server() {
 scrape() { curl -fsS --max-time 5 "http://127.0.0.1:$metrics_port/metrics" 2>/dev/null || true; }
 # Per-model series carry model="NAME": the name alone matches it too.
 metric() {
-  awk -v n="$2" '$1 == n || index($1, n "{model=\"") == 1 {print $2}' <<<"$1" | head -n 1
+  # The series' model label is left out of the comparison (one model served).
+  awk -v n="$2" '{ s = $1; sub(/model="[^"]*",?/, "", s); sub(/,}$/, "}", s); sub(/{}$/, "", s) }
+    s == n {print $2}' <<<"$1" | head -n 1
 }
 # The engine's cost per token between two scrapes (microseconds), from the
 # server's own batch histograms: shows whether the engine itself slowed down.
