@@ -1,5 +1,7 @@
 #include "server/http/json_heads.h"
 
+#include "server/http/json_fields.h"
+
 #include <atomic>
 #include <cstdint>
 #include <nlohmann/json.hpp>
@@ -14,35 +16,6 @@ namespace {
 using core::InputProblem;
 using core::WithInputProblem;
 using nlohmann::json;
-
-std::string Dump(const json& value) {
-  return value.dump(-1, ' ', false, json::error_handler_t::replace);
-}
-
-absl::Status BadValue(absl::string_view field, absl::string_view message) {
-  return FieldError(field, kInvalidValue, message);
-}
-absl::Status BadType(absl::string_view field, absl::string_view message) {
-  return FieldError(field, kInvalidType, message);
-}
-absl::Status Missing(absl::string_view field) {
-  return FieldError(field, kMissingParameter, absl::StrCat("\"", field, "\" is missing"));
-}
-
-absl::StatusOr<bool> Flag(const json& body, const char* field, bool default_value) {
-  const auto it = body.find(field);
-  if (it == body.end() || it->is_null()) return default_value;
-  if (!it->is_boolean())
-    return BadType(field, absl::StrCat("\"", field, "\" must be true or false"));
-  return it->get<bool>();
-}
-
-absl::StatusOr<std::string> RequiredString(const json& body, const char* field) {
-  const auto it = body.find(field);
-  if (it == body.end() || it->is_null()) return Missing(field);
-  if (!it->is_string()) return BadType(field, absl::StrCat("\"", field, "\" must be a string"));
-  return it->get<std::string>();
-}
 
 absl::Status Truncate(const json& body, std::optional<bool>* truncate) {
   const auto it = body.find("truncate");
@@ -95,21 +68,12 @@ absl::StatusOr<std::vector<std::string>> Texts(const json& body, const char* fie
   return texts;
 }
 
-// The optional string field "model" into `model`.
-absl::Status ModelName(const json& body, std::string* model) {
-  const auto it = body.find("model");
-  if (it == body.end() || it->is_null()) return absl::OkStatus();
-  if (!it->is_string()) return BadType("model", "\"model\" must be a string");
-  *model = it->get<std::string>();
-  return absl::OkStatus();
-}
-
 }  // namespace
 
 absl::StatusOr<core::RerankRequest> ParseTeiRerank(std::string_view body, std::string* model) {
   absl::StatusOr<json> parsed = ParseJsonObject(body);
   if (!parsed.ok()) return parsed.status();
-  if (absl::Status status = ModelName(*parsed, model); !status.ok()) return status;
+  if (absl::Status status = ModelField(*parsed, model); !status.ok()) return status;
   core::RerankRequest request;
   absl::StatusOr<std::string> query = RequiredString(*parsed, "query");
   if (!query.ok()) return query.status();
@@ -143,10 +107,7 @@ std::string RenderTeiRerank(const core::RerankResult& result) {
 absl::StatusOr<core::RerankRequest> ParseCohereRerank(std::string_view body, std::string* model) {
   absl::StatusOr<json> parsed = ParseJsonObject(body);
   if (!parsed.ok()) return parsed.status();
-  if (const auto it = parsed->find("model"); it != parsed->end() && !it->is_null()) {
-    if (!it->is_string()) return BadType("model", "\"model\" must be a string");
-    *model = it->get<std::string>();
-  }
+  if (absl::Status status = ModelField(*parsed, model); !status.ok()) return status;
   core::RerankRequest request;
   absl::StatusOr<std::string> query = RequiredString(*parsed, "query");
   if (!query.ok()) return query.status();
@@ -188,7 +149,7 @@ absl::StatusOr<core::ClassifyRequest> ParseTeiPredict(std::string_view body, boo
                                                       std::string* model) {
   absl::StatusOr<json> parsed = ParseJsonObject(body);
   if (!parsed.ok()) return parsed.status();
-  if (absl::Status status = ModelName(*parsed, model); !status.ok()) return status;
+  if (absl::Status status = ModelField(*parsed, model); !status.ok()) return status;
   const auto it = parsed->find("inputs");
   if (it == parsed->end() || it->is_null()) return Missing("inputs");
   constexpr char kShape[] =
@@ -303,7 +264,7 @@ std::string RenderTeiEmbedAll(const core::EncodeResult& result) {
 absl::StatusOr<core::EncodeRequest> ParseTeiSimilarity(std::string_view body, std::string* model) {
   absl::StatusOr<json> parsed = ParseJsonObject(body);
   if (!parsed.ok()) return parsed.status();
-  if (absl::Status status = ModelName(*parsed, model); !status.ok()) return status;
+  if (absl::Status status = ModelField(*parsed, model); !status.ok()) return status;
   const auto inputs = parsed->find("inputs");
   if (inputs == parsed->end() || inputs->is_null()) return Missing("inputs");
   if (!inputs->is_object()) {

@@ -1,5 +1,7 @@
 #include "server/http/json_mapping.h"
 
+#include "server/http/json_fields.h"
+
 #include <algorithm>
 
 #include <cmath>
@@ -20,17 +22,6 @@ namespace {
 using core::InputProblem;
 using core::WithInputProblem;
 using nlohmann::json;
-
-// A field whose value is wrong / of the wrong type / missing.
-absl::Status BadValue(absl::string_view field, absl::string_view message) {
-  return FieldError(field, kInvalidValue, message);
-}
-absl::Status BadType(absl::string_view field, absl::string_view message) {
-  return FieldError(field, kInvalidType, message);
-}
-absl::Status Missing(absl::string_view field) {
-  return FieldError(field, kMissingParameter, absl::StrCat("\"", field, "\" is missing"));
-}
 
 // nlohmann's message without its "[json.exception.parse_error.101] parse
 // error at " prefix, which repeats what ours says: "line 1, column 11: syntax
@@ -148,25 +139,6 @@ absl::StatusOr<int> Dimensions(const json& body, int hidden_size) {
                                    " (the model's size)"));
   }
   return it->get<int>();
-}
-
-// The optional string field "model" into `model` (may be null).
-absl::Status ModelField(const json& body, std::string* model) {
-  const auto it = body.find("model");
-  if (it == body.end() || it->is_null()) return absl::OkStatus();
-  if (!it->is_string()) return BadType("model", "\"model\" must be a string");
-  if (model != nullptr) *model = it->get<std::string>();
-  return absl::OkStatus();
-}
-
-// An optional boolean field.
-absl::StatusOr<bool> Flag(const json& body, const char* field, bool default_value) {
-  const auto it = body.find(field);
-  if (it == body.end() || it->is_null()) return default_value;
-  if (!it->is_boolean()) {
-    return BadType(field, absl::StrCat("\"", field, "\" must be true or false"));
-  }
-  return it->get<bool>();
 }
 
 // "truncate" (unset: the server's --auto-truncate) and "truncation_direction",
@@ -378,13 +350,13 @@ std::string RenderOpenAiEmbeddings(const core::EncodeResult& result, const Embed
                          {"data", std::move(data)},
                          {"model", served_model},
                          {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}};
-  return response.dump(-1, ' ', false, json::error_handler_t::replace);
+  return Dump(response);
 }
 
 std::string RenderTeiEmbed(const core::EncodeResult& result, const EmbeddingsCall& call) {
   json vectors = json::array();
   for (const InputOutput& output : result.outputs) vectors.push_back(Vector(output, call));
-  return vectors.dump(-1, ' ', false, json::error_handler_t::replace);
+  return Dump(vectors);
 }
 
 namespace {
@@ -399,7 +371,7 @@ std::string RenderOpenAiModels(const std::vector<std::string>& served_models) {
   json data = json::array();
   for (const std::string& name : served_models) data.push_back(ModelObject(name));
   const json list = {{"object", "list"}, {"data", std::move(data)}};
-  return list.dump(-1, ' ', false, json::error_handler_t::replace);
+  return Dump(list);
 }
 
 absl::StatusOr<std::string> RenderOpenAiModel(const std::string& id,
@@ -412,7 +384,7 @@ absl::StatusOr<std::string> RenderOpenAiModel(const std::string& id,
                                 absl::StrJoin(served_models, "', '"), "'")),
                             "model", kModelNotFound);
   }
-  return ModelObject(id).dump(-1, ' ', false, json::error_handler_t::replace);
+  return Dump(ModelObject(id));
 }
 
 absl::StatusOr<json> ParseJsonObject(std::string_view body) { return ParseObject(body); }
@@ -438,7 +410,7 @@ std::string RenderTeiTokenize(const std::vector<engine::Encoding>& encodings) {
     }
     lists.push_back(std::move(tokens));
   }
-  return lists.dump(-1, ' ', false, json::error_handler_t::replace);
+  return Dump(lists);
 }
 
 }  // namespace server::http

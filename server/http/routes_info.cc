@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/version.h"
+#include "server/http/json_fields.h"
 #include "server/http/json_mapping.h"
 #include "server/http/request_handler.h"
 
@@ -58,10 +59,6 @@ Json TeiInfo(const ModelDescription& model, const HttpOptions& options) {
           {"auto_truncate", model.auto_truncate},
           {"tokenization_workers", options.threads},
           {"version", common::Version()}};
-}
-
-std::string Dump(const Json& json) {
-  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
 }  // namespace

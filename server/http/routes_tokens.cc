@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "server/core/input_error.h"
+#include "server/http/json_fields.h"
 #include "server/http/json_mapping.h"
 #include "server/http/request_handler.h"
 
@@ -27,8 +28,7 @@ void RequestHandler::Decode(RouteCall call) {
     texts.push_back(*std::move(text));
   }
   HttpReply reply;
-  reply.body =
-      (batched ? texts : texts[0]).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  reply.body = Dump(batched ? texts : texts[0]);
   call.done(std::move(reply));
 }
 

@@ -1,0 +1,46 @@
+#include "server/http/json_fields.h"
+
+#include "absl/strings/str_cat.h"
+#include "server/http/http_errors.h"
+
+namespace server::http {
+
+absl::Status BadValue(absl::string_view field, absl::string_view message) {
+  return FieldError(field, kInvalidValue, message);
+}
+absl::Status BadType(absl::string_view field, absl::string_view message) {
+  return FieldError(field, kInvalidType, message);
+}
+absl::Status Missing(absl::string_view field) {
+  return FieldError(field, kMissingParameter, absl::StrCat("\"", field, "\" is missing"));
+}
+
+absl::StatusOr<bool> Flag(const nlohmann::json& body, const char* field, bool default_value) {
+  const auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return default_value;
+  if (!it->is_boolean()) {
+    return BadType(field, absl::StrCat("\"", field, "\" must be true or false"));
+  }
+  return it->get<bool>();
+}
+
+absl::StatusOr<std::string> RequiredString(const nlohmann::json& body, const char* field) {
+  const auto it = body.find(field);
+  if (it == body.end() || it->is_null()) return Missing(field);
+  if (!it->is_string()) return BadType(field, absl::StrCat("\"", field, "\" must be a string"));
+  return it->get<std::string>();
+}
+
+absl::Status ModelField(const nlohmann::json& body, std::string* model) {
+  const auto it = body.find("model");
+  if (it == body.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_string()) return BadType("model", "\"model\" must be a string");
+  if (model != nullptr) *model = it->get<std::string>();
+  return absl::OkStatus();
+}
+
+std::string Dump(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+}  // namespace server::http

@@ -1,0 +1,32 @@
+// The field-level pieces every JSON request parser of the HTTP adapter
+// shares (json_mapping.cc for the embedding routes, json_heads.cc for the
+// head routes): errors that name the field, optional and required fields,
+// the "model" field, and the dump every answer uses.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace server::http {
+
+// A field whose value is wrong / of the wrong type / missing (http_errors.h's FieldError).
+absl::Status BadValue(absl::string_view field, absl::string_view message);
+absl::Status BadType(absl::string_view field, absl::string_view message);
+absl::Status Missing(absl::string_view field);
+
+// An optional boolean field: `default_value` when absent or null.
+absl::StatusOr<bool> Flag(const nlohmann::json& body, const char* field, bool default_value);
+// A string field that must be there.
+absl::StatusOr<std::string> RequiredString(const nlohmann::json& body, const char* field);
+// The optional string field "model" into `model` (may be null); absent or
+// null leaves it alone.
+absl::Status ModelField(const nlohmann::json& body, std::string* model);
+
+// Compact JSON; invalid UTF-8 in strings becomes U+FFFD instead of throwing.
+std::string Dump(const nlohmann::json& value);
+
+}  // namespace server::http
