@@ -45,6 +45,9 @@ struct MakeModelOptions {
   // families whose checkpoints use BERT's tensor names.
   std::string model_type = "bert";
   int vocab_size = 0;  // > 0: the demo vocabulary padded to this many tokens
+  // "" (none), classifier or masked-lm (engine::RandomHead).
+  std::string head;
+  int labels = 1;  // head classifier
 };
 
 absl::Status RunEncode(const CommonOptions& common, const std::string& pooling, bool normalize,

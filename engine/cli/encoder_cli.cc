@@ -10,6 +10,7 @@
 // instruction-set level the engine may use (engine/isa.h).
 //   make-model --out DIR --hidden H --layers L --heads A --intermediate I
 //              [--vocab FILE] [--seed S] [--layer-norm pre|post] [--max-position P]
+//              [--head classifier|masked-lm] [--labels N]
 #include <cstdio>
 #include <iostream>
 #include <string>
@@ -74,6 +75,10 @@ ABSL_FLAG(std::string, model_type, "bert",
           "type, eps 1e-5, max_position + 2 position rows)");
 ABSL_FLAG(int, vocab_size, 0,
           "make-model: pad the demo vocabulary with [unusedN] to this many tokens (0: as is)");
+ABSL_FLAG(std::string, head, "",
+          "make-model: a task head on the encoder: classifier (XForSequenceClassification, "
+          "id2label LABEL_0..) or masked-lm (XForMaskedLM, decoder tied; for SPLADE); empty: none");
+ABSL_FLAG(int, labels, 1, "make-model: the classifier head's label count (1: a reranker)");
 
 namespace {
 
@@ -150,6 +155,8 @@ absl::Status Run(const std::string& command) {
     make.hidden_act = absl::GetFlag(FLAGS_hidden_act);
     make.model_type = absl::GetFlag(FLAGS_model_type);
     make.vocab_size = absl::GetFlag(FLAGS_vocab_size);
+    make.head = absl::GetFlag(FLAGS_head);
+    make.labels = absl::GetFlag(FLAGS_labels);
     return cli::RunMakeModel(make, std::cout);
   }
   return absl::InvalidArgumentError(

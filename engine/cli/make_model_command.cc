@@ -45,6 +45,15 @@ absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
   } else if (options.hidden_act != "gelu") {
     return absl::InvalidArgumentError("--hidden-act must be gelu, gelu_new or relu");
   }
+  if (options.head == "classifier") {
+    spec.head = engine::RandomHead::kClassifier;
+    spec.num_labels = options.labels;
+    if (options.labels <= 0) return absl::InvalidArgumentError("--labels must be positive");
+  } else if (options.head == "masked-lm") {
+    spec.head = engine::RandomHead::kMaskedLm;
+  } else if (!options.head.empty()) {
+    return absl::InvalidArgumentError("--head must be classifier or masked-lm");
+  }
   if (!options.vocab_file.empty()) {
     std::ifstream in(options.vocab_file);
     if (!in) return absl::NotFoundError(absl::StrCat(options.vocab_file, ": cannot open"));
@@ -66,7 +75,14 @@ absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
   if (absl::Status s = engine::WriteRandomModel(options.out, spec); !s.ok()) return s;
   out << "wrote " << options.out << " (hidden " << c.hidden_size << ", layers " << c.num_layers
       << ", heads " << c.num_heads << ", intermediate " << c.intermediate_size << ", "
-      << options.layer_norm << "-LN)\n";
+      << options.layer_norm << "-LN";
+  if (spec.head == engine::RandomHead::kClassifier) {
+    out << ", classifier head with " << spec.num_labels << " label"
+        << (spec.num_labels == 1 ? "" : "s");
+  } else if (spec.head == engine::RandomHead::kMaskedLm) {
+    out << ", masked-LM head";
+  }
+  out << ")\n";
   return absl::OkStatus();
 }
 

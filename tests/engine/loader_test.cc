@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <functional>
 
@@ -66,6 +67,91 @@ TEST(LoaderTest, LoadsAValidModel) {
   ASSERT_TRUE(encoder.ok()) << encoder.status();
   EXPECT_EQ((*encoder)->config().hidden_size, 32);
   EXPECT_TRUE((*encoder)->has_pooler());
+}
+
+// engine::WriteRandomModel's heads (encoder-cli make-model --head) load as
+// the task models they imitate.
+TEST(LoaderTest, RandomModelWithoutAHeadHasNone) {
+  auto encoder = Encoder::Load(WriteTinyModel("no_head"), EncoderOptions{});
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  EXPECT_EQ((*encoder)->classifier(), nullptr);
+  EXPECT_FALSE((*encoder)->has_masked_lm_head());
+}
+
+TEST(LoaderTest, RandomModelWithAClassifierHead) {
+  RandomModelSpec spec = testing::TinySpec();
+  spec.head = RandomHead::kClassifier;
+  spec.num_labels = 3;
+  const std::string dir = WriteTinyModel("classifier_head", spec);
+  const nlohmann::json config = nlohmann::json::parse(ReadFile(dir + "/config.json"));
+  EXPECT_EQ(config.at("architectures"), nlohmann::json::array({"BertForSequenceClassification"}));
+  EXPECT_EQ(config.at("id2label").at("2"), "LABEL_2");
+  auto encoder = Encoder::Load(dir, EncoderOptions{});
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  const ClassifierHead* head = (*encoder)->classifier();
+  ASSERT_NE(head, nullptr);
+  EXPECT_EQ(head->num_labels, 3);
+  EXPECT_EQ(head->labels, (std::vector<std::string>{"LABEL_0", "LABEL_1", "LABEL_2"}));
+  EXPECT_EQ(head->activation, ScoreActivation::kSoftmax);
+  EXPECT_FALSE((*encoder)->has_masked_lm_head());
+  EXPECT_TRUE((*encoder)->has_pooler());
+
+  // The classifier's weights are large enough that two inputs' logits differ visibly.
+  const std::vector<Sequence> batch = {{{2, 40, 41, 3}, {}}, {{2, 90, 91, 92, 3}, {}}};
+  EncodeResult result;
+  ASSERT_TRUE((*encoder)->Encode(batch, &result).ok());
+  float a[3], b[3];
+  ASSERT_TRUE((*encoder)->Classify(result, 0, a).ok());
+  ASSERT_TRUE((*encoder)->Classify(result, 1, b).ok());
+  float difference = 0.0f;
+  for (int i = 0; i < 3; ++i) difference = std::max(difference, std::abs(a[i] - b[i]));
+  EXPECT_GT(difference, 1e-3f);
+}
+
+TEST(LoaderTest, RandomModelWithOneLabelIsAReranker) {
+  RandomModelSpec spec = testing::TinySpec();
+  spec.head = RandomHead::kClassifier;
+  spec.with_pooler = false;  // the classifier needs BERT's pooler: written anyway
+  auto encoder = Encoder::Load(WriteTinyModel("reranker_head", spec), EncoderOptions{});
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  ASSERT_NE((*encoder)->classifier(), nullptr);
+  EXPECT_EQ((*encoder)->classifier()->num_labels, 1);
+  EXPECT_EQ((*encoder)->classifier()->labels, std::vector<std::string>{"LABEL_0"});
+  EXPECT_EQ((*encoder)->classifier()->activation, ScoreActivation::kSigmoid);
+}
+
+TEST(LoaderTest, RandomModelWithAMaskedLmHead) {
+  RandomModelSpec spec = testing::TinySpec();
+  spec.head = RandomHead::kMaskedLm;
+  const std::string dir = WriteTinyModel("masked_lm_head", spec);
+  const nlohmann::json config = nlohmann::json::parse(ReadFile(dir + "/config.json"));
+  EXPECT_EQ(config.at("architectures"), nlohmann::json::array({"BertForMaskedLM"}));
+  EXPECT_FALSE(config.contains("id2label"));
+  auto encoder = Encoder::Load(dir, EncoderOptions{});
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  EXPECT_TRUE((*encoder)->has_masked_lm_head());
+  EXPECT_EQ((*encoder)->classifier(), nullptr);
+  {
+    // Tied, as real checkpoints are: no decoder weight of its own.
+    auto file = SafetensorsFile::Open(WeightsPath(dir));
+    ASSERT_TRUE(file.ok()) << file.status();
+    EXPECT_EQ((*file)->tensors().count("cls.predictions.decoder.weight"), 0u);
+    EXPECT_EQ((*file)->tensors().count("cls.predictions.bias"), 1u);
+  }
+  const std::vector<Sequence> batch = {{{2, 40, 41, 3}, {}}};
+  EncodeResult result;
+  ASSERT_TRUE((*encoder)->Encode(batch, &result).ok());
+  std::vector<SparseEntry> sparse;
+  ASSERT_TRUE((*encoder)->Sparse(result, 0, SparseOptions{}, &sparse).ok());
+  EXPECT_FALSE(sparse.empty());
+}
+
+TEST(LoaderTest, RandomModelRejectsABadLabelCount) {
+  RandomModelSpec spec = testing::TinySpec();
+  spec.head = RandomHead::kClassifier;
+  spec.num_labels = 0;
+  ExpectError(WriteRandomModel(testing_support::MakeTempDir("engine_test_zero_labels_"), spec),
+              absl::StatusCode::kInvalidArgument, {"bad label count 0"});
 }
 
 TEST(LoaderTest, MissingDirectory) {

@@ -12,10 +12,25 @@
 
 namespace engine {
 
+// A task head on top of the encoder, with the family's tensor names
+// (models/architecture.h) and config.json keys, as the Hugging Face task
+// models save them.
+enum class RandomHead {
+  kNone,
+  // XForSequenceClassification: the classifier (BERT's dense is its pooler,
+  // written whatever `with_pooler` says) and id2label {"0": "LABEL_0", ...}.
+  kClassifier,
+  // XForMaskedLM: the transform, its LayerNorm and the output bias; the
+  // decoder is tied to the word embeddings (no weight written).
+  kMaskedLm,
+};
+
 struct RandomModelSpec {
   ModelConfig config;  // vocab_size is taken from `vocabulary` when that is not empty
   uint64_t seed = 1;
   bool with_pooler = true;
+  RandomHead head = RandomHead::kNone;
+  int num_labels = 1;  // kClassifier
   // Written to vocab.txt. Empty: DemoVocabulary().
   std::vector<std::string> vocabulary;
 };

@@ -1,11 +1,14 @@
 #include "engine/random_model.h"
 
 #include <filesystem>
+#include <map>
 #include <random>
 
 #include "absl/strings/str_cat.h"
 #include "engine/config.h"
 #include "model/safetensors_writer.h"
+#include "models/architecture.h"
+#include "nlohmann/json.hpp"
 
 namespace engine {
 namespace {
@@ -74,6 +77,81 @@ class WeightWriter {
   std::vector<NamedTensor> tensors_;
 };
 
+// Up to this many classifier labels (the loader's own bound on num_labels).
+constexpr int kMaxLabels = 1 << 20;
+// The classifier's weight: larger than the encoder's 0.02 so that the
+// scores of different inputs differ visibly.
+constexpr float kClassifierStd = 0.5f;
+
+// config.json "architectures" of the task model: "<family class><task>"
+// (BertForSequenceClassification); null for a model_type not listed.
+const char* TaskClassPrefix(const std::string& model_type) {
+  static const std::map<std::string, const char*> kPrefixes = {
+      {"bert", "Bert"},
+      {"roberta", "Roberta"},
+      {"xlm-roberta", "XLMRoberta"},
+      {"camembert", "Camembert"},
+  };
+  const auto it = kPrefixes.find(model_type);
+  return it == kPrefixes.end() ? nullptr : it->second;
+}
+
+// The head's tensors, after the encoder's (the pooler included).
+absl::Status WriteHead(const RandomModelSpec& spec, const ModelConfig& config,
+                       const Architecture& architecture, WeightWriter* w) {
+  const int64_t h = config.hidden_size;
+  if (spec.head == RandomHead::kClassifier) {
+    const ClassifierHeadNames& names = architecture.names.classifier;
+    if (names.out.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(config.model_type, " has no sequence-classification head"));
+    }
+    if (spec.num_labels <= 0 || spec.num_labels > kMaxLabels) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("bad label count ", spec.num_labels, " (expected 1 to ", kMaxLabels, ")"));
+    }
+    // BERT's classifier reads the pooler: already there with `with_pooler`.
+    if (names.dense != architecture.names.pooler || !spec.with_pooler) w->Linear(names.dense, h, h);
+    w->Normal(names.out + ".weight", {spec.num_labels, h}, kClassifierStd);
+    w->Constant(names.out + ".bias", {spec.num_labels}, 0.0f);
+  } else if (spec.head == RandomHead::kMaskedLm) {
+    const MaskedLmHeadNames& names = architecture.names.masked_lm;
+    if (names.transform.empty() || names.bias.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(config.model_type, " has no masked-LM head"));
+    }
+    w->Linear(names.transform, h, h);
+    w->LayerNorm(names.norm, h);
+    // The decoder is tied to the word embeddings: no weight, only the bias.
+    w->Constant(names.bias.front(), {config.vocab_size}, 0.0f);
+  }
+  return absl::OkStatus();
+}
+
+// ModelConfigToJson's text with the head's keys: the task model's
+// "architectures" and, for a classifier, id2label / label2id.
+std::string HeadConfigJson(const RandomModelSpec& spec, const ModelConfig& config) {
+  std::string text = ModelConfigToJson(config);
+  if (spec.head == RandomHead::kNone) return text;
+  nlohmann::json j = nlohmann::json::parse(text);
+  if (const char* prefix = TaskClassPrefix(config.model_type); prefix != nullptr) {
+    j["architectures"] = nlohmann::json::array(
+        {absl::StrCat(prefix, spec.head == RandomHead::kClassifier ? "ForSequenceClassification"
+                                                                   : "ForMaskedLM")});
+  }
+  if (spec.head == RandomHead::kClassifier) {
+    nlohmann::json id2label = nlohmann::json::object();
+    nlohmann::json label2id = nlohmann::json::object();
+    for (int i = 0; i < spec.num_labels; ++i) {
+      const std::string label = absl::StrCat("LABEL_", i);
+      id2label[std::to_string(i)] = label;
+      label2id[label] = i;
+    }
+    j["id2label"] = std::move(id2label);
+    j["label2id"] = std::move(label2id);
+  }
+  return j.dump(2) + "\n";
+}
+
 }  // namespace
 
 std::vector<std::string> DemoVocabulary() {
@@ -127,13 +205,21 @@ absl::Status WriteRandomModel(const std::string& dir, const RandomModelSpec& spe
   }
   if (config.layer_norm_placement == LayerNormPlacement::kPre) w.LayerNorm("encoder.LayerNorm", h);
   if (spec.with_pooler) w.Linear("pooler.dense", h, h);
+  if (spec.head != RandomHead::kNone) {
+    const Architecture* architecture = FindArchitecture(config.model_type);
+    if (architecture == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("unknown model_type \"", config.model_type, "\""));
+    }
+    if (absl::Status s = WriteHead(spec, config, *architecture, &w); !s.ok()) return s;
+  }
 
   const std::filesystem::path root(dir);
   if (absl::Status s = WriteSafetensors((root / "model.safetensors").string(), w.tensors());
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = WriteFile((root / "config.json").string(), ModelConfigToJson(config));
+  if (absl::Status s = WriteFile((root / "config.json").string(), HeadConfigJson(spec, config));
       !s.ok()) {
     return s;
   }
