@@ -21,6 +21,7 @@ int RunClassify(const ConnectionOptions& connection, const ClassifyOptions& opti
     return 2;
   }
   encoder::v1::ClassifyRequest request;
+  request.set_model(connection.model);
   for (const encoder::v1::Input& input : *inputs) *request.add_inputs() = input;
   request.set_raw_scores(options.raw_scores);
   if (options.truncate) request.set_truncate(true);

@@ -23,8 +23,8 @@ struct ConnectionOptions {
   std::chrono::milliseconds timeout{30000};  // per call
   TlsOptions tls;
   std::string api_key;  // sent as "authorization: Bearer KEY"; empty: none
-  // The served model every request names (encode, bench, info); empty: the
-  // server's one model.
+  // The served model every request names (every RPC's `model` field but
+  // health's); empty: the server's one model.
   std::string model;
 };
 

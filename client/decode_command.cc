@@ -27,6 +27,7 @@ int RunDecode(const ConnectionOptions& connection, const InputOptions& input_opt
       return 2;
     }
     encoder::v1::DecodeRequest request;
+    request.set_model(connection.model);
     *request.mutable_ids() = input.token_ids().ids();
     request.set_keep_special_tokens(keep_special_tokens);
     grpc::ClientContext context;

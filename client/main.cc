@@ -63,7 +63,8 @@ ABSL_FLAG(bool, truncate, false,
 ABSL_FLAG(bool, truncate_left, false,
           "encode: --truncate cuts the beginning of a text and keeps its end");
 ABSL_FLAG(std::string, model, "",
-          "encode, bench, info: the served model to use, for a server of several models "
+          "encode, tokenize, decode, rerank, classify, sparse, bench, info: the served model to "
+          "use, for a server of several models "
           "(default: the server's one model)");
 ABSL_FLAG(std::string, prompt_name, "",
           "encode: one of the model's prompts (config_sentence_transformers.json), e.g. query");

@@ -19,6 +19,7 @@ int RunRerank(const ConnectionOptions& connection, const RerankOptions& options,
     return 2;
   }
   encoder::v1::RerankRequest request;
+  request.set_model(connection.model);
   request.set_query(options.query);
   for (const std::string& text : options.texts) request.add_texts(text);
   if (options.top_n > 0) request.set_top_n(options.top_n);

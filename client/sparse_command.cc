@@ -25,6 +25,7 @@ int RunSparse(const ConnectionOptions& connection, const SparseOptions& options,
     return 2;
   }
   encoder::v1::EncodeSparseRequest request;
+  request.set_model(connection.model);
   for (const encoder::v1::Input& input : *inputs) *request.add_inputs() = input;
   request.set_max_active_dims(options.max_active_dims);
   request.set_return_tokens(options.return_tokens);

@@ -23,6 +23,7 @@ int RunTokenize(const ConnectionOptions& connection, const InputOptions& input_o
   auto stub = encoder::v1::Encoder::NewStub(MakeChannel(connection));
   for (const encoder::v1::Input& input : *inputs) {
     encoder::v1::TokenizeRequest request;
+    request.set_model(connection.model);
     request.set_truncate(truncate);
     if (input.has_text_pair()) {
       request.set_text(input.text_pair().text());
