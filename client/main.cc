@@ -47,7 +47,7 @@ ABSL_FLAG(std::string, tls_server_name, "",
           "localhost when dialling 127.0.0.1; implies TLS");
 ABSL_FLAG(bool, pair, false, "texts are taken two by two as (text, text_pair)");
 ABSL_FLAG(std::string, input, "",
-          "encode, tokenize: JSON lines file ('-': stdin): {\"text\": ...}, "
+          "encode, tokenize, classify, sparse: JSON lines file ('-': stdin): {\"text\": ...}, "
           "{\"text\": ..., \"text_pair\": ...} or {\"ids\": [...], \"token_type_ids\": [...]}; "
           "bench: a text file, one text per line");
 ABSL_FLAG(std::string, ids, "", "one input of token ids, e.g. 101,2023,102");
@@ -61,7 +61,7 @@ ABSL_FLAG(bool, truncate, false,
           "cut inputs longer than the model's maximum (encode without it: the server's "
           "--auto-truncate decides)");
 ABSL_FLAG(bool, truncate_left, false,
-          "encode: --truncate cuts the beginning of a text and keeps its end");
+          "encode, classify, sparse: --truncate cuts the beginning of a text and keeps its end");
 ABSL_FLAG(std::string, model, "",
           "encode, tokenize, decode, rerank, classify, sparse, bench, info: the served model to "
           "use, for a server of several models "
@@ -138,8 +138,8 @@ void JoinStdinInput(std::vector<std::string>& args) {
 }  // namespace
 
 // The commands, for "encoder-client COMMAND --help" (common/flag_help.h).
-const std::vector<std::string> kCommands = {"encode", "tokenize", "decode",
-                                            "info",   "health",   "bench"};
+const std::vector<std::string> kCommands = {"encode", "tokenize", "decode", "rerank", "classify",
+                                            "sparse", "info",     "health", "bench"};
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
