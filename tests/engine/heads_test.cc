@@ -50,8 +50,8 @@ nlohmann::json Reference(const std::string& name) {
   return nlohmann::json::parse(testing_support::ReadFile(FixtureDir(name) + "/reference.json"));
 }
 
-std::unique_ptr<Encoder> LoadFixture(const std::string& name,
-                                     Precision precision = Precision::kFloat32) {
+std::unique_ptr<Encoder> LoadHeadsFixture(const std::string& name,
+                                          Precision precision = Precision::kFloat32) {
   EncoderOptions options;
   options.threads = 1;
   options.max_batch_tokens = 1024;
@@ -96,7 +96,7 @@ class ClassifierTest : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ClassifierTest, Fp32LogitsMatchPyTorch) {
   const nlohmann::json reference = Reference(GetParam());
-  std::unique_ptr<Encoder> encoder = LoadFixture(GetParam());
+  std::unique_ptr<Encoder> encoder = LoadHeadsFixture(GetParam());
   ASSERT_NE(encoder, nullptr);
   ASSERT_NE(encoder->classifier(), nullptr);
   EXPECT_EQ(encoder->classifier()->num_labels, reference.at("num_labels").get<int>());
@@ -153,7 +153,7 @@ double Spearman(const std::vector<double>& a, const std::vector<double>& b) {
 TEST(ClassifierInt8Test, KeepsTheRankingOfOneLabelScores) {
   for (const char* name : {"bert_reranker", "mpnet_reranker"}) {
     const nlohmann::json reference = Reference(name);
-    std::unique_ptr<Encoder> encoder = LoadFixture(name, Precision::kInt8);
+    std::unique_ptr<Encoder> encoder = LoadHeadsFixture(name, Precision::kInt8);
     ASSERT_NE(encoder, nullptr);
     ASSERT_EQ(encoder->classifier()->num_labels, 1);
     Encoded encoded;
@@ -183,7 +183,7 @@ TEST(ClassifierConfigTest, LabelsAndActivationFromConfigJson) {
       {"electra_classifier", {ScoreActivation::kSoftmax, {"LABEL_0", "LABEL_1"}}},  // no id2label
   };
   for (const auto& [name, w] : want) {
-    std::unique_ptr<Encoder> encoder = LoadFixture(name);
+    std::unique_ptr<Encoder> encoder = LoadHeadsFixture(name);
     ASSERT_NE(encoder, nullptr);
     ASSERT_NE(encoder->classifier(), nullptr) << name;
     EXPECT_EQ(encoder->classifier()->activation, w.activation) << name;
@@ -217,7 +217,7 @@ void ExpectSparseMatches(const std::vector<SparseEntry>& got, const nlohmann::js
 
 TEST_P(SparseTest, Fp32WeightsMatchPyTorch) {
   const nlohmann::json reference = Reference(GetParam());
-  std::unique_ptr<Encoder> encoder = LoadFixture(GetParam());
+  std::unique_ptr<Encoder> encoder = LoadHeadsFixture(GetParam());
   ASSERT_NE(encoder, nullptr);
   ASSERT_TRUE(encoder->has_masked_lm_head());
   EXPECT_EQ(encoder->classifier(), nullptr);
@@ -238,7 +238,7 @@ TEST_P(SparseTest, Fp32WeightsMatchPyTorch) {
 
 TEST_P(SparseTest, MaxActiveDimsKeepsTheLargest) {
   const nlohmann::json reference = Reference(GetParam());
-  std::unique_ptr<Encoder> encoder = LoadFixture(GetParam());
+  std::unique_ptr<Encoder> encoder = LoadHeadsFixture(GetParam());
   ASSERT_NE(encoder, nullptr);
   Encoded encoded;
   EncodeInputs(*encoder, reference, &encoded);

@@ -27,7 +27,7 @@ using testing_support::HttpTestConnection;
 using testing_support::MultiModelTestServer;
 using testing_support::TestModel;
 
-constexpr float kTolerance = 1e-4f;
+constexpr float kAloneTolerance = 1e-4f;
 
 class MultiModelTest : public ::testing::Test {
  protected:
@@ -59,7 +59,7 @@ class MultiModelTest : public ::testing::Test {
         core::Input::Text(text), engine::Pooling::kMean, false, true, &rows, &tokens);
     ASSERT_EQ(values.size(), expected.size()) << model;
     for (size_t k = 0; k < expected.size(); ++k) {
-      ASSERT_NEAR(values[k], expected[k], kTolerance) << model << " component " << k;
+      ASSERT_NEAR(values[k], expected[k], kAloneTolerance) << model << " component " << k;
     }
   }
 
@@ -255,7 +255,8 @@ TEST_F(MultiModelTest, InterleavedRequestsToAllModelsFromSeveralThreadsAreAllAns
         const auto& values = response.outputs(0).values();
         ASSERT_EQ(values.size(), static_cast<int>(expected[t][i].size())) << model;
         for (int k = 0; k < values.size(); ++k) {
-          ASSERT_NEAR(values[k], expected[t][i][k], kTolerance) << model << " " << t << " " << i;
+          ASSERT_NEAR(values[k], expected[t][i][k], kAloneTolerance)
+              << model << " " << t << " " << i;
         }
       }
     });
