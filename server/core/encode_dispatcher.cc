@@ -110,99 +110,92 @@ void EncodeDispatcher::SubmitParts(std::vector<std::unique_ptr<BatchRequest>> pa
   SubmitNextPart(chain);
 }
 
-void EncodeDispatcher::DispatchClassify(const core::ClassifyRequest& request,
-                                        Clock::time_point deadline,
-                                        std::function<bool()> is_cancelled, ClassifyDone done) {
+template <typename Result, typename Build, typename ToResult>
+void EncodeDispatcher::DispatchParts(Build build, Clock::time_point deadline,
+                                     std::function<bool()> is_cancelled,
+                                     std::function<void(absl::StatusOr<Result>)> done,
+                                     ToResult to_result) {
   if (!accepting_) {
     done(ShuttingDown());
     return;
   }
   const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::unique_ptr<BatchRequest>> built = builder_->BuildClassify(request);
-  metrics_->Tokenized(std::chrono::steady_clock::now() - start);
-  if (!built.ok()) {
-    done(built.status());
-    return;
-  }
-  std::vector<std::unique_ptr<BatchRequest>> parts;
-  parts.push_back(*std::move(built));
-  const engine::ClassifierHead* head = &*builder_->model().heads.classifier;
-  SubmitParts(std::move(parts), deadline, std::move(is_cancelled),
-              [head, raw = request.raw_scores,
-               done = std::move(done)](absl::StatusOr<std::vector<InputOutput>> outputs) {
-                if (!outputs.ok()) {
-                  done(outputs.status());
-                  return;
-                }
-                done(ToClassifyResult(*std::move(outputs), *head, raw));
-              });
-}
-
-void EncodeDispatcher::DispatchRerank(const core::RerankRequest& request,
-                                      Clock::time_point deadline,
-                                      std::function<bool()> is_cancelled, RerankDone done) {
-  if (!accepting_) {
-    done(ShuttingDown());
-    return;
-  }
-  const BatcherConfig& config = batcher_->config();
-  const RequestLimits& limits = builder_->limits();
-  const int max_part_inputs = std::min(limits.max_inputs_per_request, config.max_batch_inputs);
-  const int64_t max_part_tokens =
-      std::min({limits.max_tokens_per_request, config.max_batch_tokens, config.max_queue_tokens});
-  const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> parts =
-      builder_->BuildRerank(request, max_part_inputs, max_part_tokens);
+  absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> parts = build();
   metrics_->Tokenized(std::chrono::steady_clock::now() - start);
   if (!parts.ok()) {
     done(parts.status());
     return;
   }
-  const engine::ScoreActivation activation = builder_->model().heads.classifier->activation;
+  SubmitParts(*std::move(parts), deadline, std::move(is_cancelled),
+              [to_result = std::move(to_result),
+               done = std::move(done)](absl::StatusOr<std::vector<InputOutput>> outputs) {
+                if (!outputs.ok()) {
+                  done(outputs.status());
+                  return;
+                }
+                done(to_result(*std::move(outputs)));
+              });
+}
+
+namespace {
+
+// One request as the only part.
+absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> OnePart(
+    absl::StatusOr<std::unique_ptr<BatchRequest>> built) {
+  if (!built.ok()) return built.status();
+  std::vector<std::unique_ptr<BatchRequest>> parts;
+  parts.push_back(*std::move(built));
+  return parts;
+}
+
+}  // namespace
+
+void EncodeDispatcher::DispatchClassify(const core::ClassifyRequest& request,
+                                        Clock::time_point deadline,
+                                        std::function<bool()> is_cancelled, ClassifyDone done) {
+  // Called only once the build succeeded, so the model has its classifier.
+  const LoadedModel* model = &builder_->model();
+  DispatchParts<core::ClassifyResult>(
+      [&] { return OnePart(builder_->BuildClassify(request)); }, deadline, std::move(is_cancelled),
+      std::move(done),
+      [model, raw = request.raw_scores](std::vector<InputOutput> outputs) {
+        return ToClassifyResult(std::move(outputs), *model->heads.classifier, raw);
+      });
+}
+
+void EncodeDispatcher::DispatchRerank(const core::RerankRequest& request,
+                                      Clock::time_point deadline,
+                                      std::function<bool()> is_cancelled, RerankDone done) {
+  const BatcherConfig& config = batcher_->config();
+  const RequestLimits& limits = builder_->limits();
+  const int max_part_inputs = std::min(limits.max_inputs_per_request, config.max_batch_inputs);
+  const int64_t max_part_tokens =
+      std::min({limits.max_tokens_per_request, config.max_batch_tokens, config.max_queue_tokens});
   // The answer needs the texts (return_text) and top_n, not the request object.
   auto kept = std::make_shared<core::RerankRequest>();
   kept->top_n = request.top_n;
   kept->return_text = request.return_text;
   kept->raw_scores = request.raw_scores;
   if (request.return_text) kept->texts = request.texts;
-  SubmitParts(
-      *std::move(parts), deadline, std::move(is_cancelled),
-      [kept, activation, done = std::move(done)](absl::StatusOr<std::vector<InputOutput>> outputs) {
-        if (!outputs.ok()) {
-          done(outputs.status());
-          return;
-        }
-        done(ToRerankResult(*std::move(outputs), *kept, activation));
+  const LoadedModel* model = &builder_->model();
+  DispatchParts<core::RerankResult>(
+      [&] { return builder_->BuildRerank(request, max_part_inputs, max_part_tokens); }, deadline,
+      std::move(is_cancelled), std::move(done),
+      [kept, model](std::vector<InputOutput> outputs) {
+        return ToRerankResult(std::move(outputs), *kept, model->heads.classifier->activation);
       });
 }
 
 void EncodeDispatcher::DispatchSparse(const core::SparseRequest& request,
                                       Clock::time_point deadline,
                                       std::function<bool()> is_cancelled, SparseDone done) {
-  if (!accepting_) {
-    done(ShuttingDown());
-    return;
-  }
-  const auto start = std::chrono::steady_clock::now();
-  absl::StatusOr<std::unique_ptr<BatchRequest>> built = builder_->BuildSparse(request);
-  metrics_->Tokenized(std::chrono::steady_clock::now() - start);
-  if (!built.ok()) {
-    done(built.status());
-    return;
-  }
-  std::vector<std::unique_ptr<BatchRequest>> parts;
-  parts.push_back(*std::move(built));
   const engine::Tokenizer* tokenizer =
       request.return_tokens ? builder_->model().tokenizer.get() : nullptr;
-  SubmitParts(
-      std::move(parts), deadline, std::move(is_cancelled),
-      [tokenizer, done = std::move(done)](absl::StatusOr<std::vector<InputOutput>> outputs) {
-        if (!outputs.ok()) {
-          done(outputs.status());
-          return;
-        }
-        done(ToSparseResult(*std::move(outputs), tokenizer));
-      });
+  DispatchParts<core::SparseResult>([&] { return OnePart(builder_->BuildSparse(request)); },
+                                    deadline, std::move(is_cancelled), std::move(done),
+                                    [tokenizer](std::vector<InputOutput> outputs) {
+                                      return ToSparseResult(std::move(outputs), tokenizer);
+                                    });
 }
 
 absl::StatusOr<engine::Encoding> EncodeDispatcher::Tokenize(const core::TokenizeRequest& request) {

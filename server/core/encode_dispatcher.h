@@ -66,6 +66,12 @@ class EncodeDispatcher {
   // answered) and calls `done` once with all their outputs in order.
   void SubmitParts(std::vector<std::unique_ptr<BatchRequest>> parts, Clock::time_point deadline,
                    std::function<bool()> is_cancelled, OutputsDone done);
+  // A head request: refused when shutting down, else `build` makes its
+  // parts on this thread (timed as tokenization) and they run in turn;
+  // `done` gets to_result(outputs), or the first error.
+  template <typename Result, typename Build, typename ToResult>
+  void DispatchParts(Build build, Clock::time_point deadline, std::function<bool()> is_cancelled,
+                     std::function<void(absl::StatusOr<Result>)> done, ToResult to_result);
 
   const RequestBuilder* const builder_;
   Batcher* const batcher_;
