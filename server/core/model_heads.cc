@@ -9,19 +9,26 @@
 namespace server {
 
 std::string ServedOutputs(const ModelHeads& heads) {
-  std::vector<std::string> served = {"embeddings"};
+  std::vector<std::string> served = {heads.sparse_default ? "embeddings with an explicit pooling"
+                                                          : "embeddings"};
   if (heads.classifier.has_value()) {
     served.push_back(absl::StrCat("classify with ", heads.classifier->num_labels,
                                   heads.classifier->num_labels == 1 ? " label" : " labels"));
     if (heads.classifier->num_labels == 1) served.push_back("rerank");
   }
-  if (heads.sparse) served.push_back("sparse");
+  if (heads.sparse) served.push_back(heads.sparse_default ? "sparse (its output)" : "sparse");
   return absl::StrJoin(served, "; ");
 }
 
 absl::Status CheckHead(const ModelHeads& heads, HeadRequest request) {
   const char* wanted = "";
   switch (request) {
+    case HeadRequest::kEmbedding:
+      if (!heads.sparse_default) return absl::OkStatus();
+      wanted =
+          "this model is a sentence-transformers SparseEncoder: its output is sparse weights "
+          "(EncodeSparse, POST /embed_sparse), and a dense vector needs an explicit pooling";
+      break;
     case HeadRequest::kClassify:
       if (heads.classifier.has_value()) return absl::OkStatus();
       wanted = "classify needs a sequence-classification head";

@@ -17,7 +17,8 @@ inline bool IsMissingHead(const absl::Status& status) {
   return status.GetPayload(kMissingHeadPayload).has_value();
 }
 
-enum class HeadRequest { kClassify, kRerank, kSparse };
+// kEmbedding: the model's own embedding (its pipeline's pooling).
+enum class HeadRequest { kEmbedding, kClassify, kRerank, kSparse };
 
 // "embeddings; classify with 3 labels; rerank; sparse": what `heads` serves.
 std::string ServedOutputs(const ModelHeads& heads);

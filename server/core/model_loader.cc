@@ -82,6 +82,7 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
   model.heads.sparse = model.encoder->has_masked_lm_head();
   // A SparseEncoder's SpladePooling says how its weights are formed.
   model.heads.sparse_options = model.pipeline.sparse_options;
+  model.heads.sparse_default = model.pipeline.sparse && model.heads.sparse;
   return model;
 }
 

@@ -19,6 +19,10 @@ struct ModelHeads {
   std::optional<engine::ClassifierHead> classifier;  // classify; rerank when one label
   bool sparse = false;                               // SPLADE (masked-LM head)
   engine::SparseOptions sparse_options;  // activation and pooling; max_active_dims per request
+  // A sentence-transformers SparseEncoder (modules.json: MLMTransformer +
+  // SpladePooling): sparse weights are its output, and it has no embedding
+  // of its own (a request must name a pooling to get one).
+  bool sparse_default = false;
 };
 
 struct LoadedModel {

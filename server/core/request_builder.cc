@@ -212,6 +212,9 @@ absl::StatusOr<OutputSpec> RequestBuilder::BuildSpec(const EncodeRequest& reques
   const engine::SentencePipeline& pipeline = model_->pipeline;
   switch (request.pooling) {
     case PoolingChoice::kModelDefault:
+      if (absl::Status status = CheckHead(model_->heads, HeadRequest::kEmbedding); !status.ok()) {
+        return status;
+      }
       spec.pooling = model_->default_pooling;
       spec.model_pooling = true;
       spec.apply_dense = true;

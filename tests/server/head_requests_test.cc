@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "server/core/input_error.h"
+#include "server/core/model_heads.h"
 #include "support/core_service.h"
 
 namespace server {
@@ -218,6 +219,31 @@ TEST(HeadRequestsTest, AMissingHeadIsFailedPreconditionNamingWhatTheModelServes)
   EXPECT_EQ(rerank.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(rerank.status().message().find("embeddings; classify with 3 labels"), std::string::npos)
       << rerank.status();
+}
+
+TEST(HeadRequestsTest, ASparseEncoderHasNoDefaultEmbedding) {
+  // A SparseEncoder's output is its sparse weights: the embedding routes'
+  // default (the model's pooling) is FAILED_PRECONDITION marked as a missing
+  // head (TEI's 424); a named pooling and the sparse request are served.
+  CoreService service;
+  ModelHeads heads;
+  heads.sparse = true;
+  heads.sparse_default = true;
+  service.SetHeads(heads);
+  core::EncodeRequest encode;
+  encode.inputs.push_back(core::Input::Text("hello"));
+  const absl::StatusOr<core::EncodeResult> by_default = Call<absl::StatusOr<core::EncodeResult>>(
+      service.dispatcher(), encode, &EncodeDispatcher::Dispatch);
+  EXPECT_EQ(by_default.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_TRUE(IsMissingHead(by_default.status())) << by_default.status();
+  EXPECT_NE(by_default.status().message().find("SparseEncoder"), std::string::npos);
+  encode.pooling = core::PoolingChoice::kMean;
+  EXPECT_TRUE((Call<absl::StatusOr<core::EncodeResult>>(service.dispatcher(), encode,
+                                                        &EncodeDispatcher::Dispatch))
+                  .ok());
+  core::SparseRequest sparse;
+  sparse.inputs.push_back(core::Input::Text("hello"));
+  EXPECT_TRUE(Sparse(service, sparse).ok());
 }
 
 TEST(HeadRequestsTest, ClassifyGivesEveryLabelByScore) {
