@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "fuzz_util.h"
-#include "model/checkpoint.h"
-#include "model/safetensors.h"
+#include "io/checkpoint.h"
+#include "io/safetensors.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto tensors = engine::ParseSafetensors(data, size, "fuzz.safetensors");

@@ -19,8 +19,8 @@
 #include "encoder/v1/encoder.pb.h"
 #include "engine/config.h"
 #include "engine/random_model.h"
-#include "model/safetensors.h"
-#include "model/safetensors_writer.h"
+#include "io/safetensors.h"
+#include "io/safetensors_writer.h"
 #include "nlohmann/json.hpp"
 
 namespace fs = std::filesystem;

@@ -7,7 +7,7 @@
 #include "absl/strings/str_join.h"
 #include "cli/commands.h"
 #include "heads/heads.h"
-#include "model/checkpoint.h"
+#include "io/checkpoint.h"
 #include "models/architecture.h"
 
 namespace cli {

@@ -9,8 +9,8 @@
 
 #include "absl/strings/match.h"
 #include "engine/encoder.h"
-#include "model/safetensors.h"
-#include "model/safetensors_writer.h"
+#include "io/safetensors.h"
+#include "io/safetensors_writer.h"
 #include "nlohmann/json.hpp"
 #include "support/files.h"
 #include "test_models.h"

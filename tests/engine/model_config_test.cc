@@ -2,7 +2,7 @@
 
 #include "absl/strings/match.h"
 #include "engine/config.h"
-#include "model/checkpoint.h"
+#include "io/checkpoint.h"
 
 namespace engine {
 namespace {

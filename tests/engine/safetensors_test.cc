@@ -2,8 +2,8 @@
 
 #include <cstring>
 
-#include "model/safetensors.h"
-#include "model/safetensors_writer.h"
+#include "io/safetensors.h"
+#include "io/safetensors_writer.h"
 #include "support/files.h"
 #include "test_models.h"
 

@@ -14,7 +14,7 @@
 #include "absl/status/statusor.h"
 #include "engine/config.h"
 #include "engine/heads.h"
-#include "model/checkpoint.h"
+#include "io/checkpoint.h"
 #include "models/architecture.h"
 
 namespace engine {

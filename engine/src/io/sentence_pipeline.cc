@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "io/json_file.h"
-#include "model/safetensors.h"
+#include "io/safetensors.h"
 #include "nlohmann/json.hpp"
 
 namespace engine {

@@ -6,7 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/config.h"
-#include "model/safetensors_writer.h"
+#include "io/safetensors_writer.h"
 #include "models/architecture.h"
 #include "nlohmann/json.hpp"
 

@@ -11,8 +11,8 @@
 #include "dnnl/dense.h"
 #include "dnnl/quantized_dense.h"
 #include "engine/config.h"
+#include "io/checkpoint.h"
 #include "layers/relative_position.h"
-#include "model/checkpoint.h"
 #include "models/architecture.h"
 
 namespace engine {

@@ -1,4 +1,4 @@
-#include "model/checkpoint.h"
+#include "io/checkpoint.h"
 
 #include <filesystem>
 #include <set>

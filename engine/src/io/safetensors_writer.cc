@@ -1,4 +1,4 @@
-#include "model/safetensors_writer.h"
+#include "io/safetensors_writer.h"
 
 #include <cstring>
 #include <fstream>

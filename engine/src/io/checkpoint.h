@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "model/safetensors.h"
+#include "io/safetensors.h"
 
 namespace engine {
 
