@@ -97,7 +97,10 @@ TEST(LoaderTest, RandomModelWithAClassifierHead) {
   EXPECT_TRUE((*encoder)->has_pooler());
 
   // The classifier's weights are large enough that two inputs' logits differ visibly.
-  const std::vector<Sequence> batch = {{{2, 40, 41, 3}, {}}, {{2, 90, 91, 92, 3}, {}}};
+  // Sequences are views: the ids must outlive the batch.
+  const std::vector<int32_t> first = {2, 40, 41, 3};
+  const std::vector<int32_t> second = {2, 90, 91, 92, 3};
+  const std::vector<Sequence> batch = {{first, {}}, {second, {}}};
   EncodeResult result;
   ASSERT_TRUE((*encoder)->Encode(batch, &result).ok());
   float a[3], b[3];
@@ -138,7 +141,8 @@ TEST(LoaderTest, RandomModelWithAMaskedLmHead) {
     EXPECT_EQ((*file)->tensors().count("cls.predictions.decoder.weight"), 0u);
     EXPECT_EQ((*file)->tensors().count("cls.predictions.bias"), 1u);
   }
-  const std::vector<Sequence> batch = {{{2, 40, 41, 3}, {}}};
+  const std::vector<int32_t> ids = {2, 40, 41, 3};  // a Sequence is a view
+  const std::vector<Sequence> batch = {{ids, {}}};
   EncodeResult result;
   ASSERT_TRUE((*encoder)->Encode(batch, &result).ok());
   std::vector<SparseEntry> sparse;
