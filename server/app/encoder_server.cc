@@ -138,7 +138,12 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
 
 namespace {
 
+// With several models a large batch runs in parts, a turn each, so another
+// model's batch waits for one part at most: of 256 tokens, or of 64 while
+// another model is active (it had a turn in the last 100 ms). Smaller parts
+// cost the busy model throughput (bench/README.md, "Several models").
 constexpr int64_t kMaxTurnTokens = 256;
+constexpr int64_t kSharedTurnTokens = 64;
 
 std::vector<std::unique_ptr<ModelPipeline>> Pipelines(
     const ServerConfig& config, std::vector<LoadedModel> models, EngineTurns* turns,
@@ -146,14 +151,13 @@ std::vector<std::unique_ptr<ModelPipeline>> Pipelines(
   const RequestLimits limits{config.max_inputs_per_request, config.max_text_bytes,
                              config.max_tokens_per_request, config.auto_truncate,
                              config.max_rerank_texts};
-  // With several models a large batch runs in parts of this many tokens, a
-  // turn each, so another model's batch waits for one part at most (see
-  // bench/README.md, "Several models").
   const int64_t max_turn_tokens = models.size() > 1 ? kMaxTurnTokens : 0;
+  const int64_t shared_turn_tokens = models.size() > 1 ? kSharedTurnTokens : 0;
   std::vector<std::unique_ptr<ModelPipeline>> pipelines;
   for (LoadedModel& model : models) {
-    pipelines.push_back(std::make_unique<ModelPipeline>(
-        std::move(model), config.batcher, limits, turns, registry, observer, max_turn_tokens));
+    pipelines.push_back(std::make_unique<ModelPipeline>(std::move(model), config.batcher, limits,
+                                                        turns, registry, observer, max_turn_tokens,
+                                                        shared_turn_tokens));
   }
   return pipelines;
 }

@@ -1,19 +1,39 @@
 #include "server/core/engine_turns.h"
 
+#include <algorithm>
+
 namespace server {
 
-void EngineTurns::Acquire() {
+void EngineTurns::Acquire(const void* owner) {
   common::MutexLock lock(&mu_);
   const uint64_t ticket = next_ticket_++;
   while (serving_ != ticket) turn_changed_.Wait(&mu_);
+  holder_ = owner;
 }
 
 void EngineTurns::Release() {
   {
     common::MutexLock lock(&mu_);
+    const auto now = std::chrono::steady_clock::now();
+    auto entry = std::find_if(last_ends_.begin(), last_ends_.end(),
+                              [this](const auto& e) { return e.first == holder_; });
+    if (entry == last_ends_.end()) {
+      last_ends_.emplace_back(holder_, now);
+    } else {
+      entry->second = now;
+    }
     ++serving_;
   }
   turn_changed_.SignalAll();
+}
+
+std::chrono::steady_clock::time_point EngineTurns::LastTurnEndedByAnother(const void* owner) const {
+  common::MutexLock lock(&mu_);
+  std::chrono::steady_clock::time_point last{};
+  for (const auto& [other, end] : last_ends_) {
+    if (other != owner) last = std::max(last, end);
+  }
+  return last;
 }
 
 int64_t EngineTurns::waiting() const {
@@ -25,8 +45,16 @@ int64_t EngineTurns::waiting() const {
 
 void TurnTakingBackend::AcquireTurn() {
   const auto start = std::chrono::steady_clock::now();
-  turns_->Acquire();
+  turns_->Acquire(this);
   last_wait_ += std::chrono::steady_clock::now() - start;
+}
+
+int64_t TurnTakingBackend::PartTokens() const {
+  if (shared_turn_tokens_ > 0 &&
+      std::chrono::steady_clock::now() - turns_->LastTurnEndedByAnother(this) < recent_) {
+    return shared_turn_tokens_;
+  }
+  return max_turn_tokens_;
 }
 
 absl::Status TurnTakingBackend::Run(absl::Span<const engine::Sequence> batch,
@@ -35,7 +63,8 @@ absl::Status TurnTakingBackend::Run(absl::Span<const engine::Sequence> batch,
   last_wait_ = std::chrono::nanoseconds(0);
   int64_t total = 0;
   for (const engine::Sequence& sequence : batch) total += sequence.ids.size();
-  if (max_turn_tokens_ <= 0 || total <= max_turn_tokens_) {
+  const int64_t first_part = PartTokens();
+  if (first_part <= 0 || total <= first_part) {
     AcquireTurn();
     absl::Status status = backend_->Run(batch, specs, outputs);
     turns_->Release();
@@ -45,11 +74,12 @@ absl::Status TurnTakingBackend::Run(absl::Span<const engine::Sequence> batch,
   std::vector<InputOutput> part;
   size_t begin = 0;
   while (begin < batch.size()) {
+    const int64_t part_tokens = begin == 0 ? first_part : PartTokens();
     size_t end = begin;
     int64_t tokens = 0;
     while (end < batch.size() &&
-           (end == begin ||
-            tokens + static_cast<int64_t>(batch[end].ids.size()) <= max_turn_tokens_)) {
+           (end == begin || part_tokens <= 0 ||
+            tokens + static_cast<int64_t>(batch[end].ids.size()) <= part_tokens)) {
       tokens += batch[end].ids.size();
       ++end;
     }

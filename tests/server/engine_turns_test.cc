@@ -178,4 +178,33 @@ TEST(EngineTurnsTest, WaitingModelsAreServedInArrivalOrderAndAlternate) {
   EXPECT_EQ(std::count(log.begin(), log.end(), "C"), 3);
 }
 
+TEST(EngineTurnsTest, PartsAreSmallOnlyWhileAnotherModelIsActive) {
+  EngineTurns turns;
+  FakeBackend engine_a, engine_b;
+  // Parts of 6 tokens, or of 3 while another model is active (a turn of
+  // its ended within the hour: no timing in this test).
+  TurnTakingBackend model_a(&engine_a, &turns, 6, 3, std::chrono::hours(1));
+  TurnTakingBackend model_b(&engine_b, &turns, 6, 3, std::chrono::hours(1));
+  const std::vector<int32_t> ids1 = {1, 5, 6}, ids2 = {2, 5, 6}, ids3 = {3, 5, 6};
+  const std::vector<engine::Sequence> batch = {{ids1, {}}, {ids2, {}}, {ids3, {}}};
+  const std::vector<OutputSpec> specs(3);
+  std::vector<InputOutput> outputs;
+
+  // B has never had a turn: A's parts are of 6 tokens (two inputs).
+  ASSERT_TRUE(model_a.Run(batch, specs, &outputs).ok());
+  EXPECT_EQ(engine_a.batches(), (std::vector<std::vector<int32_t>>{{1, 2}, {3}}));
+  // A's own turns do not count: still parts of 6.
+  ASSERT_TRUE(model_a.Run(batch, specs, &outputs).ok());
+  EXPECT_EQ(engine_a.batches().size(), 4u);
+
+  // Once B has had a turn, A's parts are of 3 tokens (one input each).
+  ASSERT_TRUE(RunOne(&model_b, 100).ok());
+  ASSERT_TRUE(model_a.Run(batch, specs, &outputs).ok());
+  const std::vector<std::vector<int32_t>> batches = engine_a.batches();
+  EXPECT_EQ(std::vector<std::vector<int32_t>>(batches.begin() + 4, batches.end()),
+            (std::vector<std::vector<int32_t>>{{1}, {2}, {3}}));
+  ASSERT_EQ(outputs.size(), 3u);
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(outputs[i].values[0], static_cast<float>(i + 1));
+}
+
 }  // namespace
