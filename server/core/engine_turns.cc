@@ -15,10 +15,11 @@ void EngineTurns::Release() {
   {
     common::MutexLock lock(&mu_);
     const auto now = std::chrono::steady_clock::now();
+    const void* const holder = holder_;
     auto entry = std::find_if(last_ends_.begin(), last_ends_.end(),
-                              [this](const auto& e) { return e.first == holder_; });
+                              [holder](const auto& e) { return e.first == holder; });
     if (entry == last_ends_.end()) {
-      last_ends_.emplace_back(holder_, now);
+      last_ends_.emplace_back(holder, now);
     } else {
       entry->second = now;
     }
