@@ -46,6 +46,28 @@ auto OnPassingThread(Work work) {
   return result;
 }
 
+// "gRPC: OK 6555, UNAVAILABLE 46; HTTP: none": what the server answered with
+// over its run, every model together (codes never answered left out).
+std::string AnsweredLine(const ServedModels& models) {
+  std::string line;
+  for (const auto transport : {core::Transport::kGrpc, core::Transport::kHttp}) {
+    absl::StrAppend(&line, line.empty() ? "" : "; ",
+                    transport == core::Transport::kGrpc ? "gRPC:" : "HTTP:");
+    bool any = false;
+    for (const absl::StatusCode code : kAnsweredCodes) {
+      int64_t answered = 0;
+      for (const auto& pipeline : models.pipelines()) {
+        answered += pipeline->metrics.Answered(transport, code);
+      }
+      if (answered == 0) continue;
+      absl::StrAppend(&line, any ? ", " : " ", absl::StatusCodeToString(code), " ", answered);
+      any = true;
+    }
+    if (!any) absl::StrAppend(&line, " none");
+  }
+  return line;
+}
+
 // The start-up lines of one loaded model.
 void LogModel(const LoadedModel& model, const std::string& dir) {
   const engine::ModelConfig& model_config = model.encoder->config();
@@ -375,6 +397,7 @@ bool EncoderServer::FinishShutdown() {
   LogEvent(drained_ ? "stopped: all queued and running work finished"
                     : "stopped: shutdown grace expired; queued requests were answered "
                       "UNAVAILABLE");
+  LogEvent(absl::StrCat("answered since start: ", AnsweredLine(*models_)));
   return drained_;
 }
 

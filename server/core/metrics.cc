@@ -186,6 +186,15 @@ void ServerMetrics::RequestFinished(core::Transport transport, Rpc rpc, absl::St
   inflight_->Decrement();
 }
 
+int64_t ServerMetrics::Answered(core::Transport transport, absl::StatusCode code) const {
+  double answered = 0;
+  for (const auto& by_code : requests_[static_cast<size_t>(transport)]) {
+    const prometheus::Counter* count = by_code[CodeIndex(code)].count.load();
+    if (count != nullptr) answered += count->Value();
+  }
+  return static_cast<int64_t>(answered);
+}
+
 void ServerMetrics::Tokenized(Duration elapsed) { tokenize_duration_->Observe(Seconds(elapsed)); }
 
 void ServerMetrics::Encoded(int64_t inputs, int64_t tokens) {

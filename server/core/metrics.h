@@ -72,6 +72,10 @@ class ServerMetrics : public BatcherObserver {
   // `transport`. Codes outside kAnsweredCodes count as INTERNAL.
   void RequestFinished(core::Transport transport, Rpc rpc, absl::StatusCode code, Duration elapsed);
 
+  // How many requests on `transport` RequestFinished counted with `code`
+  // (every rpc): the shutdown's account of what it answered.
+  int64_t Answered(core::Transport transport, absl::StatusCode code) const;
+
   // Validating and tokenizing one request's inputs took `elapsed`.
   void Tokenized(Duration elapsed);
   // A successful Encode/EncodeStream request answered `inputs` inputs of

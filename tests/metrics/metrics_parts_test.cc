@@ -242,6 +242,12 @@ TEST(ServerMetricsTest, AFirstRequestCreatesTheSeriesItLacks) {
                           {{"transport", "http"}, {"rpc", "Tokenize"}, {"code", "DATA_LOSS"}}));
   EXPECT_EQ(RequestSeries(scrape, "encoder_requests_total").size(), 112u);
   EXPECT_EQ(scrape.Value("encoder_inflight_requests"), 0);
+
+  // The shutdown's account sums every rpc of one transport and code.
+  EXPECT_EQ(metrics.Answered(core::Transport::kGrpc, absl::StatusCode::kInvalidArgument), 2);
+  EXPECT_EQ(metrics.Answered(core::Transport::kHttp, absl::StatusCode::kInvalidArgument), 1);
+  EXPECT_EQ(metrics.Answered(core::Transport::kHttp, absl::StatusCode::kInternal), 1);
+  EXPECT_EQ(metrics.Answered(core::Transport::kGrpc, absl::StatusCode::kOk), 0);
 }
 
 TEST(ProcessCollectorTest, ReadsTheProcessFromProc) {
