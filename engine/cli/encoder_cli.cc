@@ -5,7 +5,7 @@
 //              [--max-active-dims N]                          (JSON lines of ids on stdin)
 //   inspect    --model DIR
 //   bench      --model DIR --batch B (--seq S | --lengths MIN:MAX [--seed N]) [--iters N]
-//              [--threads T] [--precision fp32|int8] [--profile]
+//              [--threads T] [--precision fp32|int8|bf16] [--profile]
 // encode, score, sparse, inspect and bench take --isa LEVEL (or ENCODER_ISA): the
 // instruction-set level the engine may use (engine/isa.h).
 //   make-model --out DIR --hidden H --layers L --heads A --intermediate I
@@ -56,7 +56,8 @@ ABSL_FLAG(int, threads, 0,
 ABSL_FLAG(int, max_batch_tokens, 16384,
           "encode, score, sparse, inspect, bench: most tokens per engine batch");
 ABSL_FLAG(std::string, precision, "fp32",
-          "encode, score, sparse, bench: fp32 or int8 (weights quantized at load)");
+          "encode, score, sparse, bench: fp32, int8 (weights quantized at load) or bf16 (CPUs with "
+          "AVX512_BF16 or AMX)");
 ABSL_FLAG(std::string, isa, "",
           "encode, score, sparse, inspect, bench: instruction-set level the engine may use: "
           "scalar, avx2, avx2_vnni, avx512, "
@@ -88,7 +89,7 @@ absl::Status Run(const std::string& command) {
   common.engine.threads = absl::GetFlag(FLAGS_threads);
   common.engine.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
   if (!engine::ParsePrecision(absl::GetFlag(FLAGS_precision), &common.engine.precision)) {
-    return absl::InvalidArgumentError("--precision must be fp32 or int8");
+    return absl::InvalidArgumentError("--precision must be fp32, int8 or bf16");
   }
   // Before any encoder loads: oneDNN's cap is fixed on first use.
   if (const std::string isa = absl::GetFlag(FLAGS_isa); !isa.empty()) {

@@ -63,6 +63,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
   // First: oneDNN's cap must be set before it creates anything.
   absl::StatusOr<IsaLevel> isa = ActiveIsaLevel();
   if (!isa.ok()) return isa.status();
+  if (absl::Status s = PrecisionSupported(options.precision, *isa); !s.ok()) return s;
   if (absl::Status status = CheckModelDirectory(model_dir); !status.ok()) return status;
   if (options.max_batch_tokens <= 0) {
     return absl::InvalidArgumentError("max_batch_tokens must be positive");
@@ -87,8 +88,8 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
         Checkpoint::Open(model_dir, architecture.names.task_prefixes);
     if (!checkpoint.ok()) return checkpoint.status();
     absl::StatusOr<ModelWeights> weights =
-        LoadWeights(**checkpoint, architecture, impl->config, &impl->cache,
-                    options.precision == Precision::kInt8 ? &impl->int8_cache : nullptr);
+        LoadWeights(**checkpoint, architecture, impl->config, options.precision, &impl->cache,
+                    &impl->int8_cache);
     if (!weights.ok()) return weights.status();
     impl->weights = *std::move(weights);
     // The heads run in float whatever the precision; a tied decoder reads
@@ -107,8 +108,8 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
   // mmap threshold grows with large frees); hand them back so resident
   // memory after load is the weights, not their conversion.
   malloc_trim(0);
-  absl::StatusOr<Workspace> workspace = Workspace::Create(
-      impl->config, options.max_batch_tokens, impl->threads, options.precision == Precision::kInt8);
+  absl::StatusOr<Workspace> workspace =
+      Workspace::Create(impl->config, options.max_batch_tokens, impl->threads, options.precision);
   if (!workspace.ok()) return workspace.status();
   impl->workspace = *std::move(workspace);
   return std::unique_ptr<Encoder>(new Encoder(std::move(impl)));

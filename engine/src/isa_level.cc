@@ -206,4 +206,18 @@ std::string OneDnnIsaName() {
   }
 }
 
+absl::Status PrecisionSupported(Precision precision, IsaLevel level) {
+  if (precision != Precision::kBf16 || level >= IsaLevel::kAvx512Bf16) return absl::OkStatus();
+  if (!CpuHasIsaLevel(IsaLevel::kAvx512Bf16)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "precision bf16 needs a CPU with native bf16 (AVX512_BF16, or AMX): this CPU lacks "
+        "AVX512_BF16 (its instruction-set levels: ",
+        CpuIsaLevelNames(), "); use fp32 or int8"));
+  }
+  return absl::FailedPreconditionError(
+      absl::StrCat("precision bf16 needs the instruction-set level avx512_bf16, and the level in "
+                   "use is ",
+                   IsaLevelName(level), " (--isa / ENCODER_ISA)"));
+}
+
 }  // namespace engine

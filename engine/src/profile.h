@@ -19,7 +19,7 @@ enum class Op {
   kSoftmax,     // the masked softmax inside attention (thread time)
   kAddNorm,     // fused residual + bias + LayerNorm (int8: with dequantization)
   kGelu,        // int8: dequantize + bias + GELU + quantize epilogue
-  kQuantize,    // int8: activation quantization not fused elsewhere
+  kQuantize,    // int8: activation quantization not fused elsewhere; bf16: rounding to bf16
   kDequantize,  // int8: dequantize + bias epilogues not fused into Add & Norm
   kCount,
 };

@@ -8,7 +8,7 @@
 namespace engine {
 
 absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t max_batch_tokens,
-                                            int threads, bool int8) {
+                                            int threads, Precision precision) {
   Workspace ws;
   ws.rows = BucketRows(max_batch_tokens);
   ws.max_sequence = std::min<int64_t>(config.max_length(), max_batch_tokens);
@@ -31,7 +31,13 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
     if (!allocated.ok()) return allocated.status();
     *buffer = *std::move(allocated);
   }
-  if (int8) {
+  if (precision == Precision::kBf16) {
+    // Buffer counts 4-byte floats: bf16 rows take half as many.
+    absl::StatusOr<Buffer> allocated = Buffer::Allocate((rows * h + 1) / 2);
+    if (!allocated.ok()) return allocated.status();
+    ws.bf16_input = *std::move(allocated);
+  }
+  if (precision == Precision::kInt8) {
     // Buffer counts 4-byte floats: u8 rows take a quarter as many.
     const size_t quantized = (rows * std::max(h, inter) + 3) / 4;
     for (auto [buffer, floats] : {std::pair<Buffer*, size_t>{&ws.quantized, quantized},

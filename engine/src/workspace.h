@@ -28,16 +28,22 @@ struct Workspace {
   Buffer row_scale;    // float [rows]
   Buffer row_zero;     // int32 [rows]
   Buffer accumulator;  // int32 [rows, max(3H, I)]
+  // Precision::kBf16 only: a matmul's [rows, H] input as bf16. The FFN's
+  // inner activations are bf16 in `intermediate` (Bf16Intermediate).
+  Buffer bf16_input;
   int64_t rows = 0;
   int64_t max_sequence = 0;
   int threads = 1;
 
   static absl::StatusOr<Workspace> Create(const ModelConfig& config, int64_t max_batch_tokens,
-                                          int threads, bool int8 = false);
+                                          int threads, Precision precision = Precision::kFloat32);
   // The int8 buffers with their element types (mmap'd memory has no type).
   uint8_t* quantized_u8() const { return reinterpret_cast<uint8_t*>(quantized.data()); }
   int32_t* row_zero_s32() const { return reinterpret_cast<int32_t*>(row_zero.data()); }
   int32_t* accumulator_s32() const { return reinterpret_cast<int32_t*>(accumulator.data()); }
+  // The bf16 buffers as raw bits.
+  uint16_t* bf16_input_bits() const { return reinterpret_cast<uint16_t*>(bf16_input.data()); }
+  uint16_t* bf16_intermediate() const { return reinterpret_cast<uint16_t*>(intermediate.data()); }
   float* scores_for_thread(int thread) const {
     return scores.data() + static_cast<size_t>(thread) * max_sequence * max_sequence;
   }

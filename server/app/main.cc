@@ -90,7 +90,9 @@ ABSL_FLAG(int, threads, 0,
           "engine threads (0: OMP_NUM_THREADS if set, else the CPUs this process may use: its "
           "CPU affinity capped by its cgroup CPU quota, rounded up; logged at start)");
 ABSL_FLAG(std::string, precision, "fp32",
-          "fp32, or int8: weights quantized per output channel at load, activations per token");
+          "fp32; int8: weights quantized per output channel at load, activations per token; or "
+          "bf16: weights and matmul inputs in bf16, accumulated in fp32 (CPUs with AVX512_BF16 "
+          "or AMX; refused at start elsewhere)");
 ABSL_FLAG(std::string, isa, "",
           "instruction-set level the engine may use: scalar, avx2, avx2_vnni, avx512, "
           "avx512_vnni or avx512_bf16 (default: the best this CPU has)");

@@ -118,7 +118,7 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
   }
   if (engine::Precision precision; !engine::ParsePrecision(config.precision, &precision)) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--precision must be fp32 or int8 (got \"", config.precision, "\")"));
+        absl::StrCat("--precision must be fp32, int8 or bf16 (got \"", config.precision, "\")"));
   }
   if (absl::Status status = ValidateTls(config); !status.ok()) return status;
   const BatcherConfig& batcher = config.batcher;

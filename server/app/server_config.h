@@ -42,7 +42,7 @@ struct ServerConfig {
   // API keys (both transports); empty: no authentication.
   std::vector<std::string> api_keys;
   int threads = 0;                 // engine threads; 0: all cores
-  std::string precision = "fp32";  // fp32 or int8 (engine::ParsePrecision)
+  std::string precision = "fp32";  // fp32, int8 or bf16 (engine::ParsePrecision)
   std::string isa;                 // instruction-set level (engine/isa.h); empty: the CPU's best
   BatcherConfig batcher;
   int max_inputs_per_request = 64;

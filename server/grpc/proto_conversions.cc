@@ -5,6 +5,18 @@
 
 namespace server {
 
+encoder::v1::Precision ToProto(engine::Precision precision) {
+  switch (precision) {
+    case engine::Precision::kInt8:
+      return encoder::v1::PRECISION_INT8;
+    case engine::Precision::kBf16:
+      return encoder::v1::PRECISION_BF16;
+    case engine::Precision::kFloat32:
+      break;
+  }
+  return encoder::v1::PRECISION_FLOAT32;
+}
+
 encoder::v1::Pooling ToProto(engine::Pooling pooling) {
   switch (pooling) {
     case engine::Pooling::kCls:
@@ -168,8 +180,7 @@ encoder::v1::ModelInfo MakeModelInfo(const ModelDescription& model) {
   info.set_max_length(model.max_length);
   info.set_vocab_size(model.vocab_size);
   info.set_default_pooling(ToProto(model.default_pooling));
-  info.set_precision(model.precision == engine::Precision::kInt8 ? encoder::v1::PRECISION_INT8
-                                                                 : encoder::v1::PRECISION_FLOAT32);
+  info.set_precision(ToProto(model.precision));
   info.set_layer_norm_placement(model.layer_norm_placement == engine::LayerNormPlacement::kPre
                                     ? encoder::v1::LAYER_NORM_PLACEMENT_PRE
                                     : encoder::v1::LAYER_NORM_PLACEMENT_POST);

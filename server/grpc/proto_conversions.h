@@ -14,6 +14,7 @@
 
 namespace server {
 
+encoder::v1::Precision ToProto(engine::Precision precision);
 encoder::v1::Pooling ToProto(engine::Pooling pooling);
 
 // The request in the core's types. INVALID_ARGUMENT for a pooling or

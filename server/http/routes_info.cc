@@ -18,6 +18,19 @@ namespace {
 using Json = nlohmann::json;
 
 // TEI's model_type: a classifier, a reranker (one label) or an embedding model.
+// TEI's model_dtype names.
+const char* TeiDtype(engine::Precision precision) {
+  switch (precision) {
+    case engine::Precision::kInt8:
+      return "int8";
+    case engine::Precision::kBf16:
+      return "bfloat16";
+    case engine::Precision::kFloat32:
+      break;
+  }
+  return "float32";
+}
+
 Json TeiModelType(const ModelDescription& model) {
   if (model.labels.empty()) {
     return {{"embedding", {{"pooling", model.pooling_names}}}};
@@ -41,7 +54,7 @@ Json TeiInfo(const ModelDescription& model, const HttpOptions& options) {
   if (model.sparse) outputs.push_back("sparse");
   return {{"model_id", model.name},
           {"model_sha", nullptr},
-          {"model_dtype", model.precision == engine::Precision::kInt8 ? "int8" : "float32"},
+          {"model_dtype", TeiDtype(model.precision)},
           {"model_type", TeiModelType(model)},
           {"outputs", std::move(outputs)},
           {"sentence_transformers",

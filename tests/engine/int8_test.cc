@@ -14,12 +14,19 @@
 #include "engine/encoder.h"
 #include "engine/isa.h"
 #include "nlohmann/json.hpp"
+#include "precision_compare.h"
 #include "support/files.h"
 #include "test_models.h"
 
 namespace engine {
 namespace {
 
+using testing::ComparePooled;
+using testing::Cosine;
+using testing::CosineStats;
+using testing::GoldenBatch;
+using testing::MiniLmSpec;
+using testing::PrintStats;
 using testing::RandomSequences;
 
 // ---- oneDNN's u8 x s8 -> s32 matmul, through QuantizedDense ----
@@ -153,103 +160,11 @@ constexpr double kMinCosine = 0.99;
 constexpr double kMinMeanCenteredCosine = 0.99;
 constexpr double kMinCenteredCosine = 0.97;
 
-double Cosine(const std::vector<float>& a, const std::vector<float>& b) {
-  double ab = 0, aa = 0, bb = 0;
-  for (size_t i = 0; i < a.size(); ++i) {
-    ab += double{a[i]} * b[i];
-    aa += double{a[i]} * a[i];
-    bb += double{b[i]} * b[i];
-  }
-  return ab / std::sqrt(aa * bb);
-}
-
-struct CosineStats {
-  double mean = 0, min = 1;
-  // The same with the batch's mean float32 vector subtracted from both
-  // sides. Random models' pooled vectors share a large common part (LayerNorm
-  // beta), so that even different sequences have raw cosines above 0.999;
-  // centred, only what tells sequences apart is compared.
-  double centered_mean = 0, centered_min = 1;
-  // The largest raw cosine between the float32 vectors of two different
-  // sequences: how little the raw bar alone says on this model.
-  double max_between_sequences = -1;
-  int count = 0;
-};
-
-void PrintStats(const std::string& name, const CosineStats& s) {
-  std::printf(
-      "[ int8 cosine ] %s: mean %.5f min %.5f, centred mean %.5f min %.5f over %d pooled "
-      "vectors; different sequences up to %.5f\n",
-      name.c_str(), s.mean, s.min, s.centered_mean, s.centered_min, s.count,
-      s.max_between_sequences);
-}
-
 void ExpectAcceptable(const CosineStats& s) {
   EXPECT_GE(s.mean, kMinMeanCosine) << "min " << s.min;
   EXPECT_GE(s.min, kMinCosine) << "mean " << s.mean;
   EXPECT_GE(s.centered_mean, kMinMeanCenteredCosine) << "min " << s.centered_min;
   EXPECT_GE(s.centered_min, kMinCenteredCosine) << "mean " << s.centered_mean;
-}
-
-// CLS and mean pooled outputs of every sequence, int8 against float32.
-CosineStats ComparePooled(const std::string& model_dir, const std::vector<Sequence>& batch) {
-  EncoderOptions fp32_options, int8_options;
-  int8_options.precision = Precision::kInt8;
-  auto fp32 = Encoder::Load(model_dir, fp32_options);
-  auto int8 = Encoder::Load(model_dir, int8_options);
-  EXPECT_TRUE(fp32.ok()) << fp32.status();
-  EXPECT_TRUE(int8.ok()) << int8.status();
-  CosineStats stats;
-  if (!fp32.ok() || !int8.ok()) return stats;
-  EncodeResult want, got;
-  EXPECT_TRUE((*fp32)->Encode(batch, &want).ok());
-  EXPECT_TRUE((*int8)->Encode(batch, &got).ok());
-  const size_t h = static_cast<size_t>(want.hidden_size);
-  const int n = static_cast<int>(batch.size());
-  for (Pooling pooling : {Pooling::kCls, Pooling::kMean}) {
-    std::vector<std::vector<float>> a(n, std::vector<float>(h)), b = a;
-    std::vector<float> center(h, 0.0f);
-    for (int s = 0; s < n; ++s) {
-      EXPECT_TRUE((*fp32)->Pool(want, s, pooling, false, a[s].data()).ok());
-      EXPECT_TRUE((*int8)->Pool(got, s, pooling, false, b[s].data()).ok());
-      for (size_t c = 0; c < h; ++c) center[c] += a[s][c] / n;
-    }
-    for (int s = 0; s < n; ++s) {
-      for (int t = 0; t < s; ++t) {
-        stats.max_between_sequences = std::max(stats.max_between_sequences, Cosine(a[s], a[t]));
-      }
-    }
-    for (int s = 0; s < n; ++s) {
-      const double raw = Cosine(a[s], b[s]);
-      for (size_t c = 0; c < h; ++c) {
-        a[s][c] -= center[c];
-        b[s][c] -= center[c];
-      }
-      const double centered = Cosine(a[s], b[s]);
-      stats.mean += raw;
-      stats.min = std::min(stats.min, raw);
-      stats.centered_mean += centered;
-      stats.centered_min = std::min(stats.centered_min, centered);
-      ++stats.count;
-    }
-  }
-  stats.mean /= stats.count;
-  stats.centered_mean /= stats.count;
-  return stats;
-}
-
-std::vector<Sequence> GoldenBatch(const nlohmann::json& reference,
-                                  std::vector<std::vector<int32_t>>* storage) {
-  for (const auto& input : reference["inputs"]) {
-    storage->push_back(input["ids"].get<std::vector<int32_t>>());
-    storage->push_back(input.contains("token_type_ids")
-                           ? input["token_type_ids"].get<std::vector<int32_t>>()
-                           : std::vector<int32_t>{});
-  }
-  std::vector<Sequence> batch;
-  for (size_t i = 0; i < storage->size(); i += 2)
-    batch.push_back({(*storage)[i], (*storage)[i + 1]});
-  return batch;
 }
 
 class Int8GoldenTest : public ::testing::TestWithParam<std::string> {};
@@ -260,9 +175,9 @@ TEST_P(Int8GoldenTest, PooledOutputsMatchFloat32) {
       nlohmann::json::parse(testing_support::ReadFile(dir + "/reference.json"));
   std::vector<std::vector<int32_t>> storage;
   const std::vector<Sequence> batch = GoldenBatch(reference, &storage);
-  const CosineStats stats = ComparePooled(dir + "/model", batch);
+  const CosineStats stats = ComparePooled(dir + "/model", batch, Precision::kInt8);
   ExpectAcceptable(stats);
-  PrintStats(GetParam(), stats);
+  PrintStats("int8", GetParam(), stats);
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, Int8GoldenTest, ::testing::ValuesIn(testing::kBertFixtures));
@@ -312,18 +227,6 @@ INSTANTIATE_TEST_SUITE_P(Families, Int8FamilyTest, ::testing::ValuesIn(testing::
                            return testing::FixtureTestName(info.param);
                          });
 
-RandomModelSpec MiniLmSpec(LayerNormPlacement placement) {
-  RandomModelSpec spec;
-  spec.config.hidden_size = 384;
-  spec.config.num_heads = 12;
-  spec.config.num_layers = 6;
-  spec.config.intermediate_size = 1536;
-  spec.config.max_position_embeddings = 512;
-  spec.config.layer_norm_placement = placement;
-  spec.seed = 11;
-  return spec;
-}
-
 class Int8MiniLmTest : public ::testing::TestWithParam<LayerNormPlacement> {};
 
 // The golden fixtures are 32-64 wide; this is the MiniLM width and depth the
@@ -334,9 +237,9 @@ TEST_P(Int8MiniLmTest, LoadsAndPooledOutputsMatchFloat32) {
   const auto ids = RandomSequences({128, 5, 64, 17, 100, 1, 33, 128}, 250, 5);
   std::vector<Sequence> batch;
   for (const auto& s : ids) batch.push_back({s, {}});
-  const CosineStats stats = ComparePooled(dir, batch);
+  const CosineStats stats = ComparePooled(dir, batch, Precision::kInt8);
   ExpectAcceptable(stats);
-  PrintStats(std::string("MiniLM ") + LayerNormPlacementName(GetParam()), stats);
+  PrintStats("int8", std::string("MiniLM ") + LayerNormPlacementName(GetParam()), stats);
 }
 
 // Each row is quantized with its own scale, integer matmuls are exact

@@ -22,6 +22,18 @@ RandomModelSpec TinySpec(LayerNormPlacement placement) {
   return spec;
 }
 
+RandomModelSpec MiniLmSpec(LayerNormPlacement placement) {
+  RandomModelSpec spec;
+  spec.config.hidden_size = 384;
+  spec.config.num_heads = 12;
+  spec.config.num_layers = 6;
+  spec.config.intermediate_size = 1536;
+  spec.config.max_position_embeddings = 512;
+  spec.config.layer_norm_placement = placement;
+  spec.seed = 11;
+  return spec;
+}
+
 std::string WriteTinyModel(const std::string& name, const RandomModelSpec& spec) {
   const std::string dir = testing_support::MakeTempDir("engine_test_" + name + "_");
   const absl::Status status = WriteRandomModel(dir, spec);

@@ -274,6 +274,17 @@ if [ -n "$lacking" ]; then
 else
   log "skipped the lacking-level cases: this CPU has every level (avx_vnni, avx512_vnni, avx512_bf16)"
 fi
+# bf16 below avx512_bf16 is refused, not emulated: at --isa avx2 (every
+# supported CPU has it) on any machine, and at the CPU's own best level where
+# it lacks AVX512_BF16.
+expect "--precision bf16 at --isa avx2" \
+  'error: cannot load the model: precision bf16 needs .*avx512_bf16|AVX512_BF16' \
+  -- --model "$work/good" --precision bf16 --isa avx2
+if ! has avx512f avx512dq avx512bw avx512vl fma avx512_vnni avx512_bf16; then
+  expect "--precision bf16 (this CPU lacks AVX512_BF16)" \
+    'error: cannot load the model: precision bf16 needs a CPU with native bf16 \(AVX512_BF16, or AMX\): this CPU lacks AVX512_BF16' \
+    -- --model "$work/good" --precision bf16
+fi
 
 # ---- flags ---------------------------------------------------------------------------
 want_exit=2

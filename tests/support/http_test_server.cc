@@ -27,6 +27,11 @@ HttpTestServer::HttpTestServer(HttpTestSetup setup)
 
 HttpTestServer::~HttpTestServer() {
   core_->backend().Release();
+  // As the server stops: the core drains first, so that no batcher thread is
+  // still inside posting an answer to the adapter's thread pool when the
+  // adapter is destroyed (TSan saw the pool destroyed under such a post).
+  core_->batcher().Shutdown();
+  core_->batcher().Drain(std::chrono::seconds(10));
   server_.reset();
 }
 

@@ -15,7 +15,12 @@ enum class Activation { kGeluErf, kGeluTanh, kRelu };
 //   kPre:         x = x + Sublayer(LN(x)), and one final LN after the last layer.
 enum class LayerNormPlacement { kPost, kPre };
 
-enum class Precision { kFloat32, kInt8 };
+// kInt8: dense weights s8 per output channel, activations u8 per row.
+// kBf16: dense weights and inputs bf16 with float32 accumulation, on CPUs
+// with native bf16 (PrecisionSupport); everything else in float32.
+enum class Precision { kFloat32, kInt8, kBf16 };
+inline constexpr Precision kAllPrecisions[] = {Precision::kFloat32, Precision::kInt8,
+                                               Precision::kBf16};
 
 // How each token's position id is formed.
 //   kFromZero (BERT, DistilBERT, ELECTRA): 0, 1, 2, ...
@@ -73,7 +78,8 @@ std::string ModelConfigToJson(const ModelConfig& config);
 const char* ActivationName(Activation activation);
 const char* LayerNormPlacementName(LayerNormPlacement placement);
 const char* PrecisionName(Precision precision);
-// "fp32" or "int8" (as PrecisionName prints them); false for anything else.
+// "fp32", "int8" or "bf16" (as PrecisionName prints them); false for
+// anything else.
 bool ParsePrecision(const std::string& name, Precision* precision);
 
 struct EncoderOptions {

@@ -24,6 +24,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "engine/config.h"
 
 namespace engine {
 
@@ -60,6 +61,12 @@ absl::Status UseIsaLevel(IsaLevel level);
 // CPU lacks is an error, every call), else the best this CPU has (oneDNN
 // uncapped). Encoder::Load calls it first.
 absl::StatusOr<IsaLevel> ActiveIsaLevel();
+
+// Whether `precision` runs natively at `level`: bf16 needs avx512_bf16
+// (AVX512_BF16; AMX CPUs have it too), and is refused below it rather than
+// emulated. FailedPrecondition names the missing feature, and whether the CPU
+// lacks it or the level in use (--isa, ENCODER_ISA) excludes it.
+absl::Status PrecisionSupported(Precision precision, IsaLevel level);
 
 // What oneDNN reports it runs (after the level is in use), e.g.
 // "avx512_core_vnni"; for logs.

@@ -31,11 +31,15 @@ dnnl::primitive_attr MakeAttr(DenseActivation activation) {
   return attr;
 }
 
+dt SourceType(DenseTypes types) { return types == DenseTypes::kF32 ? dt::f32 : dt::bf16; }
+dt OutputType(DenseTypes types) { return types == DenseTypes::kBf16ToBf16 ? dt::bf16 : dt::f32; }
+
 dnnl::matmul::primitive_desc MakePrimitiveDesc(const dnnl::engine& engine, int64_t rows, int64_t in,
                                                int64_t out, const memory::desc& weights,
-                                               bool has_bias, DenseActivation activation) {
+                                               bool has_bias, DenseActivation activation,
+                                               DenseTypes types) {
   const memory::desc bias = has_bias ? memory::desc({1, out}, dt::f32, tag::ab) : memory::desc();
-  return MakeMatmulDesc(engine, rows, in, out, dt::f32, dt::f32, weights, bias,
+  return MakeMatmulDesc(engine, rows, in, out, SourceType(types), OutputType(types), weights, bias,
                         MakeAttr(activation));
 }
 
@@ -55,30 +59,52 @@ DenseActivation ToDenseActivation(Activation activation) {
 
 absl::StatusOr<const MatmulPrimitive*> MatmulCache::Get(int64_t rows, int64_t in, int64_t out,
                                                         const memory::desc& weights, bool has_bias,
-                                                        DenseActivation activation) {
+                                                        DenseActivation activation,
+                                                        DenseTypes types) {
   return FindOrCreateMatmul(
-      *context_, primitives_, Key{rows, in, out, has_bias, activation},
+      *context_, primitives_, Key{rows, in, out, has_bias, activation, types},
       [&] {
-        return MakePrimitiveDesc(context_->engine, rows, in, out, weights, has_bias, activation);
+        return MakePrimitiveDesc(context_->engine, rows, in, out, weights, has_bias, activation,
+                                 types);
       },
-      "oneDNN matmul", rows, in, out);
+      types == DenseTypes::kF32 ? "oneDNN matmul" : "oneDNN bf16 matmul", rows, in, out);
 }
 
 absl::StatusOr<std::unique_ptr<Dense>> Dense::Create(MatmulCache* cache, const float* weight,
                                                      const float* bias, int64_t in, int64_t out,
                                                      DenseActivation activation) {
+  return CreateWithTypes(cache, weight, bias, in, out, activation, DenseTypes::kF32);
+}
+
+absl::StatusOr<std::unique_ptr<Dense>> Dense::CreateBf16(MatmulCache* cache, const uint16_t* weight,
+                                                         const float* bias, int64_t in, int64_t out,
+                                                         DenseActivation activation,
+                                                         DenseTypes types) {
+  if (types == DenseTypes::kF32) {
+    return absl::InvalidArgumentError("Dense::CreateBf16 needs bf16 types");
+  }
+  return CreateWithTypes(cache, weight, bias, in, out, activation, types);
+}
+
+absl::StatusOr<std::unique_ptr<Dense>> Dense::CreateWithTypes(MatmulCache* cache,
+                                                              const void* weight, const float* bias,
+                                                              int64_t in, int64_t out,
+                                                              DenseActivation activation,
+                                                              DenseTypes types) {
   std::unique_ptr<Dense> dense(new Dense());
   dense->cache_ = cache;
+  dense->types_ = types;
   dense->in_ = in;
   dense->out_ = out;
   dense->activation_ = activation;
   const dnnl::engine& engine = cache->context()->engine;
+  const dt weight_type = SourceType(types);
   try {
     // W^T as a {in, out} matrix is W's memory read with strides {1, in}: tag ba.
-    const memory::desc plain({in, out}, dt::f32, tag::ba);
-    const memory::desc any({in, out}, dt::f32, tag::any);
-    const dnnl::matmul::primitive_desc pd =
-        MakePrimitiveDesc(engine, kWeightLayoutRows, in, out, any, bias != nullptr, activation);
+    const memory::desc plain({in, out}, weight_type, tag::ba);
+    const memory::desc any({in, out}, weight_type, tag::any);
+    const dnnl::matmul::primitive_desc pd = MakePrimitiveDesc(
+        engine, kWeightLayoutRows, in, out, any, bias != nullptr, activation, types);
     // A blocked layout (brgemm, AVX-512) is kept. When oneDNN picks a plain
     // one (gemm:jit, AVX2) it is ab, W^T row-major: with out = 3072 its rows
     // sit 12 KiB apart, a multiple of 4 KiB, and the 128 x 768 x 3072 FFN
@@ -88,7 +114,7 @@ absl::StatusOr<std::unique_ptr<Dense>> Dense::Create(MatmulCache* cache, const f
     const memory::desc chosen = pd.weights_desc();
     const bool blocked =
         chosen.data.format_kind == dnnl_blocked && chosen.data.format_desc.blocking.inner_nblks > 0;
-    dense->weights_ = ReorderWeights(*cache->context(), plain, const_cast<float*>(weight),
+    dense->weights_ = ReorderWeights(*cache->context(), plain, const_cast<void*>(weight),
                                      blocked ? chosen : plain);
     if (bias != nullptr) {
       dense->bias_ = memory({{1, out}, dt::f32, tag::ab}, engine);
@@ -100,9 +126,10 @@ absl::StatusOr<std::unique_ptr<Dense>> Dense::Create(MatmulCache* cache, const f
   return dense;
 }
 
-absl::Status Dense::Forward(const float* x, int64_t rows, float* y) {
+absl::Status Dense::Forward(const void* x, int64_t rows, void* y) {
   return bound_.Execute(*cache_->context(), rows, x, y, weights_, bias_, [this](int64_t bucket) {
-    return cache_->Get(bucket, in_, out_, weights_.get_desc(), bias_ ? true : false, activation_);
+    return cache_->Get(bucket, in_, out_, weights_.get_desc(), bias_ ? true : false, activation_,
+                       types_);
   });
 }
 

@@ -181,6 +181,15 @@ absl::Status Checkpoint::ReadFloat(const std::string& canonical_name,
   return absl::OkStatus();
 }
 
+absl::Status Checkpoint::ReadBf16(const std::string& canonical_name,
+                                  const std::vector<int64_t>& expected_shape, uint16_t* out) const {
+  if (absl::Status s = Check(canonical_name, expected_shape); !s.ok()) return s;
+  const Entry& entry = entries_.at(canonical_name);
+  ConvertToBf16(*entry.view, out);
+  entry.file->Release(*entry.view);
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::vector<float>> Checkpoint::ReadFloat(
     const std::string& canonical_name, const std::vector<int64_t>& expected_shape) const {
   // Check first: the shape comes from config.json, and a config that claims

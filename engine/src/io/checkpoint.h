@@ -38,6 +38,11 @@ class Checkpoint {
   absl::StatusOr<std::vector<float>> ReadFloat(const std::string& canonical_name,
                                                const std::vector<int64_t>& expected_shape) const;
 
+  // The tensor as bf16 bits into `out` (ConvertToBf16: a BF16 tensor keeps
+  // its stored values), after the same checks as ReadFloat.
+  absl::Status ReadBf16(const std::string& canonical_name,
+                        const std::vector<int64_t>& expected_shape, uint16_t* out) const;
+
   struct Entry {
     const SafetensorsFile* file;
     const TensorView* view;

@@ -218,11 +218,19 @@ const char* LayerNormPlacementName(LayerNormPlacement placement) {
 }
 
 const char* PrecisionName(Precision precision) {
-  return precision == Precision::kInt8 ? "int8" : "fp32";
+  switch (precision) {
+    case Precision::kInt8:
+      return "int8";
+    case Precision::kBf16:
+      return "bf16";
+    case Precision::kFloat32:
+      break;
+  }
+  return "fp32";
 }
 
 bool ParsePrecision(const std::string& name, Precision* precision) {
-  for (Precision candidate : {Precision::kFloat32, Precision::kInt8}) {
+  for (Precision candidate : kAllPrecisions) {
     if (name == PrecisionName(candidate)) {
       *precision = candidate;
       return true;

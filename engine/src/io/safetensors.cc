@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/model_files.h"
+#include "kernels/bf16.h"
 #include "nlohmann/json.hpp"
 
 namespace engine {
@@ -254,6 +255,33 @@ void ConvertToFloat(const TensorView& view, float* out) {
         std::memcpy(&h, view.data + 2 * i, 2);
         const uint32_t bits = static_cast<uint32_t>(h) << 16;
         std::memcpy(&out[i], &bits, sizeof(float));
+      }
+      break;
+    case DType::kI32:
+    case DType::kI64:
+      break;  // callers check for float dtypes first
+  }
+}
+
+void ConvertToBf16(const TensorView& view, uint16_t* out) {
+  const int64_t n = view.num_elements();
+  if (n == 0) return;
+  switch (view.dtype) {
+    case DType::kBF16:
+      std::memcpy(out, view.data, static_cast<size_t>(n) * sizeof(uint16_t));
+      break;
+    case DType::kF32:
+      for (int64_t i = 0; i < n; ++i) {
+        float f;
+        std::memcpy(&f, view.data + 4 * i, sizeof(f));
+        out[i] = kernels::FloatToBf16(f);
+      }
+      break;
+    case DType::kF16:
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, view.data + 2 * i, 2);
+        out[i] = kernels::FloatToBf16(HalfToFloat(h));
       }
       break;
     case DType::kI32:

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "kernels/bf16.h"
 #include "kernels/isa_kernels.h"
 #include "kernels/kernels.h"
 
@@ -80,6 +81,15 @@ void ScaledSoftmax(float* x, int64_t rows, int64_t cols, float scale) {
 
 void ScaledSoftmaxWithIsa(Isa isa, float* x, int64_t rows, int64_t cols, float scale) {
   SoftmaxFor(isa)(x, 0, rows, cols, scale);
+}
+
+void ConvertToBf16(const float* in, int64_t n, uint16_t* out) {
+  // Chunks of 4K as "rows" so that ParallelRows splits them over threads.
+  constexpr int64_t kChunk = 4096;
+  ParallelRows((n + kChunk - 1) / kChunk, kChunk, [&](int64_t begin, int64_t end) {
+    const int64_t last = std::min(n, end * kChunk);
+    for (int64_t i = begin * kChunk; i < last; ++i) out[i] = FloatToBf16(in[i]);
+  });
 }
 
 void Tanh(float* x, int64_t n) {

@@ -43,6 +43,9 @@ absl::StatusOr<const float*> RunEncoderLayers(ModelWeights& weights, Precision p
   if (precision == Precision::kInt8) {
     Int8Policy policy(context);
     status = RunLayers(policy, weights, config, workspace);
+  } else if (precision == Precision::kBf16) {
+    Bf16Policy policy(context);
+    status = RunLayers(policy, weights, config, workspace);
   } else {
     FloatPolicy policy(context);
     status = RunLayers(policy, weights, config, workspace);

@@ -8,11 +8,14 @@
 //                             bias), and residual_out = the sum when set.
 // The float policy passes activations in float; the int8 policy keeps each
 // matmul's input quantized per row in the workspace (so `input` is unused
-// there) and fuses the next quantization into every epilogue.
+// there) and fuses the next quantization into every epilogue; the bf16
+// policy is the float one with each matmul's input rounded to bf16 (the FFN's
+// inner activations come out of their matmul in bf16 already).
 #pragma once
 
 #include "absl/status/status.h"
 #include "engine/config.h"
+#include "kernels/bf16.h"
 #include "kernels/kernels.h"
 #include "layers/attention.h"
 #include "layers/packed_batch.h"
@@ -86,6 +89,56 @@ class FloatPolicy {
   }
 
   LayerContext c_;
+};
+
+class Bf16Policy {
+ public:
+  explicit Bf16Policy(const LayerContext& c) : c_(c), float_(c) {}
+
+  void PrepareInput(const LayerNormWeights* first_norm) { float_.PrepareInput(first_norm); }
+
+  absl::Status Attention(LayerWeights& layer, const float* input) {
+    Workspace& ws = c_.ws;
+    const int64_t hidden = c_.config.hidden_size;
+    if (absl::Status s = Matmul(*layer.qkv.fp32, ToBf16(input, hidden), ws.qkv.data()); !s.ok()) {
+      return s;
+    }
+    SelfAttention(ws.qkv.data(), c_.packed, c_.config.num_heads, c_.config.head_size(),
+                  c_.position_bias, ws, ws.context.data());
+    return Matmul(*layer.attention_out.fp32, ToBf16(ws.context.data(), hidden), ws.sublayer.data());
+  }
+
+  absl::Status FeedForward(LayerWeights& layer, const float* input) {
+    Workspace& ws = c_.ws;
+    uint16_t* inner = ws.bf16_intermediate();
+    if (absl::Status s = Matmul(*layer.ffn_in.fp32, ToBf16(input, c_.config.hidden_size), inner);
+        !s.ok()) {
+      return s;
+    }
+    return Matmul(*layer.ffn_out.fp32, inner, ws.sublayer.data());
+  }
+
+  void AddNorm(const float* residual, const Linear& producer, const LayerNormWeights& norm,
+               float* out, float* residual_out) {
+    float_.AddNorm(residual, producer, norm, out, residual_out);
+  }
+
+ private:
+  // `rows` x `width` floats rounded into the workspace's bf16 input.
+  const uint16_t* ToBf16(const float* x, int64_t width) {
+    profile::ScopedOp op(profile::Op::kQuantize);
+    uint16_t* out = c_.ws.bf16_input_bits();
+    kernels::ConvertToBf16(x, c_.packed.tokens * width, out);
+    return out;
+  }
+
+  absl::Status Matmul(Dense& dense, const void* x, void* y) {
+    profile::ScopedOp op(profile::Op::kMatmul);
+    return dense.Forward(x, c_.packed.tokens, y);
+  }
+
+  LayerContext c_;
+  FloatPolicy float_;  // Add & Norm and the first input stay in float
 };
 
 class Int8Policy {

@@ -22,19 +22,25 @@ absl::Status LoadNorm(const Checkpoint& checkpoint, const std::string& prefix, i
 
 struct Caches {
   MatmulCache* fp32;
-  Int8MatmulCache* int8;  // null: float weights
+  Int8MatmulCache* int8;  // null: float or bf16 weights
+  bool bf16 = false;      // bf16 weights and inputs (fp32 matmul cache)
 };
 
 // Where a Linear's bias goes in float: fused into the matmul, or kept for
 // the kernel that consumes the output (Add & Norm). int8 always keeps it.
 enum class Bias { kFused, kKept };
 
-absl::Status MakeLinear(const Caches& caches, const float* weight, std::vector<float> bias,
+// In bf16, the output's type: float for attention and Add & Norm, bf16 when
+// the next matmul reads it directly (the FFN's inner activations).
+enum class Bf16Output { kFloat, kBf16 };
+
+// `weight` holds floats, or bf16 bits when caches.bf16 (ReadStacked).
+absl::Status MakeLinear(const Caches& caches, const void* weight, std::vector<float> bias,
                         int64_t in, int64_t out, DenseActivation activation, Bias placement,
-                        Linear* linear) {
+                        Bf16Output bf16_output, Linear* linear) {
   if (caches.int8 != nullptr) {
-    absl::StatusOr<std::unique_ptr<QuantizedDense>> dense =
-        QuantizedDense::Create(caches.int8, weight, in, out, Int8WeightMax());
+    absl::StatusOr<std::unique_ptr<QuantizedDense>> dense = QuantizedDense::Create(
+        caches.int8, static_cast<const float*>(weight), in, out, Int8WeightMax());
     if (!dense.ok()) return dense.status();
     linear->int8 = *std::move(dense);
     linear->bias = std::move(bias);
@@ -42,57 +48,74 @@ absl::Status MakeLinear(const Caches& caches, const float* weight, std::vector<f
   }
   const float* fused_bias = placement == Bias::kFused ? bias.data() : nullptr;
   absl::StatusOr<std::unique_ptr<Dense>> dense =
-      Dense::Create(caches.fp32, weight, fused_bias, in, out, activation);
+      caches.bf16
+          ? Dense::CreateBf16(
+                caches.fp32, static_cast<const uint16_t*>(weight), fused_bias, in, out, activation,
+                bf16_output == Bf16Output::kBf16 ? DenseTypes::kBf16ToBf16 : DenseTypes::kBf16ToF32)
+          : Dense::Create(caches.fp32, static_cast<const float*>(weight), fused_bias, in, out,
+                          activation);
   if (!dense.ok()) return dense.status();
   linear->fp32 = *std::move(dense);
   if (placement == Bias::kKept) linear->bias = std::move(bias);
   return absl::OkStatus();
 }
 
-// A float weight while it is converted: anonymous mmap (Buffer), so its
-// pages go back to the system when it is freed instead of lingering in the
-// heap, and load's peak resident memory stays near the converted weights.
-absl::StatusOr<Buffer> ReadWeight(const Checkpoint& checkpoint, const std::string& name,
-                                  int64_t rows, int64_t cols) {
-  // Sizes come from config.json: check the tensor before reserving room for it.
-  if (absl::Status s = checkpoint.Check(name, {rows, cols}); !s.ok()) return s;
-  absl::StatusOr<Buffer> buffer = Buffer::Allocate(static_cast<size_t>(rows * cols));
+// The [rows, cols] tensors `names` stacked into one weight while it is
+// converted: float32, or bf16 bits when `bf16` (a BF16 checkpoint's values
+// copied as stored, without a float32 copy). Anonymous mmap (Buffer), so
+// its pages go back to the system when it is freed instead of lingering in
+// the heap, and load's peak resident memory stays near the converted weights.
+absl::StatusOr<Buffer> ReadStacked(const Checkpoint& checkpoint,
+                                   const std::vector<std::string>& names, int64_t rows,
+                                   int64_t cols, bool bf16) {
+  // Sizes come from config.json: check every tensor before reserving room.
+  for (const std::string& name : names) {
+    if (absl::Status s = checkpoint.Check(name, {rows, cols}); !s.ok()) return s;
+  }
+  const int64_t block = rows * cols;
+  const int64_t elements = block * static_cast<int64_t>(names.size());
+  absl::StatusOr<Buffer> buffer =
+      Buffer::Allocate(static_cast<size_t>(bf16 ? (elements + 1) / 2 : elements));
   if (!buffer.ok()) return buffer.status();
-  if (absl::Status s = checkpoint.ReadFloat(name, {rows, cols}, buffer->data()); !s.ok()) return s;
+  for (size_t p = 0; p < names.size(); ++p) {
+    const absl::Status s =
+        bf16 ? checkpoint.ReadBf16(names[p], {rows, cols},
+                                   reinterpret_cast<uint16_t*>(buffer->data()) + p * block)
+             : checkpoint.ReadFloat(names[p], {rows, cols}, buffer->data() + p * block);
+    if (!s.ok()) return s;
+  }
   return buffer;
 }
 
-// Loads a torch.nn.Linear ([out, in] weight, [out] bias); the float weight
-// is freed when this returns.
+// Loads a torch.nn.Linear ([out, in] weight, [out] bias); the converted
+// weight is freed when this returns.
 absl::Status LoadLinear(const Checkpoint& checkpoint, const std::string& prefix, int64_t in,
                         int64_t out, DenseActivation activation, Bias placement,
-                        const Caches& caches, Linear* linear) {
-  absl::StatusOr<Buffer> weight = ReadWeight(checkpoint, prefix + ".weight", out, in);
+                        const Caches& caches, Linear* linear,
+                        Bf16Output bf16_output = Bf16Output::kFloat) {
+  absl::StatusOr<Buffer> weight =
+      ReadStacked(checkpoint, {prefix + ".weight"}, out, in, caches.bf16);
   if (!weight.ok()) return weight.status();
   absl::StatusOr<std::vector<float>> bias = checkpoint.ReadFloat(prefix + ".bias", {out});
   if (!bias.ok()) return bias.status();
   return MakeLinear(caches, weight->data(), *std::move(bias), in, out, activation, placement,
-                    linear);
+                    bf16_output, linear);
 }
 
 // Q, K and V stacked into one [3H, H] weight so one matmul computes all three.
 absl::Status LoadQkv(const Checkpoint& checkpoint, const std::string (&names)[3], int64_t hidden,
                      const Caches& caches, Linear* qkv) {
-  const size_t block = static_cast<size_t>(hidden * hidden);
   // Sizes come from config.json: check all three before reserving room for them.
   for (const std::string& name : names) {
     if (absl::Status s = checkpoint.Check(name + ".weight", {hidden, hidden}); !s.ok()) return s;
     if (absl::Status s = checkpoint.Check(name + ".bias", {hidden}); !s.ok()) return s;
   }
-  absl::StatusOr<Buffer> weight = Buffer::Allocate(3 * block);
+  absl::StatusOr<Buffer> weight =
+      ReadStacked(checkpoint, {names[0] + ".weight", names[1] + ".weight", names[2] + ".weight"},
+                  hidden, hidden, caches.bf16);
   if (!weight.ok()) return weight.status();
   std::vector<float> bias(3 * static_cast<size_t>(hidden));
   for (int p = 0; p < 3; ++p) {
-    if (absl::Status s = checkpoint.ReadFloat(names[p] + ".weight", {hidden, hidden},
-                                              weight->data() + p * block);
-        !s.ok()) {
-      return s;
-    }
     if (absl::Status s =
             checkpoint.ReadFloat(names[p] + ".bias", {hidden}, bias.data() + p * hidden);
         !s.ok()) {
@@ -100,7 +123,7 @@ absl::Status LoadQkv(const Checkpoint& checkpoint, const std::string (&names)[3]
     }
   }
   return MakeLinear(caches, weight->data(), std::move(bias), hidden, 3 * hidden,
-                    DenseActivation::kNone, Bias::kFused, qkv);
+                    DenseActivation::kNone, Bias::kFused, Bf16Output::kFloat, qkv);
 }
 
 absl::Status LoadLayer(const Checkpoint& checkpoint, const TensorNames& names,
@@ -124,7 +147,7 @@ absl::Status LoadLayer(const Checkpoint& checkpoint, const TensorNames& names,
   }
   if (absl::Status s =
           LoadLinear(checkpoint, prefix + n.ffn_in, h, inter, ToDenseActivation(config.activation),
-                     Bias::kFused, caches, &layer->ffn_in);
+                     Bias::kFused, caches, &layer->ffn_in, Bf16Output::kBf16);
       !s.ok()) {
     return s;
   }
@@ -164,7 +187,7 @@ absl::Status LoadEmbeddings(const Checkpoint& checkpoint, const TensorNames& nam
   Linear project;
   if (absl::Status s =
           LoadLinear(checkpoint, names.embeddings_project, e, config.hidden_size,
-                     DenseActivation::kNone, Bias::kFused, Caches{cache, nullptr}, &project);
+                     DenseActivation::kNone, Bias::kFused, Caches{cache, nullptr, false}, &project);
       !s.ok()) {
     return s;
   }
@@ -176,9 +199,13 @@ absl::Status LoadEmbeddings(const Checkpoint& checkpoint, const TensorNames& nam
 
 absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint,
                                          const Architecture& architecture,
-                                         const ModelConfig& config, MatmulCache* cache,
-                                         Int8MatmulCache* int8_cache) {
-  const Caches caches{cache, int8_cache};
+                                         const ModelConfig& config, Precision precision,
+                                         MatmulCache* cache, Int8MatmulCache* int8_cache) {
+  const Caches caches{cache, precision == Precision::kInt8 ? int8_cache : nullptr,
+                      precision == Precision::kBf16};
+  if (precision == Precision::kInt8 && int8_cache == nullptr) {
+    return absl::InvalidArgumentError("int8 weights need an Int8MatmulCache");
+  }
   const TensorNames& names = architecture.names;
   ModelWeights weights;
   const int64_t h = config.hidden_size;

@@ -22,10 +22,10 @@ struct LayerNormWeights {
   std::vector<float> beta;
 };
 
-// One torch.nn.Linear in the precision the encoder runs: `fp32` or `int8`
-// is set. `bias` holds the bias when the kernel consuming the output
-// applies it (Add & Norm, the int8 epilogues); it is empty when the float
-// matmul fuses it.
+// One torch.nn.Linear in the precision the encoder runs: `fp32` (float32
+// or bf16 types, Dense::types) or `int8` is set. `bias` holds the bias when the kernel consuming
+// the output applies it (Add & Norm, the int8 epilogues); it is empty when the float matmul fuses
+// it.
 struct Linear {
   std::unique_ptr<Dense> fp32;
   std::unique_ptr<QuantizedDense> int8;
@@ -64,11 +64,13 @@ struct ModelWeights {
   RelativePositionBias relative_position;  // MPNet; empty otherwise
 };
 
-// With `int8_cache`, the encoder layers' dense weights are quantized to s8
-// (QuantizedDense) one tensor at a time, so no float copy of them all is held.
+// The encoder layers' dense weights in `precision`: float32; s8
+// (QuantizedDense, on `int8_cache`) quantized one tensor at a time, so no
+// float copy of them all is held; or bf16 (Dense in bf16 types; the FFN's
+// first layer writes bf16 for the second). Everything else is float32.
 absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint,
                                          const Architecture& architecture,
-                                         const ModelConfig& config, MatmulCache* cache,
-                                         Int8MatmulCache* int8_cache = nullptr);
+                                         const ModelConfig& config, Precision precision,
+                                         MatmulCache* cache, Int8MatmulCache* int8_cache = nullptr);
 
 }  // namespace engine
