@@ -125,7 +125,7 @@ template <typename V>
 typename V::Reg GeluErf(typename V::Reg x) {
   using Reg = typename V::Reg;
   const Reg z = V::Mul(V::Abs(x), V::Set1(0.70710678118654752f));
-  const Reg t = V::Div(V::Set1(1.0f), V::Fma(z, V::Set1(0.3275911f), V::Set1(1.0f)));
+  const Reg t = V::Reciprocal(V::Fma(z, V::Set1(0.3275911f), V::Set1(1.0f)));
   Reg p = V::Set1(1.061405429f);
   p = V::Fma(p, t, V::Set1(-1.453152027f));
   p = V::Fma(p, t, V::Set1(1.421413741f));
