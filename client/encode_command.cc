@@ -2,27 +2,19 @@
 // prints one JSON line per input, in input order.
 #include <algorithm>
 
-#include "client/channel.h"
 #include "client/commands.h"
-#include "client/inputs.h"
-#include "client/json_output.h"
-#include "client/rpc_error.h"
-#include "encoder/v1/encoder.grpc.pb.h"
+#include "client/unary_call.h"
 
 namespace client {
 
 int RunEncode(const ConnectionOptions& connection, const EncodeOptions& options, std::ostream& out,
               std::ostream& err) {
-  absl::StatusOr<std::vector<encoder::v1::Input>> inputs = CollectInputs(options.inputs);
+  const std::optional<std::vector<encoder::v1::Input>> inputs =
+      CollectCommandInputs(options.inputs, "encode needs texts, --input FILE or --ids", err);
+  if (!inputs) return 2;
   absl::StatusOr<encoder::v1::Pooling> pooling = ParsePooling(options.pooling);
-  for (const absl::Status& status : {inputs.status(), pooling.status()}) {
-    if (!status.ok()) {
-      err << "encoder-client: " << status.message() << "\n";
-      return 2;
-    }
-  }
-  if (inputs->empty()) {
-    err << "encoder-client: encode needs texts, --input FILE or --ids\n";
+  if (!pooling.ok()) {
+    err << "encoder-client: " << pooling.status().message() << "\n";
     return 2;
   }
   if (options.inputs_per_call <= 0) {
@@ -36,11 +28,7 @@ int RunEncode(const ConnectionOptions& connection, const EncodeOptions& options,
     for (size_t i = begin; i < end; ++i) *request.add_inputs() = (*inputs)[i];
     request.set_pooling(*pooling);
     request.set_normalize(options.normalize);
-    // Without --truncate the field stays unset: the server's --auto-truncate decides.
-    if (options.truncate) request.set_truncate(true);
-    if (options.truncate_left) {
-      request.set_truncation_direction(encoder::v1::TRUNCATION_DIRECTION_LEFT);
-    }
+    SetTruncation(options.truncate, options.truncate_left, &request);
     request.set_prompt_name(options.prompt_name);
     request.set_prompt(options.prompt);
     request.set_dimensions(options.dimensions);

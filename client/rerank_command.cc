@@ -1,10 +1,7 @@
 // encoder-client rerank QUERY TEXT...: one Rerank call; one JSON line per
 // ranked text, best first: {"index": 1, "score": 0.93, "text": ...}.
-#include "client/channel.h"
 #include "client/commands.h"
-#include "client/json_output.h"
-#include "client/rpc_error.h"
-#include "encoder/v1/encoder.grpc.pb.h"
+#include "client/unary_call.h"
 
 namespace client {
 
@@ -25,18 +22,10 @@ int RunRerank(const ConnectionOptions& connection, const RerankOptions& options,
   if (options.top_n > 0) request.set_top_n(options.top_n);
   request.set_return_text(options.return_text);
   request.set_raw_scores(options.raw_scores);
-  if (options.truncate) request.set_truncate(true);
-  auto stub = encoder::v1::Encoder::NewStub(MakeChannel(connection));
-  grpc::ClientContext context;
-  PrepareCall(connection, &context);
-  encoder::v1::RerankResponse response;
-  const grpc::Status status = stub->Rerank(&context, request, &response);
-  if (!status.ok()) return ReportRpcError(status, err);
-  for (const encoder::v1::RerankResult& result : response.results()) {
-    out << MessageToJsonLine(result) << "\n";
-  }
-  out.flush();
-  return 0;
+  SetTruncation(options.truncate, /*truncate_left=*/false, &request);
+  return CallAndPrintLines<encoder::v1::RerankResponse>(
+      connection, &encoder::v1::Encoder::Stub::Rerank, request,
+      [](const encoder::v1::RerankResponse& response) { return response.results(); }, out, err);
 }
 
 }  // namespace client

@@ -1,25 +1,15 @@
 // encoder-client tokenize: one Tokenize call per text (or pair), one JSON
 // line each.
-#include "client/channel.h"
 #include "client/commands.h"
-#include "client/inputs.h"
-#include "client/json_output.h"
-#include "client/rpc_error.h"
-#include "encoder/v1/encoder.grpc.pb.h"
+#include "client/unary_call.h"
 
 namespace client {
 
 int RunTokenize(const ConnectionOptions& connection, const InputOptions& input_options,
                 bool truncate, std::ostream& out, std::ostream& err) {
-  absl::StatusOr<std::vector<encoder::v1::Input>> inputs = CollectInputs(input_options);
-  if (!inputs.ok()) {
-    err << "encoder-client: " << inputs.status().message() << "\n";
-    return 2;
-  }
-  if (inputs->empty()) {
-    err << "encoder-client: tokenize needs texts or --input FILE\n";
-    return 2;
-  }
+  const std::optional<std::vector<encoder::v1::Input>> inputs =
+      CollectCommandInputs(input_options, "tokenize needs texts or --input FILE", err);
+  if (!inputs) return 2;
   auto stub = encoder::v1::Encoder::NewStub(MakeChannel(connection));
   for (const encoder::v1::Input& input : *inputs) {
     encoder::v1::TokenizeRequest request;
