@@ -18,11 +18,17 @@ For each model directory (Hugging Face layout, F32 safetensors):
      timed batches after 2 warm-up batches, and prints one markdown table of the
      medians over rounds.
 
---precision int8 runs the engine with int8 weights (`encoder-cli --precision int8`)
-against the same fp32 ONNX Runtime model: the correctness check then compares
-each token's hidden state by cosine similarity (mean >= --min-mean-cosine,
-every token >= --min-cosine) instead of the max abs difference, which int8
-cannot meet; the timing is the same.
+--precision int8 runs the engine with int8 weights (`encoder-cli --precision int8`):
+the correctness check against ORT fp32 then compares each token's hidden state
+by cosine similarity (mean >= --min-mean-cosine, every token >= --min-cosine)
+instead of the max abs difference, which int8 cannot meet; the timing is the same.
+
+--peer-precision int8 has ONNX Runtime run the dynamically quantized model
+instead (quantize_onnx.py: what onnxruntime.quantization.quantize_dynamic makes
+with its defaults; quantized once, cached in --work next to the fp32 export).
+The engine is still checked against ORT fp32, and ORT int8 is checked against
+ORT fp32 the same way (cosine per token, mean and min, and the first token's,
+the CLS pooling input); the timing runs the int8 model.
 
 Workloads:  8x128 and 1x128 (no padding), and var: 32 sequences with
 lengths uniform in 8..128. The engine packs the real tokens (`encoder-cli bench
@@ -177,6 +183,17 @@ def newer(path, *sources):
                                         for s in sources if os.path.exists(s))
 
 
+def quantize_model(onnx_path, int8_path):
+    """The ORT side's int8 model: quantize_onnx.py on the fp32 export, cached."""
+    script = os.path.join(HERE, "quantize_onnx.py")
+    if newer(int8_path, onnx_path, script):
+        print(f"  onnx int8: {int8_path} (cached)")
+        return
+    started = time.time()
+    run([sys.executable, script, "--model", onnx_path, "--out", int8_path], what="quantize_onnx.py")
+    print(f"  onnx int8: {int8_path} (quantized in {time.time() - started:.1f} s)")
+
+
 def export(model_dir, onnx_path):
     sources = [os.path.join(model_dir, f) for f in ("config.json", "model.safetensors",
                                                      "model.safetensors.index.json")]
@@ -222,13 +239,20 @@ def perturbed_copy(model_dir, out_dir, seed):
     write_safetensors(os.path.join(out_dir, "model.safetensors"), tensors)
 
 
-def check(sides, model_dir, onnx_path, inputs, args, label):
+def check(sides, model_dir, onnx_path, inputs, args, label, int8_path=None):
     engine = sides.engine_encode(model_dir, inputs)
     ort = sides.ort_encode(onnx_path, inputs)
     if len(engine) != len(inputs) or len(ort) != len(inputs):
         fail(f"{label}: {len(inputs)} inputs, engine gave {len(engine)} outputs, ORT {len(ort)}")
+    if int8_path:  # the quantized model ORT will be timed on, against ORT fp32
+        ort_int8 = sides.ort_encode(int8_path, inputs)
+        if len(ort_int8) != len(inputs):
+            fail(f"{label}: {len(inputs)} inputs, ORT int8 gave {len(ort_int8)} outputs")
+        check_cosine(ort_int8, ort, inputs, args.min_mean_cosine, args.min_cosine, label,
+                     "ORT int8 vs ORT fp32")
     if args.precision == "int8":
-        return check_cosine(engine, ort, inputs, args.min_mean_cosine, args.min_cosine, label)
+        return check_cosine(engine, ort, inputs, args.min_mean_cosine, args.min_cosine, label,
+                            "int8 engine vs ORT fp32")
     tolerance = args.tolerance
     worst, worst_at = 0.0, None
     for i, (a, b) in enumerate(zip(engine, ort)):
@@ -249,25 +273,27 @@ def check(sides, model_dir, onnx_path, inputs, args, label):
     return worst
 
 
-def check_cosine(engine, ort, inputs, min_mean, min_each, label):
-    """int8 engine against fp32 ORT: cosine similarity of each token's hidden state."""
+def check_cosine(test, reference, inputs, min_mean, min_each, label, what):
+    """An int8 side against fp32 ORT: cosine similarity of each token's hidden state
+    (mean and min over all tokens; the first token's, the CLS pooling input, reported)."""
     cosines = []
-    for i, (a, b) in enumerate(zip(engine, ort)):
+    for i, (a, b) in enumerate(zip(test, reference)):
         if a.shape != b.shape:
-            fail(f"{label}: sequence {i}: engine shape {a.shape}, ORT shape {b.shape}")
+            fail(f"{label}: {what}: sequence {i}: shapes {a.shape} and {b.shape}")
         if not np.all(np.isfinite(a)):
-            fail(f"{label}: sequence {i}: non-finite engine outputs")
+            fail(f"{label}: {what}: sequence {i}: non-finite outputs")
         norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
         cosines.append(np.sum(a * b, axis=1) / np.maximum(norms, 1e-30))
     every = np.concatenate(cosines)
     mean, worst = float(np.mean(every)), float(np.min(every))
+    cls_worst = min(float(c[0]) for c in cosines)
     worst_seq = min(range(len(cosines)), key=lambda i: float(np.min(cosines[i])))
     ok = mean >= min_mean and worst >= min_each
-    print(f"  check {label} (int8 engine vs fp32 ORT): {len(inputs)} sequences, {len(every)} tokens: "
-          f"cosine mean {mean:.5f} (>= {min_mean:g}), min {worst:.5f} (>= {min_each:g}) "
-          f"{'ok' if ok else 'MISMATCH'}")
+    print(f"  check {label} ({what}): {len(inputs)} sequences, {len(every)} tokens: "
+          f"cosine mean {mean:.5f} (>= {min_mean:g}), min {worst:.5f} (>= {min_each:g}), "
+          f"CLS min {cls_worst:.5f} {'ok' if ok else 'MISMATCH'}")
     if not ok:
-        fail(f"{label}: int8 engine and fp32 ORT disagree: cosine mean {mean:.5f}, min {worst:.5f} "
+        fail(f"{label}: {what} disagree: cosine mean {mean:.5f}, min {worst:.5f} "
              f"(sequence {worst_seq}, length {len(inputs[worst_seq]['ids'])})")
     return worst
 
@@ -295,13 +321,16 @@ def main():
     parser.add_argument("--workloads", default="8x128,1x128,var",
                         help="comma list of BxS and var (32 x uniform 8..128)")
     parser.add_argument("--precision", choices=("fp32", "int8"), default="fp32",
-                        help="the engine's weights (ORT always runs the fp32 model)")
+                        help="the engine's weights")
+    parser.add_argument("--peer-precision", choices=("fp32", "int8"), default="fp32",
+                        help="ORT's model: the fp32 export, or it quantized by quantize_onnx.py "
+                             "(quantize_dynamic's defaults)")
     parser.add_argument("--tolerance", type=float, default=1e-4,
                         help="fp32: max abs difference of last hidden states")
     parser.add_argument("--min-mean-cosine", type=float, default=0.995,
-                        help="int8: mean per-token cosine similarity to ORT at least this")
+                        help="int8 (either side): mean per-token cosine similarity to ORT fp32 at least this")
     parser.add_argument("--min-cosine", type=float, default=0.99,
-                        help="int8: every token's cosine similarity to ORT at least this")
+                        help="int8 (either side): every token's cosine similarity to ORT fp32 at least this")
     parser.add_argument("--work", default="/tmp/encoder-peer", help="exported models and inputs")
     parser.add_argument("--check-only", action="store_true")
     args = parser.parse_args()
@@ -319,7 +348,10 @@ def main():
     ort_version = json.load(open(os.path.join(HERE, "node_modules", "onnxruntime-node", "package.json")))["version"]
     cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
     load_before = open("/proc/loadavg").read().split()[:3]
-    print(f"engine: {args.engine} ({args.precision})\nORT: onnxruntime-node {ort_version} (CPU EP, graph optimization 'all')\n"
+    peer_model = "fp32 model" if args.peer_precision == "fp32" else \
+        "int8 model (quantize_onnx.py: quantize_dynamic's defaults)"
+    print(f"engine: {args.engine} ({args.precision})\n"
+          f"ORT: onnxruntime-node {ort_version} (CPU EP, graph optimization 'all'), {peer_model}\n"
           f"threads: {args.threads} each; CPU: {cpu}, {os.cpu_count()} logical cores; "
           f"load average at start: {' '.join(load_before)}")
 
@@ -334,8 +366,14 @@ def main():
               f"heads {config['num_attention_heads']}, intermediate {config['intermediate_size']}")
         onnx_path = os.path.join(work, "model.onnx")
         export(model_dir, onnx_path)
-        fused = fused_ops(sides, onnx_path)
-        print("  ORT optimized graph: " + ", ".join(f"{k} x{v}" for k, v in sorted(fused.items())))
+        peer_path = onnx_path  # the model ORT is timed on
+        if args.peer_precision == "int8":
+            peer_path = os.path.join(work, "model.int8.onnx")
+            quantize_model(onnx_path, peer_path)
+        fused = fused_ops(sides, peer_path)
+        print(f"  ORT optimized graph ({args.peer_precision}): "
+              + ", ".join(f"{k} x{v}" for k, v in sorted(fused.items())))
+        int8_path = peer_path if args.peer_precision == "int8" else None
 
         # Workloads: the exact sequences encoder-cli bench generates.
         workloads = []
@@ -357,11 +395,15 @@ def main():
         # exercised), then on a perturbed copy with token types.
         check_seqs = bench_sequences(config["vocab_size"], 32, None, args.seed, (8, 128))
         check(sides, model_dir, onnx_path, [{"ids": s} for s in check_seqs], args,
-              "model as given")
+              "model as given", int8_path)
         perturbed = os.path.join(work, "perturbed")
         perturbed_copy(model_dir, perturbed, args.seed)
         perturbed_onnx = os.path.join(perturbed, "model.onnx")
         export(perturbed, perturbed_onnx)
+        perturbed_int8 = None
+        if int8_path:
+            perturbed_int8 = os.path.join(perturbed, "model.int8.onnx")
+            quantize_model(perturbed_onnx, perturbed_int8)
         inputs = []
         for i, s in enumerate(check_seqs[:12]):
             x = {"ids": s}
@@ -369,7 +411,7 @@ def main():
                 x["token_type_ids"] = [0] * (len(s) // 2) + [1] * (len(s) - len(s) // 2)
             inputs.append(x)
         check(sides, perturbed, perturbed_onnx, inputs, args,
-              "random biases + LayerNorm params, token types")
+              "random biases + LayerNorm params, token types", perturbed_int8)
         shutil.rmtree(perturbed, ignore_errors=True)
         if args.check_only:
             continue
@@ -385,11 +427,12 @@ def main():
                     if side == "engine":
                         engine_times.append(sides.engine_bench(model_dir, wl, iters, args.seed))
                     else:
-                        ort_times.append(sides.ort_bench(onnx_path, wl["input"], iters))
+                        ort_times.append(sides.ort_bench(peer_path, wl["input"], iters))
                 print(f"  {wl['name']}: round {r + 1}/{args.rounds}: engine {engine_times[-1]:.4f} s, "
                       f"ORT {ort_times[-1]:.4f} s", flush=True)
             e, o = statistics.median(engine_times), statistics.median(ort_times)
-            rows.append((f"{label} {args.precision} {wl['name']}", e, o, wl["tokens"] / e, wl["tokens"] / o, o / e,
+            rows.append((f"{label} {args.precision} vs ORT {args.peer_precision} {wl['name']}", e, o,
+                         wl["tokens"] / e, wl["tokens"] / o, o / e,
                          min(engine_times), max(engine_times), min(ort_times), max(ort_times), iters))
             if wl.get("lengths"):
                 padded = len(lengths) * max(lengths)
