@@ -104,6 +104,12 @@ class RequestHandler {
   void EmbedAll(RouteCall call);
   void Similarity(RouteCall call);
   void EmbedRoute(Route route, RouteCall call);
+  // The tail of /embed_all and /similarity: `request` (parsed, for the model
+  // `name`, which needs a pooling when `needs_pooling` says why) under the
+  // call's deadline, answered as render(result) or the error (a list input).
+  void DispatchListEncode(absl::StatusOr<core::EncodeRequest> request, const std::string& name,
+                          const char* needs_pooling, RouteCall call,
+                          std::string (*render)(const core::EncodeResult&));
   // routes_rerank.cc: POST /rerank (TEI), /v1/rerank (Cohere/Jina).
   void Rerank(RouteCall call);
   void CohereRerank(RouteCall call);

@@ -61,48 +61,41 @@ void RequestHandler::EmbedRoute(Route route, RouteCall call) {
 }
 
 void RequestHandler::EmbedAll(RouteCall call) {
-  const Api api = call.api;
   std::string name;
   absl::StatusOr<core::EncodeRequest> request =
       ParseTeiEmbedAll(call.request.body, kAnySize, &name);
-  if (!request.ok()) return call.done(ErrorReply(request.status(), api));
-  absl::StatusOr<const ModelRoute*> model = Resolve(name, call);
-  if (!model.ok()) return call.done(ErrorReply(model.status(), api));
-  absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
-  if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));
-  (*model)->dispatcher->Dispatch(
-      *request, *deadline, std::move(call.is_cancelled),
-      [this, api, done = std::move(call.done)](absl::StatusOr<core::EncodeResult> result) mutable {
-        if (!result.ok()) {
-          result = ForEmbeddingsRoute(result.status(), api, true);
-        }
-        Answer<core::EncodeResult>(std::move(result), api, done, &RenderTeiEmbedAll);
-      });
+  DispatchListEncode(std::move(request), name, nullptr, std::move(call), &RenderTeiEmbedAll);
 }
 
 void RequestHandler::Similarity(RouteCall call) {
-  const Api api = call.api;
   std::string name;
   absl::StatusOr<core::EncodeRequest> request = ParseTeiSimilarity(call.request.body, &name);
+  DispatchListEncode(std::move(request), name,
+                     "this model's pooling is none (token states): no sentence embeddings to "
+                     "compare",
+                     std::move(call), &RenderTeiSimilarity);
+}
+
+void RequestHandler::DispatchListEncode(absl::StatusOr<core::EncodeRequest> request,
+                                        const std::string& name, const char* needs_pooling,
+                                        RouteCall call,
+                                        std::string (*render)(const core::EncodeResult&)) {
+  const Api api = call.api;
   if (!request.ok()) return call.done(ErrorReply(request.status(), api));
   absl::StatusOr<const ModelRoute*> model = Resolve(name, call);
   if (!model.ok()) return call.done(ErrorReply(model.status(), api));
-  if ((*model)->description.default_pooling == engine::Pooling::kNone) {
-    return call.done(ErrorReply(
-        absl::InvalidArgumentError("this model's pooling is none (token states): no sentence "
-                                   "embeddings to compare"),
-        api));
+  if (needs_pooling != nullptr && (*model)->description.default_pooling == engine::Pooling::kNone) {
+    return call.done(ErrorReply(absl::InvalidArgumentError(needs_pooling), api));
   }
   absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
   if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));
-  (*model)->dispatcher->Dispatch(
-      *request, *deadline, std::move(call.is_cancelled),
-      [this, api, done = std::move(call.done)](absl::StatusOr<core::EncodeResult> result) mutable {
-        if (!result.ok()) {
-          result = ForEmbeddingsRoute(result.status(), api, true);
-        }
-        Answer<core::EncodeResult>(std::move(result), api, done, &RenderTeiSimilarity);
-      });
+  (*model)->dispatcher->Dispatch(*request, *deadline, std::move(call.is_cancelled),
+                                 [this, api, render, done = std::move(call.done)](
+                                     absl::StatusOr<core::EncodeResult> result) mutable {
+                                   if (!result.ok())
+                                     result = ForEmbeddingsRoute(result.status(), api, true);
+                                   Answer<core::EncodeResult>(std::move(result), api, done, render);
+                                 });
 }
 
 }  // namespace server::http
