@@ -18,10 +18,11 @@ For each model directory (Hugging Face layout, F32 safetensors):
      timed batches after 2 warm-up batches, and prints one markdown table of the
      medians over rounds.
 
---precision int8 runs the engine with int8 weights (`encoder-cli --precision int8`):
-the correctness check against ORT fp32 then compares each token's hidden state
-by cosine similarity (mean >= --min-mean-cosine, every token >= --min-cosine)
-instead of the max abs difference, which int8 cannot meet; the timing is the same.
+--precision int8 (or bf16) runs the engine with int8 (bf16) weights
+(`encoder-cli --precision int8`): the correctness check against ORT fp32 then
+compares each token's hidden state by cosine similarity (mean >=
+--min-mean-cosine, every token >= --min-cosine) instead of the max abs
+difference, which int8 and bf16 cannot meet; the timing is the same.
 
 --peer-precision int8 has ONNX Runtime run the dynamically quantized model
 instead (quantize_onnx.py: what onnxruntime.quantization.quantize_dynamic makes
@@ -250,9 +251,9 @@ def check(sides, model_dir, onnx_path, inputs, args, label, int8_path=None):
             fail(f"{label}: {len(inputs)} inputs, ORT int8 gave {len(ort_int8)} outputs")
         check_cosine(ort_int8, ort, inputs, args.min_mean_cosine, args.min_cosine, label,
                      "ORT int8 vs ORT fp32")
-    if args.precision == "int8":
+    if args.precision != "fp32":
         return check_cosine(engine, ort, inputs, args.min_mean_cosine, args.min_cosine, label,
-                            "int8 engine vs ORT fp32")
+                            f"{args.precision} engine vs ORT fp32")
     tolerance = args.tolerance
     worst, worst_at = 0.0, None
     for i, (a, b) in enumerate(zip(engine, ort)):
@@ -320,8 +321,8 @@ def main():
     parser.add_argument("--seed", type=int, default=42)
     parser.add_argument("--workloads", default="8x128,1x128,var",
                         help="comma list of BxS and var (32 x uniform 8..128)")
-    parser.add_argument("--precision", choices=("fp32", "int8"), default="fp32",
-                        help="the engine's weights")
+    parser.add_argument("--precision", choices=("fp32", "int8", "bf16"), default="fp32",
+                        help="the engine's weights (bf16: CPUs with AVX512_BF16)")
     parser.add_argument("--peer-precision", choices=("fp32", "int8"), default="fp32",
                         help="ORT's model: the fp32 export, or it quantized by quantize_onnx.py "
                              "(quantize_dynamic's defaults)")
