@@ -22,9 +22,9 @@ import ort from 'onnxruntime-node';
 
 function parseArgs(argv) {
   const numeric = ['rounds', 'seconds', 'concurrency', 'threads', 'query-tokens', 'passage-tokens',
-    'passages', 'seed', 'tolerance'];
+    'passages', 'seed', 'tolerance', 'peer-tolerance'];
   const args = { rounds: 5, seconds: 3, concurrency: 2, threads: 2, 'query-tokens': 16,
-    'passage-tokens': 112, passages: 32, seed: 1, tolerance: 1e-3 };
+    'passage-tokens': 112, passages: 32, seed: 1, tolerance: 1e-3, 'peer-tolerance': 5e-2 };
   for (let i = 0; i < argv.length; ++i) {
     const [key, inline] = argv[i].replace(/^--/, '').split('=', 2);
     const value = inline ?? argv[++i];
@@ -120,7 +120,29 @@ const session = await ort.InferenceSession.create(args.onnx, {
   extra: { session: { intra_op: { allow_spinning: '0' } } },
 });
 
+// The model timed: --onnx itself, or --timed-onnx (ORT's int8 of it), whose
+// scores are checked against --onnx's the same way.
+const timedSession = args['timed-onnx']
+  ? await ort.InferenceSession.create(args['timed-onnx'], {
+    executionProviders: ['cpu'], graphOptimizationLevel: 'all', intraOpNumThreads: args.threads,
+    interOpNumThreads: 1, executionMode: 'sequential',
+    extra: { session: { intra_op: { allow_spinning: '0' } } },
+  })
+  : session;
+
 const logits = (await session.run(feeds)).logits.data;
+if (timedSession !== session) {
+  const timedLogits = (await timedSession.run(feeds)).logits.data;
+  let peerDiff = 0;
+  for (let i = 0; i < logits.length; ++i) {
+    peerDiff = Math.max(peerDiff, Math.abs(timedLogits[i] - logits[i]));
+  }
+  if (!(peerDiff <= args['peer-tolerance'])) {
+    throw new Error(`--timed-onnx's scores differ from --onnx's by ${peerDiff}`);
+  }
+  console.error(`ORT's timed model checked: max |diff| from --onnx ${peerDiff.toExponential(2)} ` +
+    `(--peer-tolerance ${args['peer-tolerance']})`);
+}
 const served = await rerank(args, body);
 let maxDiff = 0;
 for (const { index, score } of served) maxDiff = Math.max(maxDiff, Math.abs(score - logits[index]));
@@ -138,7 +160,7 @@ for (let round = 0; round < args.rounds; ++round) {
   const sides = [
     async () => serverRates.push(await timed(args.seconds, args.concurrency,
       () => rerank(args, body), args.passages)),
-    async () => ortRates.push(await timed(args.seconds, 1, () => session.run(feeds),
+    async () => ortRates.push(await timed(args.seconds, 1, () => timedSession.run(feeds),
       args.passages)),
   ];
   if (round % 2) sides.reverse();

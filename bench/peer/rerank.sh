@@ -2,7 +2,12 @@
 # Rerank pairs/s: encoder-server's POST /rerank against ONNX Runtime on the
 # same cross-encoder, alternating rounds (rerank.mjs), on this machine.
 #
-#   bench/peer/rerank.sh [--precision fp32|int8|bf16] [rerank.mjs flags: --rounds 5 --seconds 3 ...]
+#   bench/peer/rerank.sh [--precision fp32|int8|bf16] [--peer-precision fp32|int8]
+#                        [rerank.mjs flags: --rounds 5 --seconds 3 ...]
+#
+# --peer-precision int8 times ONNX Runtime on the model quantized by
+# quantize_onnx.py (what onnxruntime.quantization.quantize_dynamic makes),
+# after checking its scores against the fp32 model's (within 5e-2).
 #
 # Before timing, the server's scores are checked against ONNX Runtime's fp32
 # logits: within 1e-3 in fp32 (measured ~1e-6), 2e-2 in bf16 (measured
@@ -21,10 +26,14 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
 build="${BUILD_DIR:-$root/build}"
 precision=fp32
-if [ "${1:-}" = --precision ]; then
-  precision=$2
-  shift 2
-fi
+peer_precision=fp32
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --precision) precision=$2; shift 2 ;;
+    --peer-precision) peer_precision=$2; shift 2 ;;
+    *) break ;;
+  esac
+done
 work="$(mktemp -d /tmp/encoder-rerank.XXXXXX)"
 server_pid=
 cleanup() {
@@ -38,6 +47,11 @@ trap cleanup EXIT
 /usr/bin/python3 "$here/add_classifier.py" --model "$work/model"
 /usr/bin/python3 "$here/export_onnx.py" --model "$work/model" --out "$work/model.onnx" \
   --head classifier
+timed_onnx=()
+if [ "$peer_precision" = int8 ]; then
+  /usr/bin/python3 "$here/quantize_onnx.py" --model "$work/model.onnx" --out "$work/model.int8.onnx"
+  timed_onnx=(--timed-onnx "$work/model.int8.onnx")
+fi
 
 port=$((20000 + RANDOM % 20000))
 "$build/server/app/encoder-server" --model "$work/model" --host 127.0.0.1 --port 0 \
@@ -55,4 +69,4 @@ case "$precision" in
   *) tolerance=1e-3 ;;
 esac
 node "$here/rerank.mjs" --onnx "$work/model.onnx" --vocab "$work/model/vocab.txt" \
-  --url "http://127.0.0.1:$port" --tolerance "$tolerance" "$@"
+  --url "http://127.0.0.1:$port" --tolerance "$tolerance" "${timed_onnx[@]}" "$@"
