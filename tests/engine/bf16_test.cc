@@ -37,7 +37,7 @@ using testing::PrintStats;
 // float32's by a few parts in a thousand; LayerNorm keeps that from growing
 // with depth: raw pooled cosines stay above 0.9999, centred ones above
 // 0.9993 on these models.
-constexpr double kMinCosine = 0.999;
+constexpr double kMinBf16Cosine = 0.999;
 
 float Bits(uint32_t bits) {
   float f;
@@ -176,9 +176,9 @@ TEST(Bf16RefusalTest, LoadingInBf16BelowTheLevelFails) {
 
 void ExpectWithinBar(const std::string& name, const CosineStats& stats) {
   PrintStats("bf16", name, stats);
-  EXPECT_GE(stats.min, kMinCosine) << "mean " << stats.mean;
+  EXPECT_GE(stats.min, kMinBf16Cosine) << "mean " << stats.mean;
   // Centred (CosineStats): what tells sequences apart meets the bar too.
-  EXPECT_GE(stats.centered_min, kMinCosine) << "centred mean " << stats.centered_mean;
+  EXPECT_GE(stats.centered_min, kMinBf16Cosine) << "centred mean " << stats.centered_mean;
   EXPECT_GT(stats.count, 0);
 }
 
