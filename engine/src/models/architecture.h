@@ -13,9 +13,12 @@
 //     feed-forward kind, how Q/K/V are stored, which Linears have biases,
 //     the attention pattern, the embedding projection. Each enum lists only
 //     what the layers implement; the values to come (rotary, ALiBi, gated
-//     FFN, fused QKV, no biases, sliding windows) are named in comments, and
-//     the loader and the writer switch over every enum, so adding one fails
-//     to compile until both handle it.
+//     FFN, fused QKV, no biases, sliding windows) are named in comments. The
+//     config reader, the loader and the random-model writer switch over the
+//     enums of the parts they build (positions, attention bias, norm
+//     placement, feed-forward, QKV), so a new value does not compile until
+//     they handle it; every layer assumes the one value of LinearBiases and
+//     AttentionPattern.
 //   - ConfigKeys: how its config.json spells the hyperparameters, including
 //     the keys only its recipe reads (null where it has none).
 //   - ConfigDefaults: the values when config.json omits a key.
