@@ -10,6 +10,7 @@
 #include "fuzz_util.h"
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
+#include "models/architecture.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto tensors = engine::ParseSafetensors(data, size, "fuzz.safetensors");
@@ -23,7 +24,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::Check(elements >= 0, "non-negative element count");
     fuzz::Check(static_cast<uint64_t>(elements) * engine::DTypeSize(view.dtype) == view.nbytes,
                 "byte size = elements x dtype size");
-    (void)engine::CanonicalTensorName(name);
+    for (const engine::Architecture& architecture : engine::Architectures()) {
+      (void)engine::CanonicalTensorName(name, architecture.names.task_prefixes);
+    }
     (void)engine::ShapeString(view.shape);
     if (view.dtype == engine::DType::kF32 || view.dtype == engine::DType::kF16 ||
         view.dtype == engine::DType::kBF16) {

@@ -163,7 +163,7 @@ void ConfigCorpus(const fs::path& out, const fs::path& source) {
     Write(out, std::string("family_") + name,
           ReadFile(source / "tests/golden/families" / name / "model/config.json"));
   }
-  engine::ModelConfig demo;
+  engine::ModelConfig demo = engine::DefaultModelConfig();
   demo.vocab_size = 303;
   demo.hidden_size = 384;
   demo.num_layers = 6;

@@ -41,9 +41,9 @@ struct MakeModelOptions {
   uint64_t seed = 1;
   std::string layer_norm = "post";
   std::string hidden_act = "gelu";
-  // bert, or a RoBERTa-family type (roberta, xlm-roberta, camembert): the
-  // families whose checkpoints use BERT's tensor names.
-  std::string model_type = "bert";
+  // Any model_type of the architecture registry; empty: its first family's
+  // (DefaultModelConfig).
+  std::string model_type;
   int vocab_size = 0;  // > 0: the demo vocabulary padded to this many tokens
   // "" (none), classifier or masked-lm (engine::RandomHead).
   std::string head;

@@ -71,9 +71,10 @@ ABSL_FLAG(int, max_position, 512, "make-model: maximum sequence length");
 ABSL_FLAG(std::string, vocab, "", "make-model: vocab.txt to use (default: the demo vocabulary)");
 ABSL_FLAG(std::string, layer_norm, "post", "make-model: LayerNorm placement, pre or post");
 ABSL_FLAG(std::string, hidden_act, "gelu", "make-model: gelu, gelu_new or relu");
-ABSL_FLAG(std::string, model_type, "bert",
-          "make-model: bert, roberta, xlm-roberta or camembert (RoBERTa positions, one token "
-          "type, eps 1e-5, max_position + 2 position rows)");
+ABSL_FLAG(std::string, model_type, "",
+          "make-model: a model_type of the architecture registry (docs/models.md), written with "
+          "its family's config keys, defaults and tensor names, and position rows for "
+          "max_position tokens (default: the registry's first family)");
 ABSL_FLAG(int, vocab_size, 0,
           "make-model: pad the demo vocabulary with [unusedN] to this many tokens (0: as is)");
 ABSL_FLAG(std::string, head, "",

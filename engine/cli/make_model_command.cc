@@ -11,27 +11,23 @@ absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
   if (options.out.empty()) return absl::InvalidArgumentError("--out is required");
   engine::RandomModelSpec spec;
   spec.seed = options.seed;
+  if (!options.model_type.empty()) {
+    const engine::Architecture* architecture = engine::FindArchitecture(options.model_type);
+    if (architecture == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--model-type must be one of ", engine::SupportedModelTypes()));
+    }
+    spec.config = engine::FamilyDefaults(*architecture, options.model_type);
+  }
   engine::ModelConfig& c = spec.config;
   c.hidden_size = options.hidden;
   c.num_layers = options.layers;
   c.num_heads = options.heads;
   c.intermediate_size = options.intermediate;
   c.max_position_embeddings = options.max_position;
-  if (options.model_type != "bert") {
-    // The RoBERTa family keeps BERT's tensor names, so the same writer serves.
-    const engine::Architecture* architecture = engine::FindArchitecture(options.model_type);
-    if (architecture == nullptr || architecture->name != "roberta") {
-      return absl::InvalidArgumentError(
-          "--model-type must be bert, roberta, xlm-roberta or camembert");
-    }
-    c.model_type = options.model_type;
-    c.architecture = architecture->name;
-    c.position_ids = architecture->position_ids;
-    c.type_vocab_size = architecture->default_type_vocab_size;
-    c.pad_token_id = architecture->default_pad_token_id;
-    c.layer_norm_eps = architecture->default_layer_norm_eps;
+  if (c.position_ids == engine::PositionIds::kAfterPadding) {
     // Positions 0 .. pad are never a real token's (roberta-base: 514 rows for 512).
-    c.max_position_embeddings = options.max_position + c.pad_token_id + 1;
+    c.max_position_embeddings += c.pad_token_id + 1;
   }
   if (options.layer_norm == "pre") {
     c.layer_norm_placement = engine::LayerNormPlacement::kPre;

@@ -22,7 +22,7 @@ namespace fs = std::filesystem;
 std::set<std::string> RegisteredModelTypes() {
   std::set<std::string> types;
   for (const Architecture& architecture : Architectures()) {
-    types.insert(architecture.model_types.begin(), architecture.model_types.end());
+    for (const ModelType& type : architecture.model_types) types.insert(type.name);
   }
   return types;
 }

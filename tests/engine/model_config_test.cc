@@ -66,13 +66,15 @@ TEST(ModelConfigTest, RoundTripsThroughJson) {
 }
 
 TEST(CanonicalTensorNameTest, StripsPrefixAndRenamesLegacyLayerNorm) {
-  EXPECT_EQ(CanonicalTensorName("bert.encoder.layer.0.attention.output.LayerNorm.gamma"),
+  const std::vector<std::string> bert = {"bert."};
+  EXPECT_EQ(CanonicalTensorName("bert.encoder.layer.0.attention.output.LayerNorm.gamma", bert),
             "encoder.layer.0.attention.output.LayerNorm.weight");
-  EXPECT_EQ(CanonicalTensorName("bert.embeddings.LayerNorm.beta"), "embeddings.LayerNorm.bias");
-  EXPECT_EQ(CanonicalTensorName("encoder.layer.1.output.dense.weight"),
+  EXPECT_EQ(CanonicalTensorName("bert.embeddings.LayerNorm.beta", bert),
+            "embeddings.LayerNorm.bias");
+  EXPECT_EQ(CanonicalTensorName("encoder.layer.1.output.dense.weight", bert),
             "encoder.layer.1.output.dense.weight");
   // Only LayerNorm tensors have legacy names.
-  EXPECT_EQ(CanonicalTensorName("pooler.dense.beta"), "pooler.dense.beta");
+  EXPECT_EQ(CanonicalTensorName("pooler.dense.beta", bert), "pooler.dense.beta");
 }
 
 }  // namespace

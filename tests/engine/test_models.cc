@@ -58,7 +58,8 @@ std::vector<std::vector<int32_t>> RandomSequences(const std::vector<int>& length
 std::vector<std::string> FamilyFixtures() {
   std::vector<std::string> fixtures;
   for (const Architecture& architecture : Architectures()) {
-    for (std::string type : architecture.model_types) {
+    for (const ModelType& model_type : architecture.model_types) {
+      std::string type = model_type.name;
       if (type == kBertModelType) continue;
       std::replace(type.begin(), type.end(), '-', '_');
       fixtures.push_back("families/" + type);

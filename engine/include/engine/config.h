@@ -29,18 +29,20 @@ inline constexpr Precision kAllPrecisions[] = {Precision::kFloat32, Precision::k
 enum class PositionIds { kFromZero, kAfterPadding };
 
 // The layer math of one model, whatever family's config.json it was read
-// from: the architecture registry (src/models/) maps each family's keys and
-// rules onto these fields, and the layers read only these.
+// from: the architecture registry (src/models/) maps each family's keys,
+// defaults and recipe onto these fields, and the layers read only these.
+// A default-constructed config belongs to no family: start from
+// DefaultModelConfig() or ParseModelConfig.
 struct ModelConfig {
-  std::string model_type = "bert";    // as config.json spells it ("xlm-roberta")
-  std::string architecture = "bert";  // the registry's family ("roberta" for xlm-roberta)
+  std::string model_type;    // as config.json spells it ("xlm-roberta")
+  std::string architecture;  // the registry's family ("roberta" for xlm-roberta)
   int vocab_size = 0;
   int hidden_size = 0;
   int num_layers = 0;
   int num_heads = 0;
   int intermediate_size = 0;
-  int max_position_embeddings = 512;
-  int type_vocab_size = 2;  // 0: the family has no token-type embeddings
+  int max_position_embeddings = 0;
+  int type_vocab_size = 0;  // 0: the family has no token-type embeddings
   int pad_token_id = 0;
   // ELECTRA: embeddings of this width projected to hidden_size; 0 = hidden_size.
   int embedding_size = 0;
@@ -48,8 +50,8 @@ struct ModelConfig {
   // MPNet: a learned bias per head and relative-distance bucket added to
   // every layer's attention scores; 0 = none.
   int relative_attention_buckets = 0;
-  int relative_attention_max_distance = 128;
-  float layer_norm_eps = 1e-12f;
+  int relative_attention_max_distance = 0;
+  float layer_norm_eps = 0;
   Activation activation = Activation::kGeluErf;
   LayerNormPlacement layer_norm_placement = LayerNormPlacement::kPost;
 
@@ -65,6 +67,10 @@ struct ModelConfig {
   // Token types an input may use: at least type 0, also where there is no table.
   int token_types() const { return type_vocab_size > 0 ? type_vocab_size : 1; }
 };
+
+// The defaults of the registry's first family, without a shape: what
+// make-model and the random-model writer start from.
+ModelConfig DefaultModelConfig();
 
 // Parses config.json text of any registered family (src/models/registry.cc);
 // an unknown model_type is an error listing the supported ones. `source`

@@ -26,7 +26,9 @@ enum class RandomHead {
 };
 
 struct RandomModelSpec {
-  ModelConfig config;  // vocab_size is taken from `vocabulary` when that is not empty
+  // vocab_size is taken from `vocabulary` when that is not empty; the
+  // family is the one of config.model_type.
+  ModelConfig config = DefaultModelConfig();
   uint64_t seed = 1;
   bool with_pooler = true;
   RandomHead head = RandomHead::kNone;

@@ -1,8 +1,8 @@
 // The weights of a Hugging Face model directory: model.safetensors, or the
 // shards listed by model.safetensors.index.json. Tensors are found by their
-// canonical name: without the family's task prefix ("bert.", "roberta.",
-// ...; see models/architecture.h), and with LayerNorm's legacy gamma/beta
-// renamed weight/bias.
+// canonical name: without the family's task prefix (TensorNames::
+// task_prefixes in models/architecture.h), and with LayerNorm's legacy
+// gamma/beta renamed weight/bias.
 #pragma once
 
 #include <map>
@@ -18,7 +18,7 @@ namespace engine {
 class Checkpoint {
  public:
   static absl::StatusOr<std::unique_ptr<Checkpoint>> Open(
-      const std::string& model_dir, const std::vector<std::string>& task_prefixes = {"bert."});
+      const std::string& model_dir, const std::vector<std::string>& task_prefixes);
 
   bool Has(const std::string& canonical_name) const;
 
@@ -63,10 +63,10 @@ class Checkpoint {
 };
 
 // "bert.encoder.layer.0.attention.output.LayerNorm.gamma" ->
-// "encoder.layer.0.attention.output.LayerNorm.weight": the first matching
-// task prefix is dropped.
+// "encoder.layer.0.attention.output.LayerNorm.weight" with task prefixes
+// {"bert."}: the first matching task prefix is dropped.
 std::string CanonicalTensorName(const std::string& name,
-                                const std::vector<std::string>& task_prefixes = {"bert."});
+                                const std::vector<std::string>& task_prefixes);
 
 std::string ShapeString(const std::vector<int64_t>& shape);
 

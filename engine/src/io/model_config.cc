@@ -55,22 +55,19 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
   }
   if (!j.is_object()) return ConfigError(source, "not a JSON object");
 
-  ModelConfig config;
   if (!j.contains("model_type") || !j["model_type"].is_string()) {
     return ConfigError(source, "missing \"model_type\"");
   }
-  config.model_type = j["model_type"].get<std::string>();
-  const Architecture* architecture = FindArchitecture(config.model_type);
+  const std::string model_type = j["model_type"].get<std::string>();
+  const Architecture* architecture = FindArchitecture(model_type);
   if (architecture == nullptr) {
-    return ConfigError(source, absl::StrCat("unsupported model_type \"", config.model_type,
+    return ConfigError(source, absl::StrCat("unsupported model_type \"", model_type,
                                             "\" (supported: ", SupportedModelTypes(), ")"));
   }
+  // The family's rules and defaults, then config.json's values over them.
+  ModelConfig config = FamilyDefaults(*architecture, model_type);
   const ConfigKeys& keys = architecture->keys;
-  config.architecture = architecture->name;
-  config.layer_norm_eps = architecture->default_layer_norm_eps;
-  config.type_vocab_size = architecture->default_type_vocab_size;
-  config.position_ids = architecture->position_ids;
-  config.pad_token_id = architecture->default_pad_token_id;
+  const Recipe& recipe = architecture->recipe;
   for (auto [key, required, field] :
        {std::tuple<const char*, bool, int*>{"vocab_size", true, &config.vocab_size},
         {keys.hidden_size, true, &config.hidden_size},
@@ -82,23 +79,27 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
     if (key == nullptr) continue;
     if (absl::Status s = ReadPositiveInt(j, key, required, field, source); !s.ok()) return s;
   }
-  if (architecture->reads_embedding_size) {
+  if (recipe.embedding_projection) {
     if (absl::Status s =
-            ReadPositiveInt(j, "embedding_size", false, &config.embedding_size, source);
+            ReadPositiveInt(j, keys.embedding_size, false, &config.embedding_size, source);
         !s.ok()) {
       return s;
     }
   }
-  if (architecture->relative_attention_bias) {
-    config.relative_attention_buckets = 32;  // MPNetConfig's default
-    if (absl::Status s = ReadPositiveInt(j, "relative_attention_num_buckets", false,
-                                         &config.relative_attention_buckets, source);
-        !s.ok()) {
-      return s;
-    }
-    if (config.relative_attention_buckets < 2) {
-      return ConfigError(source, "\"relative_attention_num_buckets\" must be at least 2");
-    }
+  switch (recipe.attention_bias) {
+    case AttentionBias::kNone:
+      break;
+    case AttentionBias::kRelativeBuckets:
+      if (absl::Status s = ReadPositiveInt(j, keys.relative_attention_buckets, false,
+                                           &config.relative_attention_buckets, source);
+          !s.ok()) {
+        return s;
+      }
+      if (config.relative_attention_buckets < 2) {
+        return ConfigError(
+            source, absl::StrCat("\"", keys.relative_attention_buckets, "\" must be at least 2"));
+      }
+      break;
   }
   if (j.contains("pad_token_id") && j["pad_token_id"].is_number_integer()) {
     config.pad_token_id = j["pad_token_id"].get<int>();
@@ -127,22 +128,33 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
     if (!act.ok()) return act.status();
     config.activation = *act;
   }
-  if (architecture->reads_layer_norm_placement && j.contains("layer_norm_placement")) {
-    const json& v = j["layer_norm_placement"];
-    if (v == "post") {
-      config.layer_norm_placement = LayerNormPlacement::kPost;
-    } else if (v == "pre") {
-      config.layer_norm_placement = LayerNormPlacement::kPre;
-    } else {
-      return ConfigError(source, absl::StrCat("\"layer_norm_placement\" must be \"pre\" or "
-                                              "\"post\", got ",
-                                              v.dump()));
-    }
+  switch (recipe.norm_placement) {
+    case NormPlacement::kPost:
+      break;
+    case NormPlacement::kFromConfig:
+      if (j.contains(keys.layer_norm_placement)) {
+        const json& v = j[keys.layer_norm_placement];
+        if (v == "post") {
+          config.layer_norm_placement = LayerNormPlacement::kPost;
+        } else if (v == "pre") {
+          config.layer_norm_placement = LayerNormPlacement::kPre;
+        } else {
+          return ConfigError(source,
+                             absl::StrCat("\"", keys.layer_norm_placement,
+                                          "\" must be \"pre\" or \"post\", got ", v.dump()));
+        }
+      }
+      break;
   }
-  if (j.contains("position_embedding_type") && j["position_embedding_type"] != "absolute") {
-    return ConfigError(source,
-                       absl::StrCat("unsupported position_embedding_type ",
-                                    j["position_embedding_type"].dump(), " (supported: absolute)"));
+  switch (recipe.positions) {
+    case PositionScheme::kLearnedAbsolute:
+      if (keys.position_embedding_type != nullptr && j.contains(keys.position_embedding_type) &&
+          j[keys.position_embedding_type] != "absolute") {
+        return ConfigError(
+            source, absl::StrCat("unsupported ", keys.position_embedding_type, " ",
+                                 j[keys.position_embedding_type].dump(), " (supported: absolute)"));
+      }
+      break;
   }
   if (config.hidden_size % config.num_heads != 0) {
     return ConfigError(source,
@@ -167,9 +179,9 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
 
 std::string ModelConfigToJson(const ModelConfig& config) {
   const Architecture* architecture = FindArchitecture(config.model_type);
-  const Architecture fallback = BertArchitecture();
-  if (architecture == nullptr) architecture = &fallback;
+  if (architecture == nullptr) architecture = &Architectures().front();
   const ConfigKeys& keys = architecture->keys;
+  const Recipe& recipe = architecture->recipe;
   json j = {
       {"model_type", config.model_type},
       {"vocab_size", config.vocab_size},
@@ -183,20 +195,30 @@ std::string ModelConfigToJson(const ModelConfig& config) {
       {"max_position_embeddings", config.max_position_embeddings},
       {"pad_token_id", config.pad_token_id},
   };
-  if (config.architecture == "bert") j["architectures"] = {"BertModel"};
+  j["architectures"] = {ClassPrefix(*architecture, config.model_type) + "Model"};
   if (keys.layer_norm_eps != nullptr) j[keys.layer_norm_eps] = config.layer_norm_eps;
-  if (keys.type_vocab_size != nullptr) {
-    j[keys.type_vocab_size] = config.type_vocab_size;
-    j["position_embedding_type"] = "absolute";
+  if (keys.type_vocab_size != nullptr) j[keys.type_vocab_size] = config.type_vocab_size;
+  switch (recipe.positions) {
+    case PositionScheme::kLearnedAbsolute:
+      if (keys.position_embedding_type != nullptr) j[keys.position_embedding_type] = "absolute";
+      break;
   }
-  if (architecture->reads_embedding_size && config.embedding_size > 0) {
-    j["embedding_size"] = config.embedding_size;
+  if (recipe.embedding_projection && config.embedding_size > 0) {
+    j[keys.embedding_size] = config.embedding_size;
   }
-  if (architecture->relative_attention_bias) {
-    j["relative_attention_num_buckets"] = config.relative_attention_buckets;
+  switch (recipe.attention_bias) {
+    case AttentionBias::kNone:
+      break;
+    case AttentionBias::kRelativeBuckets:
+      j[keys.relative_attention_buckets] = config.relative_attention_buckets;
+      break;
   }
-  if (architecture->reads_layer_norm_placement) {
-    j["layer_norm_placement"] = LayerNormPlacementName(config.layer_norm_placement);
+  switch (recipe.norm_placement) {
+    case NormPlacement::kPost:
+      break;
+    case NormPlacement::kFromConfig:
+      j[keys.layer_norm_placement] = LayerNormPlacementName(config.layer_norm_placement);
+      break;
   }
   return j.dump(2) + "\n";
 }

@@ -1,7 +1,6 @@
 #include "engine/random_model.h"
 
 #include <filesystem>
-#include <map>
 #include <random>
 
 #include "absl/strings/str_cat.h"
@@ -83,17 +82,56 @@ constexpr int kMaxLabels = 1 << 20;
 // scores of different inputs differ visibly.
 constexpr float kClassifierStd = 0.5f;
 
-// config.json "architectures" of the task model: "<family class><task>"
-// (BertForSequenceClassification); null for a model_type not listed.
-const char* TaskClassPrefix(const std::string& model_type) {
-  static const std::map<std::string, const char*> kPrefixes = {
-      {"bert", "Bert"},
-      {"roberta", "Roberta"},
-      {"xlm-roberta", "XLMRoberta"},
-      {"camembert", "Camembert"},
-  };
-  const auto it = kPrefixes.find(model_type);
-  return it == kPrefixes.end() ? nullptr : it->second;
+// The encoder's tensors, by the family's names and recipe, the pooler
+// included when `with_pooler` and the family has one.
+void WriteEncoder(const ModelConfig& config, const Architecture& architecture, bool with_pooler,
+                  WeightWriter* w) {
+  const TensorNames& n = architecture.names;
+  const Recipe& recipe = architecture.recipe;
+  const int64_t h = config.hidden_size;
+  const int64_t e = config.embedding_width();
+  const int64_t inter = config.intermediate_size;
+  w->Normal(n.word_embeddings + ".weight", {config.vocab_size, e}, 0.02f);
+  switch (recipe.positions) {
+    case PositionScheme::kLearnedAbsolute:
+      w->Normal(n.position_embeddings + ".weight", {config.max_position_embeddings, e}, 0.02f);
+      break;
+  }
+  if (config.type_vocab_size > 0) {
+    w->Normal(n.token_type_embeddings + ".weight", {config.type_vocab_size, e}, 0.02f);
+  }
+  w->LayerNorm(n.embeddings_norm, e);
+  if (config.has_embedding_projection()) w->Linear(n.embeddings_project, e, h);
+  const LayerTensorNames& l = n.layer;
+  for (int index = 0; index < config.num_layers; ++index) {
+    const std::string p = absl::StrCat(n.layer_prefix, index, ".");
+    switch (recipe.qkv) {
+      case QkvLayout::kSeparate:
+        w->Linear(p + l.query, h, h);
+        w->Linear(p + l.key, h, h);
+        w->Linear(p + l.value, h, h);
+        break;
+    }
+    w->Linear(p + l.attention_out, h, h);
+    w->LayerNorm(p + l.attention_norm, h);
+    switch (recipe.feed_forward) {
+      case FeedForward::kDense:
+        w->Linear(p + l.ffn_in, h, inter);
+        w->Linear(p + l.ffn_out, inter, h);
+        break;
+    }
+    w->LayerNorm(p + l.ffn_norm, h);
+  }
+  switch (recipe.attention_bias) {
+    case AttentionBias::kNone:
+      break;
+    case AttentionBias::kRelativeBuckets:
+      w->Normal(n.relative_attention_bias + ".weight",
+                {config.relative_attention_buckets, config.num_heads}, 0.02f);
+      break;
+  }
+  if (config.layer_norm_placement == LayerNormPlacement::kPre) w->LayerNorm(n.final_norm, h);
+  if (with_pooler && !n.pooler.empty()) w->Linear(n.pooler, h, h);
 }
 
 // The head's tensors, after the encoder's (the pooler included).
@@ -119,8 +157,8 @@ absl::Status WriteHead(const RandomModelSpec& spec, const ModelConfig& config,
     if (names.transform.empty() || names.bias.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(config.model_type, " has no masked-LM head"));
     }
-    w->Linear(names.transform, h, h);
-    w->LayerNorm(names.norm, h);
+    w->Linear(names.transform, h, config.embedding_width());
+    w->LayerNorm(names.norm, config.embedding_width());
     // The decoder is tied to the word embeddings: no weight, only the bias.
     w->Constant(names.bias.front(), {config.vocab_size}, 0.0f);
   }
@@ -129,15 +167,14 @@ absl::Status WriteHead(const RandomModelSpec& spec, const ModelConfig& config,
 
 // ModelConfigToJson's text with the head's keys: the task model's
 // "architectures" and, for a classifier, id2label / label2id.
-std::string HeadConfigJson(const RandomModelSpec& spec, const ModelConfig& config) {
+std::string HeadConfigJson(const RandomModelSpec& spec, const ModelConfig& config,
+                           const Architecture& architecture) {
   std::string text = ModelConfigToJson(config);
   if (spec.head == RandomHead::kNone) return text;
   nlohmann::json j = nlohmann::json::parse(text);
-  if (const char* prefix = TaskClassPrefix(config.model_type); prefix != nullptr) {
-    j["architectures"] = nlohmann::json::array(
-        {absl::StrCat(prefix, spec.head == RandomHead::kClassifier ? "ForSequenceClassification"
-                                                                   : "ForMaskedLM")});
-  }
+  j["architectures"] = nlohmann::json::array({absl::StrCat(
+      ClassPrefix(architecture, config.model_type),
+      spec.head == RandomHead::kClassifier ? "ForSequenceClassification" : "ForMaskedLM")});
   if (spec.head == RandomHead::kClassifier) {
     nlohmann::json id2label = nlohmann::json::object();
     nlohmann::json label2id = nlohmann::json::object();
@@ -181,45 +218,31 @@ absl::Status WriteRandomModel(const std::string& dir, const RandomModelSpec& spe
         absl::StrCat("bad model shape: hidden ", config.hidden_size, ", heads ", config.num_heads,
                      ", layers ", config.num_layers, ", intermediate ", config.intermediate_size));
   }
+  const Architecture* architecture = FindArchitecture(config.model_type);
+  if (architecture == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat("unsupported model_type \"", config.model_type,
+                                                   "\" (supported: ", SupportedModelTypes(), ")"));
+  }
+  if (config.layer_norm_placement == LayerNormPlacement::kPre &&
+      architecture->recipe.norm_placement != NormPlacement::kFromConfig) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(config.model_type, " is post-LN only: its config has no pre-LN"));
+  }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) return absl::PermissionDeniedError(absl::StrCat(dir, ": ", ec.message()));
 
-  const int64_t h = config.hidden_size;
-  const int64_t inter = config.intermediate_size;
   WeightWriter w(spec.seed);
-  w.Normal("embeddings.word_embeddings.weight", {config.vocab_size, h}, 0.02f);
-  w.Normal("embeddings.position_embeddings.weight", {config.max_position_embeddings, h}, 0.02f);
-  w.Normal("embeddings.token_type_embeddings.weight", {config.type_vocab_size, h}, 0.02f);
-  w.LayerNorm("embeddings.LayerNorm", h);
-  for (int l = 0; l < config.num_layers; ++l) {
-    const std::string p = absl::StrCat("encoder.layer.", l);
-    w.Linear(p + ".attention.self.query", h, h);
-    w.Linear(p + ".attention.self.key", h, h);
-    w.Linear(p + ".attention.self.value", h, h);
-    w.Linear(p + ".attention.output.dense", h, h);
-    w.LayerNorm(p + ".attention.output.LayerNorm", h);
-    w.Linear(p + ".intermediate.dense", h, inter);
-    w.Linear(p + ".output.dense", inter, h);
-    w.LayerNorm(p + ".output.LayerNorm", h);
-  }
-  if (config.layer_norm_placement == LayerNormPlacement::kPre) w.LayerNorm("encoder.LayerNorm", h);
-  if (spec.with_pooler) w.Linear("pooler.dense", h, h);
-  if (spec.head != RandomHead::kNone) {
-    const Architecture* architecture = FindArchitecture(config.model_type);
-    if (architecture == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unknown model_type \"", config.model_type, "\""));
-    }
-    if (absl::Status s = WriteHead(spec, config, *architecture, &w); !s.ok()) return s;
-  }
+  WriteEncoder(config, *architecture, spec.with_pooler, &w);
+  if (absl::Status s = WriteHead(spec, config, *architecture, &w); !s.ok()) return s;
 
   const std::filesystem::path root(dir);
   if (absl::Status s = WriteSafetensors((root / "model.safetensors").string(), w.tensors());
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = WriteFile((root / "config.json").string(), HeadConfigJson(spec, config));
+  if (absl::Status s =
+          WriteFile((root / "config.json").string(), HeadConfigJson(spec, config, *architecture));
       !s.ok()) {
     return s;
   }

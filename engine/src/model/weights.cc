@@ -126,15 +126,21 @@ absl::Status LoadQkv(const Checkpoint& checkpoint, const std::string (&names)[3]
                     DenseActivation::kNone, Bias::kFused, Bf16Output::kFloat, qkv);
 }
 
-absl::Status LoadLayer(const Checkpoint& checkpoint, const TensorNames& names,
+absl::Status LoadLayer(const Checkpoint& checkpoint, const Architecture& architecture,
                        const ModelConfig& config, int index, const Caches& caches,
                        LayerWeights* layer) {
   const int64_t h = config.hidden_size;
   const int64_t inter = config.intermediate_size;
-  const std::string prefix = absl::StrCat(names.layer_prefix, index, ".");
-  const LayerTensorNames& n = names.layer;
-  const std::string qkv[3] = {prefix + n.query, prefix + n.key, prefix + n.value};
-  if (absl::Status s = LoadQkv(checkpoint, qkv, h, caches, &layer->qkv); !s.ok()) return s;
+  const std::string prefix = absl::StrCat(architecture.names.layer_prefix, index, ".");
+  const LayerTensorNames& n = architecture.names.layer;
+  const Recipe& recipe = architecture.recipe;
+  switch (recipe.qkv) {
+    case QkvLayout::kSeparate: {
+      const std::string qkv[3] = {prefix + n.query, prefix + n.key, prefix + n.value};
+      if (absl::Status s = LoadQkv(checkpoint, qkv, h, caches, &layer->qkv); !s.ok()) return s;
+      break;
+    }
+  }
   if (absl::Status s =
           LoadLinear(checkpoint, prefix + n.attention_out, h, h, DenseActivation::kNone,
                      Bias::kKept, caches, &layer->attention_out);
@@ -145,31 +151,39 @@ absl::Status LoadLayer(const Checkpoint& checkpoint, const TensorNames& names,
       !s.ok()) {
     return s;
   }
-  if (absl::Status s =
-          LoadLinear(checkpoint, prefix + n.ffn_in, h, inter, ToDenseActivation(config.activation),
-                     Bias::kFused, caches, &layer->ffn_in, Bf16Output::kBf16);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = LoadLinear(checkpoint, prefix + n.ffn_out, inter, h, DenseActivation::kNone,
-                                  Bias::kKept, caches, &layer->ffn_out);
-      !s.ok()) {
-    return s;
+  switch (recipe.feed_forward) {
+    case FeedForward::kDense:
+      if (absl::Status s = LoadLinear(checkpoint, prefix + n.ffn_in, h, inter,
+                                      ToDenseActivation(config.activation), Bias::kFused, caches,
+                                      &layer->ffn_in, Bf16Output::kBf16);
+          !s.ok()) {
+        return s;
+      }
+      if (absl::Status s = LoadLinear(checkpoint, prefix + n.ffn_out, inter, h,
+                                      DenseActivation::kNone, Bias::kKept, caches, &layer->ffn_out);
+          !s.ok()) {
+        return s;
+      }
+      break;
   }
   return LoadNorm(checkpoint, prefix + n.ffn_norm, h, &layer->ffn_norm);
 }
 
-absl::Status LoadEmbeddings(const Checkpoint& checkpoint, const TensorNames& names,
+absl::Status LoadEmbeddings(const Checkpoint& checkpoint, const Architecture& architecture,
                             const ModelConfig& config, MatmulCache* cache, EmbeddingWeights* emb) {
+  const TensorNames& names = architecture.names;
   const int64_t e = config.embedding_width();
   struct Table {
     const std::string& name;
     int64_t rows;
     std::vector<float>* target;
   };
-  std::vector<Table> tables = {
-      {names.word_embeddings, config.vocab_size, &emb->word},
-      {names.position_embeddings, config.max_position_embeddings, &emb->position}};
+  std::vector<Table> tables = {{names.word_embeddings, config.vocab_size, &emb->word}};
+  switch (architecture.recipe.positions) {
+    case PositionScheme::kLearnedAbsolute:
+      tables.push_back({names.position_embeddings, config.max_position_embeddings, &emb->position});
+      break;
+  }
   if (config.type_vocab_size > 0) {
     tables.push_back({names.token_type_embeddings, config.type_vocab_size, &emb->token_type});
   }
@@ -209,14 +223,14 @@ absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint,
   const TensorNames& names = architecture.names;
   ModelWeights weights;
   const int64_t h = config.hidden_size;
-  if (absl::Status s = LoadEmbeddings(checkpoint, names, config, cache, &weights.embeddings);
+  if (absl::Status s = LoadEmbeddings(checkpoint, architecture, config, cache, &weights.embeddings);
       !s.ok()) {
     return s;
   }
   // One layer at a time: num_hidden_layers comes from config.json and may lie.
   for (int i = 0; i < config.num_layers; ++i) {
     LayerWeights layer;
-    if (absl::Status s = LoadLayer(checkpoint, names, config, i, caches, &layer); !s.ok()) {
+    if (absl::Status s = LoadLayer(checkpoint, architecture, config, i, caches, &layer); !s.ok()) {
       return s;
     }
     weights.layers.push_back(std::move(layer));
@@ -226,15 +240,20 @@ absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint,
       return s;
     }
   }
-  if (config.relative_attention_buckets > 0) {
-    absl::StatusOr<std::vector<float>> table =
-        checkpoint.ReadFloat(names.relative_attention_bias + ".weight",
-                             {config.relative_attention_buckets, config.num_heads});
-    if (!table.ok()) return table.status();
-    weights.relative_position =
-        MakeRelativePositionBias(*table, config.relative_attention_buckets, config.num_heads,
-                                 config.max_length(), config.relative_attention_max_distance,
-                                 1.0f / std::sqrt(static_cast<float>(config.head_size())));
+  switch (architecture.recipe.attention_bias) {
+    case AttentionBias::kNone:
+      break;
+    case AttentionBias::kRelativeBuckets: {
+      absl::StatusOr<std::vector<float>> table =
+          checkpoint.ReadFloat(names.relative_attention_bias + ".weight",
+                               {config.relative_attention_buckets, config.num_heads});
+      if (!table.ok()) return table.status();
+      weights.relative_position =
+          MakeRelativePositionBias(*table, config.relative_attention_buckets, config.num_heads,
+                                   config.max_length(), config.relative_attention_max_distance,
+                                   1.0f / std::sqrt(static_cast<float>(config.head_size())));
+      break;
+    }
   }
   if (!names.pooler.empty() && checkpoint.Has(names.pooler + ".weight")) {
     auto pooler = std::make_unique<PoolerWeights>();

@@ -1,9 +1,31 @@
-// The architecture registry: for each encoder family, how config.json
-// spells its hyperparameters, how its checkpoints name their tensors, and
-// which rules of the shared layer math it uses (positions, token types,
-// embedding projection, relative-position bias). One definition per family
-// (models/<family>.cc), listed in models/registry.cc; the loader and the
-// layers read only this and ModelConfig, never a model_type.
+// The architecture registry: one file per encoder family
+// (models/<family>.cc), listed in models/registry.cc. A family's file is the
+// one place that says how its models are built; everything else (the
+// config reader io/model_config.cc, the weight loader model/weights.cc, the
+// random-model writer, make-model, inspect) reads an Architecture and the
+// ModelConfig made from it, never a family's name, key or default.
+//
+// What a family file holds:
+//   - name, the config.json model_type values it loads and the class-name
+//     prefix of each ("XLMRoberta" for xlm-roberta: "XLMRobertaModel").
+//   - Recipe: how its layers are built. Position scheme and position ids,
+//     the bias added to attention scores, LayerNorm placement, the
+//     feed-forward kind, how Q/K/V are stored, which Linears have biases,
+//     the attention pattern, the embedding projection. Each enum lists only
+//     what the layers implement; the values to come (rotary, ALiBi, gated
+//     FFN, fused QKV, no biases, sliding windows) are named in comments. The
+//     config reader, the loader and the random-model writer switch over the
+//     enums of the parts they build (positions, attention bias, norm
+//     placement, feed-forward, QKV), so a new value does not compile until
+//     they handle it; every layer assumes the one value of LinearBiases and
+//     AttentionPattern.
+//   - ConfigKeys: how its config.json spells the hyperparameters, including
+//     the keys only its recipe reads (null where it has none).
+//   - ConfigDefaults: the values when config.json omits a key.
+//   - TensorNames: its checkpoint's module names, heads included.
+// tests/engine/registry_test.cc checks that each family's parts agree (the
+// recipe's tensors are named, its keys spelled, its defaults valid) and that
+// every family round-trips through the random-model writer and the loader.
 #pragma once
 
 #include <string>
@@ -13,16 +35,113 @@
 
 namespace engine {
 
-// config.json keys of the shared hyperparameters, as the family spells them.
+// Where a token's position enters the layer math.
+enum class PositionScheme {
+  // A table [max_position_embeddings, embedding width] indexed by the
+  // position id (Recipe::position_ids) and added to the word embeddings.
+  // DistilBERT's sinusoidal tables are stored in the checkpoint like
+  // learned ones.
+  kLearnedAbsolute,
+  // To come: rotary on Q and K (base, fraction of the head, scaling);
+  // none (ALiBi models).
+};
+
+// What every layer adds to its scaled attention scores.
+enum class AttentionBias {
+  kNone,
+  // MPNet: a learned [buckets, heads] table (TensorNames::
+  // relative_attention_bias) indexed by the bucketed signed key-query
+  // distance, logarithmic up to Recipe::relative_attention_max_distance
+  // (layers/relative_position.h); the bucket count is a config key.
+  kRelativeBuckets,
+  // To come: ALiBi's fixed per-head slopes.
+};
+
+// Where each sublayer's LayerNorm sits (ModelConfig::layer_norm_placement).
+enum class NormPlacement {
+  // Always post-LN: x = LN(x + sublayer(x)); no final norm.
+  kPost,
+  // Post-LN unless config.json's ConfigKeys::layer_norm_placement says
+  // "pre" (the project's own pre-LN test models): x = x + sublayer(LN(x)),
+  // then the final norm (TensorNames::final_norm) after the last layer.
+  kFromConfig,
+};
+
+// The feed-forward sublayer.
+enum class FeedForward {
+  // ffn_out(act(ffn_in(x))), act from config.json's ConfigKeys::activation.
+  kDense,
+  // To come: gated (act(gate(x)) * up(x)).
+};
+
+// How the checkpoint stores the attention's input projections.
+enum class QkvLayout {
+  // Three [H, H] Linears (LayerTensorNames query, key, value), stacked
+  // into one [3H, H] matmul at load.
+  kSeparate,
+  // To come: fused (one [3H, H] tensor).
+};
+
+// Which Linear layers of the encoder carry a bias.
+enum class LinearBiases {
+  kAll,
+  // To come: none.
+};
+
+// Which keys each query attends to, per layer.
+enum class AttentionPattern {
+  // Every key of its sequence, in every layer.
+  kGlobal,
+  // To come: a sliding window on some layers (local attention).
+};
+
+// How a family's layers are built.
+struct Recipe {
+  PositionScheme positions = PositionScheme::kLearnedAbsolute;
+  PositionIds position_ids = PositionIds::kFromZero;
+  // Whether the embeddings carry token types is ConfigDefaults::
+  // type_vocab_size (0: none).
+  AttentionBias attention_bias = AttentionBias::kNone;
+  // kRelativeBuckets: the distance beyond which buckets stop growing (not
+  // in config.json).
+  int relative_attention_max_distance = 0;
+  NormPlacement norm_placement = NormPlacement::kPost;
+  FeedForward feed_forward = FeedForward::kDense;
+  QkvLayout qkv = QkvLayout::kSeparate;
+  LinearBiases biases = LinearBiases::kAll;
+  AttentionPattern attention = AttentionPattern::kGlobal;
+  // ELECTRA: embeddings of config.json's ConfigKeys::embedding_size width,
+  // projected to hidden_size by TensorNames::embeddings_project when the
+  // two differ.
+  bool embedding_projection = false;
+};
+
+// config.json keys, as the family spells them. Null: the family's config
+// has no such key (the default of ConfigDefaults applies).
 struct ConfigKeys {
   const char* hidden_size = "hidden_size";
   const char* num_layers = "num_hidden_layers";
   const char* num_heads = "num_attention_heads";
   const char* intermediate_size = "intermediate_size";
   const char* activation = "hidden_act";
-  // Null: the family's config has no such key and uses the default below.
   const char* layer_norm_eps = "layer_norm_eps";
   const char* type_vocab_size = "type_vocab_size";
+  // Checked to be "absolute" when present (PositionScheme::kLearnedAbsolute).
+  const char* position_embedding_type = "position_embedding_type";
+  // Read only where the recipe calls for them:
+  const char* layer_norm_placement = nullptr;        // NormPlacement::kFromConfig
+  const char* embedding_size = nullptr;              // Recipe::embedding_projection
+  const char* relative_attention_buckets = nullptr;  // AttentionBias::kRelativeBuckets
+};
+
+// The values a ModelConfig takes where config.json omits their key.
+struct ConfigDefaults {
+  int max_position_embeddings = 0;
+  int type_vocab_size = 0;  // 0: no token-type embeddings
+  int pad_token_id = 0;
+  float layer_norm_eps = 0;
+  Activation activation = Activation::kGeluErf;
+  int relative_attention_buckets = 0;  // AttentionBias::kRelativeBuckets: at least 2
 };
 
 // Checkpoint names of one layer's modules, after "<layer_prefix><index>.";
@@ -74,34 +193,43 @@ struct TensorNames {
   std::string position_embeddings;
   std::string token_type_embeddings;
   std::string embeddings_norm;
-  std::string embeddings_project;  // ELECTRA, when embedding_size != hidden_size
+  std::string embeddings_project;  // Recipe::embedding_projection
   std::string layer_prefix;        // "encoder.layer."
   LayerTensorNames layer;
-  std::string relative_attention_bias;  // MPNet: an Embedding [buckets, heads]
-  std::string final_norm;               // pre-LN checkpoints
+  std::string relative_attention_bias;  // AttentionBias::kRelativeBuckets: [buckets, heads]
+  std::string final_norm;               // NormPlacement::kFromConfig, when pre-LN
   std::string pooler;
   ClassifierHeadNames classifier;
   MaskedLmHeadNames masked_lm;
 };
 
+// One config.json model_type a family loads, and the class-name prefix of
+// its transformers models ("XLMRoberta": XLMRobertaModel,
+// XLMRobertaForSequenceClassification), written to "architectures".
+struct ModelType {
+  std::string name;
+  std::string class_prefix;
+};
+
 struct Architecture {
-  std::string name;                      // reported by GetModelInfo and inspect
-  std::vector<std::string> model_types;  // config.json model_type values it loads
+  std::string name;  // reported by GetModelInfo and inspect
+  std::vector<ModelType> model_types;
+  Recipe recipe;
   ConfigKeys keys;
-  float default_layer_norm_eps = 1e-12f;
-  int default_type_vocab_size = 2;  // 0: no token-type embeddings
-  int default_pad_token_id = 0;
-  PositionIds position_ids = PositionIds::kFromZero;
-  bool reads_embedding_size = false;        // ELECTRA's "embedding_size"
-  bool relative_attention_bias = false;     // MPNet's "relative_attention_num_buckets"
-  bool reads_layer_norm_placement = false;  // the project's own pre-LN test models
+  ConfigDefaults defaults;
   TensorNames names;
 };
 
-// Every family of the registry, in registration order (BERT first).
+// Every family of the registry, in registration order; the first is the
+// default (DefaultModelConfig).
 const std::vector<Architecture>& Architectures();
 // The family that loads `model_type`, or null.
 const Architecture* FindArchitecture(const std::string& model_type);
+// The class-name prefix of `model_type`, one of the family's.
+const std::string& ClassPrefix(const Architecture& architecture, const std::string& model_type);
+// A config of the family's defaults, its recipe's rules and no shape yet:
+// where the config reader and make-model start.
+ModelConfig FamilyDefaults(const Architecture& architecture, const std::string& model_type);
 // Every model_type the registry loads, comma-separated, for error messages.
 std::string SupportedModelTypes();
 
@@ -112,6 +240,9 @@ Architecture DistilBertArchitecture();
 Architecture MpnetArchitecture();
 Architecture ElectraArchitecture();
 
+// BERT's recipe and config defaults, which the other families start from.
+Recipe BertRecipe();
+ConfigDefaults BertConfigDefaults();
 // BERT's layer and embedding names, shared by the families that kept them.
 LayerTensorNames BertLayerTensorNames();
 TensorNames BertTensorNames();

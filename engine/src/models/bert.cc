@@ -1,10 +1,37 @@
-// BERT (bert-base, MiniLM, bge, e5, gte-base ...): absolute positions from
-// 0, token types, post-LN; the project's own pre-LN models say
+// BERT (bert-base, MiniLM, bge, e5, gte-base ...): learned absolute
+// positions from 0, two token types, post-LN, GELU (erf) FFN, separate
+// Q/K/V with biases, global attention; the project's own pre-LN models say
 // "layer_norm_placement": "pre" in config.json and add encoder.LayerNorm.
-// Heads: the pooler + classifier, cls.predictions for masked-LM.
+// Heads: the pooler + classifier, cls.predictions for masked-LM. The first
+// family of the registry: the default of make-model and DefaultModelConfig.
 #include "models/architecture.h"
 
 namespace engine {
+
+Recipe BertRecipe() {
+  Recipe r;
+  r.positions = PositionScheme::kLearnedAbsolute;
+  r.position_ids = PositionIds::kFromZero;
+  r.attention_bias = AttentionBias::kNone;
+  r.norm_placement = NormPlacement::kPost;
+  r.feed_forward = FeedForward::kDense;
+  r.qkv = QkvLayout::kSeparate;
+  r.biases = LinearBiases::kAll;
+  r.attention = AttentionPattern::kGlobal;
+  r.embedding_projection = false;
+  return r;
+}
+
+// BertConfig's defaults.
+ConfigDefaults BertConfigDefaults() {
+  ConfigDefaults d;
+  d.max_position_embeddings = 512;
+  d.type_vocab_size = 2;
+  d.pad_token_id = 0;
+  d.layer_norm_eps = 1e-12f;
+  d.activation = Activation::kGeluErf;
+  return d;
+}
 
 LayerTensorNames BertLayerTensorNames() {
   LayerTensorNames n;
@@ -27,7 +54,6 @@ TensorNames BertTensorNames() {
   n.embeddings_norm = "embeddings.LayerNorm";
   n.layer_prefix = "encoder.layer.";
   n.layer = BertLayerTensorNames();
-  n.final_norm = "encoder.LayerNorm";
   n.pooler = "pooler.dense";
   return n;
 }
@@ -35,9 +61,13 @@ TensorNames BertTensorNames() {
 Architecture BertArchitecture() {
   Architecture a;
   a.name = "bert";
-  a.model_types = {"bert"};
-  a.reads_layer_norm_placement = true;
+  a.model_types = {{"bert", "Bert"}};
+  a.recipe = BertRecipe();
+  a.recipe.norm_placement = NormPlacement::kFromConfig;
+  a.keys.layer_norm_placement = "layer_norm_placement";
+  a.defaults = BertConfigDefaults();
   a.names = BertTensorNames();
+  a.names.final_norm = "encoder.LayerNorm";
   a.names.task_prefixes = {"bert."};
   // BertForSequenceClassification: the pooler (tanh), then classifier.
   a.names.classifier = {"pooler.dense", HeadActivation::kTanh, "classifier"};

@@ -11,7 +11,8 @@ namespace engine {
 Architecture DistilBertArchitecture() {
   Architecture a;
   a.name = "distilbert";
-  a.model_types = {"distilbert"};
+  a.model_types = {{"distilbert", "DistilBert"}};
+  a.recipe = BertRecipe();
   a.keys.hidden_size = "dim";
   a.keys.num_layers = "n_layers";
   a.keys.num_heads = "n_heads";
@@ -19,8 +20,9 @@ Architecture DistilBertArchitecture() {
   a.keys.activation = "activation";
   a.keys.layer_norm_eps = nullptr;
   a.keys.type_vocab_size = nullptr;
-  a.default_layer_norm_eps = 1e-12f;
-  a.default_type_vocab_size = 0;
+  a.keys.position_embedding_type = nullptr;
+  a.defaults = BertConfigDefaults();
+  a.defaults.type_vocab_size = 0;
   TensorNames& n = a.names;
   n.task_prefixes = {"distilbert."};
   n.word_embeddings = "embeddings.word_embeddings";

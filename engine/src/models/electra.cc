@@ -10,12 +10,14 @@ namespace engine {
 Architecture ElectraArchitecture() {
   Architecture a;
   a.name = "electra";
-  a.model_types = {"electra"};
-  a.reads_embedding_size = true;
+  a.model_types = {{"electra", "Electra"}};
+  a.recipe = BertRecipe();
+  a.recipe.embedding_projection = true;
+  a.keys.embedding_size = "embedding_size";
+  a.defaults = BertConfigDefaults();
   a.names = BertTensorNames();
   a.names.task_prefixes = {"electra."};
   a.names.embeddings_project = "embeddings_project";
-  a.names.final_norm = "";
   a.names.pooler = "";
   // ElectraClassificationHead: dense, GELU (erf), out_proj on the first token.
   a.names.classifier = {"classifier.dense", HeadActivation::kGeluErf, "classifier.out_proj"};

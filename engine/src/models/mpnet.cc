@@ -10,13 +10,19 @@ namespace engine {
 Architecture MpnetArchitecture() {
   Architecture a;
   a.name = "mpnet";
-  a.model_types = {"mpnet"};
+  a.model_types = {{"mpnet", "MPNet"}};
+  a.recipe = BertRecipe();
+  a.recipe.position_ids = PositionIds::kAfterPadding;
+  a.recipe.attention_bias = AttentionBias::kRelativeBuckets;
+  a.recipe.relative_attention_max_distance = 128;  // fixed in MPNet's code
   a.keys.type_vocab_size = nullptr;
-  a.default_layer_norm_eps = 1e-5f;
-  a.default_type_vocab_size = 0;
-  a.default_pad_token_id = 1;
-  a.position_ids = PositionIds::kAfterPadding;
-  a.relative_attention_bias = true;
+  a.keys.position_embedding_type = nullptr;
+  a.keys.relative_attention_buckets = "relative_attention_num_buckets";
+  a.defaults = BertConfigDefaults();
+  a.defaults.type_vocab_size = 0;
+  a.defaults.pad_token_id = 1;
+  a.defaults.layer_norm_eps = 1e-5f;
+  a.defaults.relative_attention_buckets = 32;  // MPNetConfig's
   TensorNames& n = a.names;
   n.task_prefixes = {"mpnet."};
   n.word_embeddings = "embeddings.word_embeddings";

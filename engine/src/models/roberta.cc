@@ -27,11 +27,14 @@ MaskedLmHeadNames RobertaMaskedLmNames() {
 Architecture RobertaArchitecture() {
   Architecture a;
   a.name = "roberta";
-  a.model_types = {"roberta", "xlm-roberta", "camembert"};
-  a.default_layer_norm_eps = 1e-5f;
-  a.default_type_vocab_size = 1;
-  a.default_pad_token_id = 1;
-  a.position_ids = PositionIds::kAfterPadding;
+  a.model_types = {
+      {"roberta", "Roberta"}, {"xlm-roberta", "XLMRoberta"}, {"camembert", "Camembert"}};
+  a.recipe = BertRecipe();
+  a.recipe.position_ids = PositionIds::kAfterPadding;
+  a.defaults = BertConfigDefaults();
+  a.defaults.type_vocab_size = 1;
+  a.defaults.pad_token_id = 1;
+  a.defaults.layer_norm_eps = 1e-5f;
   a.names = BertTensorNames();
   a.names.task_prefixes = {"roberta."};
   a.names.classifier = RobertaClassifierNames();
