@@ -13,7 +13,10 @@
 // while the engine could run it. Cutting is a few pointer moves, so doing it
 // then (rather than earlier) costs nothing and lets everything that arrived
 // during the run join. max_queue_delay is an upper bound on the wait for
-// company, not a toll: nothing waits for it (see BatcherConfig).
+// company, not a toll: nothing waits for it (see BatcherConfig). With
+// several models on one engine (engine_turns.h) "free" is this model's
+// worker: a batch cut at once then waits for its turn at the engine, and
+// what arrives meanwhile joins this model's next batch.
 //
 // Deadlines (overload): the batcher learns what a batch costs (a fixed part
 // plus a part per token, BatchCostModel in request_queue.h, fitted to the
