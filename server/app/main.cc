@@ -99,7 +99,9 @@ ABSL_FLAG(std::string, isa, "",
 ABSL_FLAG(int64_t, max_batch_tokens, 16384, "most real (unpadded) tokens in one engine batch");
 ABSL_FLAG(int, max_batch_inputs, 256, "most inputs in one engine batch");
 ABSL_FLAG(absl::Duration, max_queue_delay, absl::Milliseconds(2),
-          "how long the oldest queued request waits for company before its batch runs");
+          "the most a queued input waits for company: an upper bound, not a wait. A request "
+          "that finds the engine idle starts at once; inputs that arrive while a batch runs "
+          "gather and go into the next batch, cut the moment the engine is free");
 ABSL_FLAG(int64_t, max_queue_tokens, 65536,
           "most tokens waiting in the queue; beyond it new requests get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_inputs_per_request, 64, "most inputs in one Encode request");

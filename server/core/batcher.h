@@ -1,14 +1,22 @@
 // Dynamic batcher: one bounded queue for all RPCs and one worker thread that
-// packs queued inputs into engine batches under a token budget, an input cap
-// and a queue delay, then scatters results back. Knows nothing of gRPC.
+// packs queued inputs into engine batches under a token budget and an input
+// cap, then scatters results back. Knows nothing of gRPC.
 //
 // Requests are queued input by input (as TEI does), so a request with more
 // tokens than one batch holds still runs: its inputs go out in order, and
-// its `done` fires once the last one is computed. While a batch runs, new
-// requests are tokenized on their own threads and queued; when the engine
-// returns, the next batch is cut from the queue at once. Cutting is a few
-// pointer moves, so doing it then (rather than earlier) costs nothing and
-// lets everything that arrived during the run join.
+// its `done` fires once the last one is computed. A batch is cut whenever
+// the engine is free and input is queued: a request that arrives at an idle
+// engine starts at once, alone. While a batch runs, new requests are
+// tokenized on their own threads and queued; when the engine returns, the
+// next batch is cut from the queue at once. So inputs gather only while the
+// engine is busy: batches grow with the load, and no input waits for company
+// while the engine could run it. Cutting is a few pointer moves, so doing it
+// then (rather than earlier) costs nothing and lets everything that arrived
+// during the run join. max_queue_delay is an upper bound on the wait for
+// company, not a toll: nothing waits for it (see BatcherConfig). With
+// several models on one engine (engine_turns.h) "free" is this model's
+// worker: a batch cut at once then waits for its turn at the engine, and
+// what arrives meanwhile joins this model's next batch.
 //
 // Deadlines (overload): the batcher learns what a batch costs (a fixed part
 // plus a part per token, BatchCostModel in request_queue.h, fitted to the
@@ -40,9 +48,13 @@
 namespace server {
 
 struct BatcherConfig {
-  int64_t max_batch_tokens = 16384;                 // real (unpadded) tokens per engine batch
-  int max_batch_inputs = 256;                       // inputs per engine batch
-  std::chrono::microseconds max_queue_delay{2000};  // how long the oldest request waits for company
+  int64_t max_batch_tokens = 16384;  // real (unpadded) tokens per engine batch
+  int max_batch_inputs = 256;        // inputs per engine batch
+  // The most an input waits for company. Inputs gather only while the engine
+  // is busy, and the next batch is cut the moment it is free, so no batch
+  // waits for this delay (before issue 24 a lone request at an idle engine
+  // waited all of it); kept as the documented bound of --max-queue-delay.
+  std::chrono::microseconds max_queue_delay{2000};
   int64_t max_queue_tokens = 65536;  // admission bound: beyond it a new request is refused
   // Time kept in reserve before each deadline for sending the answer: a
   // request is admitted (and computed) only if it is expected to finish this
@@ -114,7 +126,7 @@ class Batcher {
   // Thread-safe.
   absl::Status Submit(std::unique_ptr<BatchRequest> request);
 
-  // Stops accepting; queued work runs without waiting for the queue delay,
+  // Stops accepting; queued work runs (unless held: see Hold),
   // and running work completes. Thread-safe.
   void Shutdown();
   // Waits until the queue is empty, no batch runs and every dropped request

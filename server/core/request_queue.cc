@@ -26,17 +26,6 @@ QueuedInput RequestQueue::PopFront() {
   return input;
 }
 
-bool RequestQueue::FillsBatch(int64_t max_tokens, int max_inputs) const {
-  int64_t tokens = 0;
-  int count = 0;
-  for (const QueuedInput& input : inputs_) {
-    if (count == max_inputs || tokens + input.tokens > max_tokens) return true;
-    tokens += input.tokens;
-    ++count;
-  }
-  return count == max_inputs || tokens == max_tokens;
-}
-
 std::vector<std::shared_ptr<PendingRequest>> RequestQueue::Clear() {
   std::vector<std::shared_ptr<PendingRequest>> requests;
   for (QueuedInput& input : inputs_) {

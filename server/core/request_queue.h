@@ -50,10 +50,6 @@ class RequestQueue {
   const QueuedInput& front() const { return inputs_.front(); }
   QueuedInput PopFront();
 
-  // Whether the inputs at the front already fill a batch: taking them in
-  // order reaches `max_inputs`, or the next one would not fit `max_tokens`.
-  bool FillsBatch(int64_t max_tokens, int max_inputs) const;
-
   // Empties the queue; returns each request that had inputs in it, once.
   std::vector<std::shared_ptr<PendingRequest>> Clear();
 

@@ -21,7 +21,9 @@
 #include "engine/isa.h"
 #include "scrape.h"
 #include "server/app/encoder_server.h"
+#include "server/core/batcher.h"
 #include "server/core/metrics.h"
+#include "server/core/model_set.h"
 #include "server/grpc/status_mapping.h"
 #include "support/net.h"
 #include "support/test_server.h"
@@ -325,15 +327,16 @@ TEST(MetricsSizeTest, AFreshServerExposesOnlySeriesThatCanMove) {
   EXPECT_GT(lines, 400) << *body;  // the families are all there (checked above)
 }
 
-// A server whose queue holds requests for 1 s: a call whose deadline passes,
-// and one its client cancels, while queued. The gauges see them waiting; the
-// counters then record the codes their clients got.
+// A server whose batcher is held, so that requests stay queued: a call whose
+// deadline passes, and one its client cancels, while queued. The gauges see
+// them waiting; once the batcher resumes (and drops both), the counters
+// record the codes their clients got.
 TEST(MetricsCodesTest, DeadlineAndCancellationCountAsTheClientSawThem) {
   TestModel model;
-  ServerConfig config = TestConfig(model.dir());
-  config.batcher.max_queue_delay = std::chrono::seconds(1);
-  std::unique_ptr<EncoderServer> server = StartServer(config);
+  std::unique_ptr<EncoderServer> server = StartServer(TestConfig(model.dir()));
   ASSERT_NE(server, nullptr);
+  Batcher& batcher = server->models().pipelines().front()->batcher;
+  batcher.Hold();
   auto stub = encoder::v1::Encoder::NewStub(Connect(server->port()));
 
   grpc::ClientContext late;
@@ -357,6 +360,7 @@ TEST(MetricsCodesTest, DeadlineAndCancellationCountAsTheClientSawThem) {
 
   EXPECT_EQ(late_status.get_future().get().error_code(), grpc::StatusCode::DEADLINE_EXCEEDED);
   EXPECT_EQ(cancelled_status.get_future().get().error_code(), grpc::StatusCode::CANCELLED);
+  batcher.Resume();
   const Scrape done =
       ScrapeUntil(server->metrics_port(), [](const Scrape& s) { return RequestsTotal(s) >= 2; });
   EXPECT_EQ(done.Value("encoder_requests_total",

@@ -81,7 +81,11 @@ class CountingObserver : public BatcherObserver {
     queued_requests = requests;
     queued_tokens = tokens;
   }
-  void OnRequestDequeued(Clock::duration) override { ++dequeued; }
+  void OnRequestDequeued(Clock::duration queue_time) override {
+    common::MutexLock lock(&mu_);
+    queue_times_.push_back(queue_time);
+    ++dequeued;
+  }
   void OnBatchDone(int inputs, int64_t tokens, Clock::duration) override {
     ++batch_count;
     batch_inputs += inputs;
@@ -93,6 +97,15 @@ class CountingObserver : public BatcherObserver {
   std::atomic<int> batch_count{0};
   std::atomic<int> batch_inputs{0};
   std::atomic<int64_t> batch_tokens{0};
+  // Each request's time in the queue, in the order they left it.
+  std::vector<Clock::duration> queue_times() ABSL_LOCKS_EXCLUDED(mu_) {
+    common::MutexLock lock(&mu_);
+    return queue_times_;
+  }
+
+ private:
+  common::Mutex mu_;
+  std::vector<Clock::duration> queue_times_ ABSL_GUARDED_BY(mu_);
 };
 
 // The fake engine's cost in the deadline tests: 10 ms a batch + 1 ms a token.
@@ -103,6 +116,13 @@ class BatcherTest : public ::testing::Test {
  protected:
   void StartBatcher(BatcherConfig config) {
     batcher_ = std::make_unique<Batcher>(config, &backend_, &clock_, &observer_);
+    batcher_->Start();
+  }
+  // Started but held: requests gather in the queue until Resume (an idle
+  // engine would otherwise run the first one alone at once).
+  void StartHeld(BatcherConfig config) {
+    batcher_ = std::make_unique<Batcher>(config, &backend_, &clock_, &observer_);
+    batcher_->Hold();
     batcher_->Start();
   }
 
@@ -193,7 +213,7 @@ BatcherConfig Config(int64_t max_batch_tokens, int max_batch_inputs,
 }
 
 TEST_F(BatcherTest, ScattersEachOutputToItsRequestAndIndex) {
-  StartBatcher(Config(1000, 256, kLongDelay));
+  StartHeld(Config(1000, 256, kLongDelay));
   const std::vector<FakeInput> first = {{10, 3}, {11, 5}};
   const std::vector<FakeInput> second = {{20, 2}};
   const std::vector<FakeInput> third = {{30, 4}, {31, 1}, {32, 6}};
@@ -203,9 +223,7 @@ TEST_F(BatcherTest, ScattersEachOutputToItsRequestAndIndex) {
   mean->spec.normalize = true;
   Reply* b = Submit({}, nullptr, std::move(mean));
   Reply* c = Submit(third);
-  batcher_->Shutdown();  // runs the queue now instead of after the delay
-  ASSERT_TRUE(batcher_->Drain(seconds(1)));
-
+  batcher_->Resume();  // all three are queued: one batch
   ExpectOutputs(a, first);
   ExpectOutputs(b, second);
   ExpectOutputs(c, third);
@@ -219,39 +237,29 @@ TEST_F(BatcherTest, ScattersEachOutputToItsRequestAndIndex) {
 }
 
 TEST_F(BatcherTest, PacksInputsUpToTheTokenBudget) {
-  StartBatcher(Config(10, 256, kLongDelay));
+  StartHeld(Config(10, 256, kLongDelay));
   const Clock::time_point start = clock_.Now();
   Reply* a = Submit({{1, 4}});
-  clock_.Advance(milliseconds(1));
   Reply* b = Submit({{2, 4}});
-  clock_.Advance(milliseconds(1));
   Reply* c = Submit({{3, 4}});  // 12 tokens queued: a and b fill a batch, c must wait
+  batcher_->Resume();
 
   ExpectOutputs(a, {{1, 4}});
   ExpectOutputs(b, {{2, 4}});
-  // c now waits for company until its own delay has passed.
-  ASSERT_TRUE(clock_.AwaitWaitUntil(start + milliseconds(2) + kLongDelay));
-  EXPECT_FALSE(c->answered());
-  clock_.Advance(kLongDelay);
+  // c runs as soon as the engine is free again, without waiting for the delay.
   ExpectOutputs(c, {{3, 4}});
+  EXPECT_EQ(clock_.Now(), start);
   EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1, 2}, {3}}));
-}
-
-TEST_F(BatcherTest, RunsAtOnceWhenTheQueueHoldsAFullBatch) {
-  StartBatcher(Config(8, 256, kLongDelay));
-  Reply* a = Submit({{1, 4}});
-  Reply* b = Submit({{2, 4}});  // exactly the budget: no reason to wait
-  ExpectOutputs(a, {{1, 4}});
-  ExpectOutputs(b, {{2, 4}});
-  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1, 2}}));
 }
 
 TEST_F(BatcherTest, ARequestLargerThanABatchSpansBatchesAndIsAnsweredOnce) {
   StartBatcher(Config(10, 256, kLongDelay));
   const std::vector<FakeInput> inputs = {{1, 4}, {2, 4}, {3, 4}};
+  backend_.Hold();
   Reply* reply = Submit(inputs);
   ASSERT_TRUE(backend_.AwaitStarted(1));
   EXPECT_FALSE(reply->answered());  // its third input is still queued
+  backend_.Release();
   batcher_->Shutdown();
   ASSERT_TRUE(batcher_->Drain(seconds(1)));
   ExpectOutputs(reply, inputs);
@@ -259,28 +267,33 @@ TEST_F(BatcherTest, ARequestLargerThanABatchSpansBatchesAndIsAnsweredOnce) {
 }
 
 TEST_F(BatcherTest, CapsInputsPerBatch) {
-  StartBatcher(Config(1000, 2, kLongDelay));
+  StartHeld(Config(1000, 2, kLongDelay));
   std::vector<Reply*> replies;
   for (int32_t id = 1; id <= 5; ++id) replies.push_back(Submit({{id, 1}}));
-  for (int i = 0; i < 4; ++i) ExpectOutputs(replies[i], {{i + 1, 1}});
-  batcher_->Shutdown();
-  ExpectOutputs(replies[4], {{5, 1}});
+  batcher_->Resume();
+  for (int i = 0; i < 5; ++i) ExpectOutputs(replies[i], {{i + 1, 1}});
   EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1, 2}, {3, 4}, {5}}));
 }
 
-TEST_F(BatcherTest, ALoneRequestWaitsForTheQueueDelay) {
-  StartBatcher(Config(1000, 256, milliseconds(2)));
+// The fake clock never moves here unless the test moves it: a batcher that
+// waited for the queue delay would never answer (Await gives up after 20 s).
+TEST_F(BatcherTest, ALoneRequestAtAnIdleEngineStartsAtOnce) {
+  StartBatcher(Config(1000, 256, BatcherConfig().max_queue_delay));  // the default, 2 ms
   const Clock::time_point start = clock_.Now();
   Reply* reply = Submit({{1, 3}});
-  ASSERT_TRUE(clock_.AwaitWaitUntil(start + milliseconds(2)));
-  EXPECT_FALSE(reply->answered());
-  EXPECT_TRUE(backend_.batches().empty());
-  clock_.Advance(milliseconds(2));
-  ExpectOutputs(reply, {{1, 3}});
+  ASSERT_NO_FATAL_FAILURE(ExpectOutputs(reply, {{1, 3}}));
+  EXPECT_EQ(clock_.Now(), start);
+  EXPECT_EQ(observer_.queue_times(), std::vector<Clock::duration>{Clock::duration::zero()});
+  // And again once the engine is idle after a batch.
+  ASSERT_TRUE(batcher_->Drain(seconds(1)));
+  ASSERT_NO_FATAL_FAILURE(ExpectOutputs(Submit({{2, 3}}), {{2, 3}}));
+  EXPECT_EQ(clock_.Now(), start);
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1}, {2}}));
 }
 
 TEST_F(BatcherTest, RequestsArrivingDuringARunShareTheNextBatch) {
-  StartBatcher(Config(1000, 256, std::chrono::microseconds(0)));
+  StartBatcher(Config(1000, 256, kLongDelay));
+  const Clock::time_point start = clock_.Now();
   backend_.Hold();
   Reply* a = Submit({{1, 2}});
   ASSERT_TRUE(backend_.AwaitStarted(1));
@@ -288,15 +301,65 @@ TEST_F(BatcherTest, RequestsArrivingDuringARunShareTheNextBatch) {
   Reply* c = Submit({{3, 2}, {4, 2}});
   Reply* d = Submit({{5, 2}});
   backend_.Release();
-  ExpectOutputs(a, {{1, 2}});
-  ExpectOutputs(b, {{2, 2}});
-  ExpectOutputs(c, {{3, 2}, {4, 2}});
-  ExpectOutputs(d, {{5, 2}});
+  // The next batch is cut the moment the engine returns, not when the delay
+  // (an hour) has passed.
+  ASSERT_NO_FATAL_FAILURE(ExpectOutputs(a, {{1, 2}}));
+  ASSERT_NO_FATAL_FAILURE(ExpectOutputs(b, {{2, 2}}));
+  ASSERT_NO_FATAL_FAILURE(ExpectOutputs(c, {{3, 2}, {4, 2}}));
+  ASSERT_NO_FATAL_FAILURE(ExpectOutputs(d, {{5, 2}}));
+  EXPECT_EQ(clock_.Now(), start);
   EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1}, {2, 3, 4, 5}}));
 }
 
+// max_queue_delay bounds the wait for company, it does not set it: an input
+// that arrives during a run waits for that run only, whether the run is
+// shorter than the delay or longer.
+TEST_F(BatcherTest, AnInputQueuedDuringARunWaitsForTheRunNotForTheDelay) {
+  StartBatcher(Config(1000, 256, milliseconds(2)));
+  backend_.SetCost(&clock_, milliseconds(1), Clock::duration::zero());  // 1 ms a batch
+  const Clock::time_point start = clock_.Now();
+  backend_.Hold();
+  Reply* a = Submit({{1, 2}});
+  ASSERT_TRUE(backend_.AwaitStarted(1));
+  Reply* b = Submit({{2, 2}});  // 1 ms before the engine is free, 2 ms before its delay ends
+  backend_.Release();
+  ASSERT_NO_FATAL_FAILURE(ExpectOutputs(a, {{1, 2}}));
+  ASSERT_NO_FATAL_FAILURE(ExpectOutputs(b, {{2, 2}}));
+  ASSERT_TRUE(batcher_->Drain(seconds(1)));
+  // b was cut when a's run ended (1 ms in) and ran 1..2 ms.
+  EXPECT_EQ(clock_.Now() - start, milliseconds(2));
+  EXPECT_EQ(observer_.queue_times(),
+            (std::vector<Clock::duration>{Clock::duration::zero(), milliseconds(1)}));
+
+  // A run longer than the delay: the input queued during it runs right after.
+  backend_.SetCost(&clock_, milliseconds(5), Clock::duration::zero());
+  backend_.Hold();
+  Reply* c = Submit({{3, 2}});
+  ASSERT_TRUE(backend_.AwaitStarted(3));
+  Reply* d = Submit({{4, 2}});
+  backend_.Release();
+  ASSERT_NO_FATAL_FAILURE(ExpectOutputs(c, {{3, 2}}));
+  ASSERT_NO_FATAL_FAILURE(ExpectOutputs(d, {{4, 2}}));
+  ASSERT_TRUE(batcher_->Drain(seconds(1)));
+  EXPECT_EQ(clock_.Now() - start, milliseconds(12));
+  EXPECT_EQ(observer_.queue_times().back(), milliseconds(5));
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1}, {2}, {3}, {4}}));
+}
+
+TEST_F(BatcherTest, AHeldBatcherQueuesAndRunsWhatGatheredOnResume) {
+  StartHeld(Config(1000, 256, std::chrono::microseconds(0)));
+  Reply* a = Submit({{1, 2}});
+  Reply* b = Submit({{2, 2}});
+  EXPECT_EQ(batcher_->queued_requests(), 2);
+  EXPECT_FALSE(a->answered());
+  batcher_->Resume();
+  ExpectOutputs(a, {{1, 2}});
+  ExpectOutputs(b, {{2, 2}});
+  EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1, 2}}));
+}
+
 TEST_F(BatcherTest, RefusesARequestWhenTheQueueIsFull) {
-  StartBatcher(Config(1000, 256, kLongDelay, /*max_queue_tokens=*/10));
+  StartHeld(Config(1000, 256, kLongDelay, /*max_queue_tokens=*/10));
   Reply* a = Submit({{1, 6}});
   absl::Status status;
   Reply* refused = Submit({{2, 6}}, &status);
@@ -308,6 +371,7 @@ TEST_F(BatcherTest, RefusesARequestWhenTheQueueIsFull) {
   EXPECT_EQ(observer_.queued_tokens.load(), 10);
 
   batcher_->Shutdown();
+  batcher_->Resume();
   ASSERT_TRUE(batcher_->Drain(seconds(1)));
   ExpectOutputs(a, {{1, 6}});
   ExpectOutputs(c, {{3, 4}});
@@ -352,12 +416,13 @@ TEST_F(BatcherTest, RejectsRequestsThatCouldNeverRun) {
 }
 
 TEST_F(BatcherTest, DropsARequestWhoseDeadlinePassedWhileQueued) {
-  StartBatcher(Config(1000, 256, kLongDelay));
+  StartHeld(Config(1000, 256, kLongDelay));
   auto expiring = MakeRequest({{1, 3}});
   expiring->deadline = clock_.Now() + milliseconds(5);
   Reply* expired = Submit({}, nullptr, std::move(expiring));
   Reply* kept = Submit({{2, 3}});
-  clock_.Advance(kLongDelay);
+  clock_.Advance(milliseconds(10));
+  batcher_->Resume();
 
   ExpectError(expired, absl::StatusCode::kDeadlineExceeded);
   ExpectOutputs(kept, {{2, 3}});
@@ -569,7 +634,7 @@ TEST_F(BatcherTest, AnswersDroppedRequestsOffTheEngineThreadWithoutDelayingTheNe
 }
 
 TEST_F(BatcherTest, DrainWaitsForDroppedRequestsToBeAnswered) {
-  StartBatcher(Config(1000, 256, kLongDelay));
+  StartHeld(Config(1000, 256, kLongDelay));
   std::promise<void> let_go;
   std::shared_future<void> let_go_future = let_go.get_future().share();
   replies_.emplace_back();
@@ -583,6 +648,7 @@ TEST_F(BatcherTest, DrainWaitsForDroppedRequestsToBeAnswered) {
   ASSERT_TRUE(batcher_->Submit(std::move(expiring)).ok());
   clock_.Advance(milliseconds(10));
   batcher_->Shutdown();
+  batcher_->Resume();
   std::future<bool> drained =
       std::async(std::launch::async, [this] { return batcher_->Drain(seconds(1)); });
   // The queue is empty at once, but the answer is not out yet: still waiting.
@@ -596,14 +662,14 @@ TEST_F(BatcherTest, DrainWaitsForDroppedRequestsToBeAnswered) {
 }
 
 TEST_F(BatcherTest, DropsACancelledRequestBeforeCompute) {
-  StartBatcher(Config(1000, 256, kLongDelay));
+  StartHeld(Config(1000, 256, kLongDelay));
   auto cancelled_flag = std::make_shared<std::atomic<bool>>(false);
   auto cancellable = MakeRequest({{1, 3}});
   cancellable->is_cancelled = [cancelled_flag] { return cancelled_flag->load(); };
   Reply* cancelled = Submit({}, nullptr, std::move(cancellable));
   Reply* kept = Submit({{2, 3}});
   *cancelled_flag = true;
-  clock_.Advance(kLongDelay);
+  batcher_->Resume();
 
   ExpectError(cancelled, absl::StatusCode::kCancelled);
   ExpectOutputs(kept, {{2, 3}});
@@ -611,11 +677,12 @@ TEST_F(BatcherTest, DropsACancelledRequestBeforeCompute) {
 }
 
 TEST_F(BatcherTest, AFailingRequestDoesNotFailTheOthersInItsBatch) {
-  StartBatcher(Config(1000, 256, kLongDelay));
+  StartHeld(Config(1000, 256, kLongDelay));
   Reply* a = Submit({{1, 2}, {2, 2}});
   Reply* poisoned = Submit({{FakeBackend::kPoisonId, 2}});
   Reply* b = Submit({{3, 2}});
   batcher_->Shutdown();
+  batcher_->Resume();
   ASSERT_TRUE(batcher_->Drain(seconds(1)));
 
   ExpectOutputs(a, {{1, 2}, {2, 2}});
@@ -630,12 +697,15 @@ TEST_F(BatcherTest, AFailingRequestDoesNotFailTheOthersInItsBatch) {
 
 TEST_F(BatcherTest, ShutdownRunsQueuedWorkAndRefusesNewWork) {
   StartBatcher(Config(1000, 256, kLongDelay));
+  backend_.Hold();
   Reply* a = Submit({{1, 2}});
-  Reply* b = Submit({{2, 2}});
+  ASSERT_TRUE(backend_.AwaitStarted(1));
+  Reply* b = Submit({{2, 2}});  // queued behind the running batch
   batcher_->Shutdown();
   absl::Status status;
   Reply* late = Submit({{3, 2}}, &status);
   EXPECT_EQ(status.code(), absl::StatusCode::kUnavailable);
+  backend_.Release();
   ASSERT_TRUE(batcher_->Drain(seconds(1)));
   ExpectOutputs(a, {{1, 2}});
   ExpectOutputs(b, {{2, 2}});
@@ -676,12 +746,13 @@ TEST_F(BatcherTest, AnUnstartedBatcherAnswersItsQueueWhenDestroyed) {
 }
 
 TEST_F(BatcherTest, ReportsQueueAndBatchesToTheObserver) {
-  StartBatcher(Config(1000, 256, kLongDelay));
+  StartHeld(Config(1000, 256, kLongDelay));
   Submit({{1, 2}, {2, 3}});
   Submit({{3, 4}});
   EXPECT_EQ(observer_.queued_requests.load(), 2);
   EXPECT_EQ(observer_.queued_tokens.load(), 9);
   batcher_->Shutdown();
+  batcher_->Resume();
   ASSERT_TRUE(batcher_->Drain(seconds(1)));
   EXPECT_EQ(observer_.queued_requests.load(), 0);
   EXPECT_EQ(observer_.queued_tokens.load(), 0);

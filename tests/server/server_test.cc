@@ -553,17 +553,17 @@ TEST_F(ServerTest, EncodeStreamPausesReadingPastItsInFlightCapAndResumes) {
   EXPECT_EQ(ids.size(), static_cast<size_t>(kRequests));
 }
 
-// A server whose queue never runs on its own (the queue delay is an hour),
-// so requests stay queued until the test shuts it down.
+// A server whose batcher is held, so requests stay queued until the test
+// shuts it down (the shutdown holds and resumes the batcher itself).
 TEST(ServerShutdownTest, QueueFullDeadlineCancellationAndShutdownPaths) {
   TestModel model;
   ServerConfig config = Config(model.dir());
-  config.batcher.max_queue_delay = std::chrono::hours(1);
   config.batcher.max_batch_tokens = 64;
   config.batcher.max_queue_tokens = 64;
   QueueWatcher queue;
   std::unique_ptr<EncoderServer> server = StartServer(config, &queue);
   ASSERT_NE(server, nullptr);
+  server->models().pipelines().front()->batcher.Hold();
   auto channel = Connect(server->port());
   auto stub = encoder::v1::Encoder::NewStub(channel);
   const auto ids = [](int count) {
@@ -579,7 +579,7 @@ TEST(ServerShutdownTest, QueueFullDeadlineCancellationAndShutdownPaths) {
     });
   };
 
-  // Waits in the queue: 40 tokens, no company, an hour's delay.
+  // Waits in the queue: 40 tokens, the batcher held.
   grpc::ClientContext queued_context;
   SetDeadline(&queued_context, seconds(60));
   EncodeResponse queued_response;
