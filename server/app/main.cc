@@ -98,10 +98,10 @@ ABSL_FLAG(std::string, isa, "",
           "avx512_vnni or avx512_bf16 (default: the best this CPU has)");
 ABSL_FLAG(int64_t, max_batch_tokens, 16384, "most real (unpadded) tokens in one engine batch");
 ABSL_FLAG(int, max_batch_inputs, 256, "most inputs in one engine batch");
-ABSL_FLAG(absl::Duration, max_queue_delay, absl::Milliseconds(2),
-          "the most a queued input waits for company: an upper bound, not a wait. A request "
-          "that finds the engine idle starts at once; inputs that arrive while a batch runs "
-          "gather and go into the next batch, cut the moment the engine is free");
+ABSL_FLAG(absl::Duration, max_queue_delay, absl::ZeroDuration(),
+          "no longer used (accepted so that existing deployments start; a value above 0 is "
+          "logged as ignored): a batch is cut the moment the engine is free, so a request that "
+          "finds it idle starts at once and inputs that arrive during a batch join the next");
 ABSL_FLAG(int64_t, max_queue_tokens, 65536,
           "most tokens waiting in the queue; beyond it new requests get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_inputs_per_request, 64, "most inputs in one Encode request");
@@ -361,6 +361,11 @@ int main(int argc, char** argv) {
   }
   // Once started: a server that cannot start says only why, in one line.
   server::LogEvent(EngineThreadsLine(config.threads, threads_reason));
+  if (config.batcher.max_queue_delay.count() > 0) {
+    server::LogEvent(
+        "--max-queue-delay is ignored: batches are cut the moment the engine is free (no "
+        "wait for company; docs/configuration.md)");
+  }
 
   int received = 0;
   sigwait(&stop_signals, &received);
