@@ -24,6 +24,23 @@ absl::StatusOr<bool> Flag(const nlohmann::json& body, const char* field, bool de
   return it->get<bool>();
 }
 
+absl::Status Truncation(const nlohmann::json& body, std::optional<bool>* truncate,
+                        engine::TruncationSide* side) {
+  if (const auto it = body.find("truncate"); it != body.end() && !it->is_null()) {
+    if (!it->is_boolean()) return BadType("truncate", "\"truncate\" must be true or false");
+    *truncate = it->get<bool>();
+  }
+  const auto direction = body.find("truncation_direction");
+  if (direction == body.end() || direction->is_null()) return absl::OkStatus();
+  if (*direction == "Left" || *direction == "left") {
+    *side = engine::TruncationSide::kLeft;
+  } else if (*direction != "Right" && *direction != "right") {
+    return BadValue("truncation_direction",
+                    "\"truncation_direction\" must be \"Right\" or \"Left\"");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> RequiredString(const nlohmann::json& body, const char* field) {
   const auto it = body.find(field);
   if (it == body.end() || it->is_null()) return Missing(field);

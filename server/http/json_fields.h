@@ -5,11 +5,13 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "engine/tokenizer.h"
 
 namespace server::http {
 
@@ -21,6 +23,12 @@ absl::Status Missing(absl::string_view field);
 // An optional boolean field: `default_value` when absent or null.
 absl::StatusOr<bool> Flag(const nlohmann::json& body, const char* field, bool default_value);
 // A string field that must be there.
+// "truncate" (left unset when absent: the server's --auto-truncate decides)
+// and "truncation_direction" as TEI spells them: "Right" | "Left", serde's
+// aliases "right" | "left".
+absl::Status Truncation(const nlohmann::json& body, std::optional<bool>* truncate,
+                        engine::TruncationSide* side);
+
 absl::StatusOr<std::string> RequiredString(const nlohmann::json& body, const char* field);
 // The optional string field "model" into `model` (may be null); absent or
 // null leaves it alone.

@@ -17,26 +17,6 @@ using core::InputProblem;
 using core::WithInputProblem;
 using nlohmann::json;
 
-absl::Status Truncate(const json& body, std::optional<bool>* truncate) {
-  const auto it = body.find("truncate");
-  if (it == body.end() || it->is_null()) return absl::OkStatus();
-  if (!it->is_boolean()) return BadType("truncate", "\"truncate\" must be true or false");
-  *truncate = it->get<bool>();
-  return absl::OkStatus();
-}
-
-absl::Status Direction(const json& body, engine::TruncationSide* side) {
-  const auto direction = body.find("truncation_direction");
-  if (direction == body.end() || direction->is_null()) return absl::OkStatus();
-  if (*direction == "Left" || *direction == "left") {
-    *side = engine::TruncationSide::kLeft;
-  } else if (*direction != "Right" && *direction != "right") {
-    return BadValue("truncation_direction",
-                    "\"truncation_direction\" must be \"Right\" or \"Left\"");
-  }
-  return absl::OkStatus();
-}
-
 // A list of strings (or, `objects`, of {"text": string}).
 absl::StatusOr<std::vector<std::string>> Texts(const json& body, const char* field, bool objects) {
   const auto it = body.find(field);
@@ -81,8 +61,8 @@ absl::StatusOr<core::RerankRequest> ParseTeiRerank(std::string_view body, std::s
   absl::StatusOr<std::vector<std::string>> texts = Texts(*parsed, "texts", false);
   if (!texts.ok()) return texts.status();
   request.texts = *std::move(texts);
-  if (absl::Status status = Truncate(*parsed, &request.truncate); !status.ok()) return status;
-  if (absl::Status status = Direction(*parsed, &request.truncation_side); !status.ok()) {
+  if (absl::Status status = Truncation(*parsed, &request.truncate, &request.truncation_side);
+      !status.ok()) {
     return status;
   }
   absl::StatusOr<bool> raw = Flag(*parsed, "raw_scores", false);
@@ -188,8 +168,8 @@ absl::StatusOr<core::ClassifyRequest> ParseTeiPredict(std::string_view body, boo
   } else {
     return BadType("inputs", kShape);
   }
-  if (absl::Status status = Truncate(*parsed, &request.truncate); !status.ok()) return status;
-  if (absl::Status status = Direction(*parsed, &request.truncation_side); !status.ok()) {
+  if (absl::Status status = Truncation(*parsed, &request.truncate, &request.truncation_side);
+      !status.ok()) {
     return status;
   }
   absl::StatusOr<bool> raw = Flag(*parsed, "raw_scores", false);
@@ -283,10 +263,8 @@ absl::StatusOr<core::EncodeRequest> ParseTeiSimilarity(std::string_view body, st
   if (const auto parameters = parsed->find("parameters");
       parameters != parsed->end() && !parameters->is_null()) {
     if (!parameters->is_object()) return BadType("parameters", "\"parameters\" must be an object");
-    if (absl::Status status = Truncate(*parameters, &request.truncate); !status.ok()) {
-      return status;
-    }
-    if (absl::Status status = Direction(*parameters, &request.truncation_side); !status.ok()) {
+    if (absl::Status status = Truncation(*parameters, &request.truncate, &request.truncation_side);
+        !status.ok()) {
       return status;
     }
     if (const auto prompt = parameters->find("prompt_name");

@@ -141,24 +141,6 @@ absl::StatusOr<int> Dimensions(const json& body, int hidden_size) {
   return it->get<int>();
 }
 
-// "truncate" (unset: the server's --auto-truncate) and "truncation_direction",
-// as TEI spells them: "Right" | "Left", serde's aliases "right" | "left".
-absl::Status Truncation(const json& body, core::EncodeRequest* request) {
-  if (const auto truncate = body.find("truncate"); truncate != body.end() && !truncate->is_null()) {
-    if (!truncate->is_boolean()) return BadType("truncate", "\"truncate\" must be true or false");
-    request->truncate = truncate->get<bool>();
-  }
-  const auto direction = body.find("truncation_direction");
-  if (direction == body.end() || direction->is_null()) return absl::OkStatus();
-  if (*direction == "Left" || *direction == "left") {
-    request->truncation_side = engine::TruncationSide::kLeft;
-  } else if (*direction != "Right" && *direction != "right") {
-    return BadValue("truncation_direction",
-                    "\"truncation_direction\" must be \"Right\" or \"Left\"");
-  }
-  return absl::OkStatus();
-}
-
 // The vector of one pooled output, as the call asks for it.
 std::vector<float> Vector(const InputOutput& output, const EmbeddingsCall& call) {
   return Matryoshka(output.values, call.dimensions);
@@ -202,7 +184,10 @@ absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int 
       user != parsed->end() && !user->is_null() && !user->is_string()) {
     return BadType("user", "\"user\" must be a string");
   }
-  if (absl::Status status = Truncation(*parsed, &call.request); !status.ok()) return status;
+  if (absl::Status status =
+          Truncation(*parsed, &call.request.truncate, &call.request.truncation_side);
+      !status.ok())
+    return status;
   return call;
 }
 
@@ -218,7 +203,10 @@ absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_s
   absl::StatusOr<bool> normalize = Flag(*parsed, "normalize", true);
   if (!normalize.ok()) return normalize.status();
   call.request.normalize = *normalize;
-  if (absl::Status status = Truncation(*parsed, &call.request); !status.ok()) return status;
+  if (absl::Status status =
+          Truncation(*parsed, &call.request.truncate, &call.request.truncation_side);
+      !status.ok())
+    return status;
   if (const auto prompt = parsed->find("prompt_name");
       prompt != parsed->end() && !prompt->is_null()) {
     if (!prompt->is_string()) {
