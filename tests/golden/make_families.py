@@ -525,6 +525,27 @@ MUTATIONS = {
 }
 
 
+def self_check(name, run_on, inputs, ref, *, alone_diff, batch_tolerance, mutations, distance,
+               mutation_floor, float32_ceiling, unit=""):
+    """The checks every generator makes of its float64 reference `ref`, before
+    writing it: (a) each input run alone gives what it gives in the batch;
+    (b) each mutation of the model (a plausible implementation mistake)
+    moves the outputs by more than mutation_floor(m), so the fixture can tell
+    it apart; (c) float32 torch stays within float32_ceiling. run_on(inputs,
+    dtype, mutation=None) runs the model; alone_diff(alone, i) and
+    distance(outputs) measure against ref. Returns (c)'s distance."""
+    for i, item in enumerate(inputs):  # (a)
+        d = alone_diff(run_on([item], torch.float64), i)
+        check(d < batch_tolerance, f"{name}: batch != alone ({i}: {d})")
+    for m in mutations:  # (b)
+        d = distance(run_on(inputs, torch.float64, m))
+        print(f"  {name}: mutation {m} moves outputs by {d:.3g}{unit}")
+        check(d > mutation_floor(m), f"{name}: mutation {m} only moves {d}{unit}")
+    d32 = distance(run_on(inputs, torch.float32))  # (c)
+    check(d32 < float32_ceiling, f"{name}: float32 torch off by {d32}{unit}")
+    return d32
+
+
 def generate(s: Spec) -> None:
     torch.manual_seed(s.seed)
     gen = torch.Generator().manual_seed(s.seed)
@@ -535,17 +556,13 @@ def generate(s: Spec) -> None:
     inputs = make_inputs(s, np.random.RandomState(s.seed))
 
     ref = run(model, inputs, torch.float64)
-    for i, item in enumerate(inputs):  # (a)
-        alone = run(model, [item], torch.float64)
-        check(max_diff(alone, [ref[i]]) < BATCH_TOLERANCE, f"{s.name}: batch != alone ({i})")
-    for m, applies in MUTATIONS.items():  # (b)
-        if applies(s):
-            d = max_diff(run(model, inputs, torch.float64, m), ref)
-            print(f"  {s.name}: mutation {m} moves outputs by {d:.3g}")
-            check(d > MUTATION_MARGIN.get(m, MARGIN) * PARITY_MAX_ABS,
-                  f"{s.name}: mutation {m} only moves {d}")
-    d32 = max_diff(run(model, inputs, torch.float32), ref)  # (c)
-    check(d32 < PARITY_MAX_ABS / MARGIN, f"{s.name}: float32 torch off by {d32}")
+    d32 = self_check(
+        s.name, lambda xs, dtype, m=None: run(model, xs, dtype, m), inputs, ref,
+        alone_diff=lambda alone, i: max_diff(alone, [ref[i]]), batch_tolerance=BATCH_TOLERANCE,
+        mutations=[m for m, applies in MUTATIONS.items() if applies(s)],
+        distance=lambda out: max_diff(out, ref),
+        mutation_floor=lambda m: MUTATION_MARGIN.get(m, MARGIN) * PARITY_MAX_ABS,
+        float32_ceiling=PARITY_MAX_ABS / MARGIN)
     model = model.to(torch.float64)
 
     target = os.path.join(OUT, s.name)

@@ -327,22 +327,17 @@ def generate(h: HeadSpec) -> None:
     inputs = make_inputs(h, np.random.RandomState(s.seed))
 
     ref = run(h, model, t, inputs, torch.float64)
-    for i, item in enumerate(inputs):  # (a)
-        alone = run(h, model, t, [item], torch.float64)
-        for k in ref:
-            d = float(np.max(np.abs(alone[k][0] - ref[k][i])))
-            check(d < BATCH_TOLERANCE, f"{h.name}: batch != alone ({i}, {k}: {d})")
     mutations = list(MUTATIONS[h.head])
     if s.model_type == "bert" and h.head == "classifier":
         mutations.append("no_pooler")
     if h.untied_decoder:
         mutations[mutations.index("untied_decoder")] = "tied_decoder"
-    for m in mutations:  # (b)
-        d = distance(h, run(h, model, t, inputs, torch.float64, m), ref)
-        print(f"  {h.name}: mutation {m} moves outputs by {d:.3g} tolerances")
-        check(d > MARGIN, f"{h.name}: mutation {m} only moves {d} tolerances")
-    d32 = distance(h, run(h, model, t, inputs, torch.float32), ref)  # (c)
-    check(d32 < 1.0 / MARGIN, f"{h.name}: float32 torch off by {d32} tolerances")
+    d32 = fam.self_check(
+        h.name, lambda xs, dtype, m=None: run(h, model, t, xs, dtype, m), inputs, ref,
+        alone_diff=lambda alone, i: max(float(np.max(np.abs(alone[k][0] - ref[k][i]))) for k in ref),
+        batch_tolerance=BATCH_TOLERANCE, mutations=mutations,
+        distance=lambda out: distance(h, out, ref), mutation_floor=lambda m: MARGIN,
+        float32_ceiling=1.0 / MARGIN, unit=" tolerances")
     model = model.to(torch.float32)
 
     target = os.path.join(OUT, h.name)
