@@ -239,7 +239,7 @@ server::ServerConfig ConfigFromFlags() {
   config.isa = absl::GetFlag(FLAGS_isa);
   config.batcher.max_batch_tokens = absl::GetFlag(FLAGS_max_batch_tokens);
   config.batcher.max_batch_inputs = absl::GetFlag(FLAGS_max_batch_inputs);
-  config.batcher.max_queue_delay = absl::ToChronoMicroseconds(absl::GetFlag(FLAGS_max_queue_delay));
+  config.ignored_max_queue_delay = absl::ToChronoMicroseconds(absl::GetFlag(FLAGS_max_queue_delay));
   config.batcher.max_queue_tokens = absl::GetFlag(FLAGS_max_queue_tokens);
   config.max_inputs_per_request = absl::GetFlag(FLAGS_max_inputs_per_request);
   config.max_rerank_texts = absl::GetFlag(FLAGS_max_rerank_texts);
@@ -361,7 +361,7 @@ int main(int argc, char** argv) {
   }
   // Once started: a server that cannot start says only why, in one line.
   server::LogEvent(EngineThreadsLine(config.threads, threads_reason));
-  if (config.batcher.max_queue_delay.count() > 0) {
+  if (config.ignored_max_queue_delay.count() > 0) {
     server::LogEvent(
         "--max-queue-delay is ignored: batches are cut the moment the engine is free (no "
         "wait for company; docs/configuration.md)");

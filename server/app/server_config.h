@@ -45,6 +45,10 @@ struct ServerConfig {
   std::string precision = "fp32";  // fp32, int8 or bf16 (engine::ParsePrecision)
   std::string isa;                 // instruction-set level (engine/isa.h); empty: the CPU's best
   BatcherConfig batcher;
+  // --max-queue-delay: no longer used (batches are cut the moment the engine
+  // is free); accepted so that deployments that set it still start, and
+  // logged as ignored when above 0.
+  std::chrono::microseconds ignored_max_queue_delay{0};
   int max_inputs_per_request = 64;
   int max_rerank_texts = 1000;     // texts in one rerank request (split into parts inside)
   int64_t max_text_bytes = 65536;  // per text; a pair's two texts count separately

@@ -12,8 +12,8 @@
 // engine is busy: batches grow with the load, and no input waits for company
 // while the engine could run it. Cutting is a few pointer moves, so doing it
 // then (rather than earlier) costs nothing and lets everything that arrived
-// during the run join. Nothing waits for a delay (BatcherConfig's
-// max_queue_delay is unused). With
+// during the run join. Nothing waits for a delay (--max-queue-delay, which
+// set one, is accepted and ignored: server_config.h). With
 // several models on one engine (engine_turns.h) "free" is this model's
 // worker: a batch cut at once then waits for its turn at the engine, and
 // what arrives meanwhile joins this model's next batch.
@@ -50,12 +50,6 @@ namespace server {
 struct BatcherConfig {
   int64_t max_batch_tokens = 16384;  // real (unpadded) tokens per engine batch
   int max_batch_inputs = 256;        // inputs per engine batch
-  // Unused by the batcher: inputs gather only while the engine is busy, and
-  // the next batch is cut the moment it is free (a lone request at an idle
-  // engine used to wait all of this for company). Kept for --max-queue-delay,
-  // which is accepted, and logged as ignored, so that deployments that set it
-  // still start.
-  std::chrono::microseconds max_queue_delay{0};
   int64_t max_queue_tokens = 65536;  // admission bound: beyond it a new request is refused
   // Time kept in reserve before each deadline for sending the answer: a
   // request is admitted (and computed) only if it is expected to finish this

@@ -27,8 +27,6 @@ using std::chrono::seconds;
 using testing_support::FakeBackend;
 using testing_support::FakeClock;
 
-constexpr std::chrono::hours kLongDelay(1);
-
 // The answer to one submitted request, and how many times `done` ran.
 class Reply {
  public:
@@ -178,7 +176,7 @@ class BatcherTest : public ::testing::Test {
 
   // Lets the batcher learn the fake engine's cost (SetCost) from two batches
   // of different sizes, run one at a time: 10 tokens (20 ms), 40 tokens (50 ms).
-  // Needs a queue delay of zero and max_batch_tokens >= 40.
+  // Needs max_batch_tokens >= 40.
   void LearnTheCost() {
     backend_.SetCost(&clock_, kPerBatch, kPerToken);
     ExpectOutputs(Submit({{1, 10}}), {{1, 10}});
@@ -201,11 +199,10 @@ class BatcherTest : public ::testing::Test {
 };
 
 BatcherConfig Config(int64_t max_batch_tokens, int max_batch_inputs,
-                     std::chrono::microseconds max_queue_delay, int64_t max_queue_tokens = 1000) {
+                     int64_t max_queue_tokens = 1000) {
   BatcherConfig config;
   config.max_batch_tokens = max_batch_tokens;
   config.max_batch_inputs = max_batch_inputs;
-  config.max_queue_delay = max_queue_delay;
   config.max_queue_tokens = max_queue_tokens;
   // Exact arithmetic in the deadline tests; RefusesAtSubmit... covers the headroom.
   config.queue_wait_headroom = 1.0;
@@ -213,7 +210,7 @@ BatcherConfig Config(int64_t max_batch_tokens, int max_batch_inputs,
 }
 
 TEST_F(BatcherTest, ScattersEachOutputToItsRequestAndIndex) {
-  StartHeld(Config(1000, 256, kLongDelay));
+  StartHeld(Config(1000, 256));
   const std::vector<FakeInput> first = {{10, 3}, {11, 5}};
   const std::vector<FakeInput> second = {{20, 2}};
   const std::vector<FakeInput> third = {{30, 4}, {31, 1}, {32, 6}};
@@ -237,7 +234,7 @@ TEST_F(BatcherTest, ScattersEachOutputToItsRequestAndIndex) {
 }
 
 TEST_F(BatcherTest, PacksInputsUpToTheTokenBudget) {
-  StartHeld(Config(10, 256, kLongDelay));
+  StartHeld(Config(10, 256));
   const Clock::time_point start = clock_.Now();
   Reply* a = Submit({{1, 4}});
   Reply* b = Submit({{2, 4}});
@@ -253,7 +250,7 @@ TEST_F(BatcherTest, PacksInputsUpToTheTokenBudget) {
 }
 
 TEST_F(BatcherTest, ARequestLargerThanABatchSpansBatchesAndIsAnsweredOnce) {
-  StartBatcher(Config(10, 256, kLongDelay));
+  StartBatcher(Config(10, 256));
   const std::vector<FakeInput> inputs = {{1, 4}, {2, 4}, {3, 4}};
   backend_.Hold();
   Reply* reply = Submit(inputs);
@@ -267,7 +264,7 @@ TEST_F(BatcherTest, ARequestLargerThanABatchSpansBatchesAndIsAnsweredOnce) {
 }
 
 TEST_F(BatcherTest, CapsInputsPerBatch) {
-  StartHeld(Config(1000, 2, kLongDelay));
+  StartHeld(Config(1000, 2));
   std::vector<Reply*> replies;
   for (int32_t id = 1; id <= 5; ++id) replies.push_back(Submit({{id, 1}}));
   batcher_->Resume();
@@ -278,7 +275,7 @@ TEST_F(BatcherTest, CapsInputsPerBatch) {
 // The fake clock never moves here unless the test moves it: a batcher that
 // waited for the queue delay would never answer (Await gives up after 20 s).
 TEST_F(BatcherTest, ALoneRequestAtAnIdleEngineStartsAtOnce) {
-  StartBatcher(Config(1000, 256, BatcherConfig().max_queue_delay));  // the default, 2 ms
+  StartBatcher(Config(1000, 256));
   const Clock::time_point start = clock_.Now();
   Reply* reply = Submit({{1, 3}});
   ASSERT_NO_FATAL_FAILURE(ExpectOutputs(reply, {{1, 3}}));
@@ -292,7 +289,7 @@ TEST_F(BatcherTest, ALoneRequestAtAnIdleEngineStartsAtOnce) {
 }
 
 TEST_F(BatcherTest, RequestsArrivingDuringARunShareTheNextBatch) {
-  StartBatcher(Config(1000, 256, kLongDelay));
+  StartBatcher(Config(1000, 256));
   const Clock::time_point start = clock_.Now();
   backend_.Hold();
   Reply* a = Submit({{1, 2}});
@@ -301,8 +298,8 @@ TEST_F(BatcherTest, RequestsArrivingDuringARunShareTheNextBatch) {
   Reply* c = Submit({{3, 2}, {4, 2}});
   Reply* d = Submit({{5, 2}});
   backend_.Release();
-  // The next batch is cut the moment the engine returns, not when the delay
-  // (an hour) has passed.
+  // The next batch is cut the moment the engine returns (the fake clock
+  // never moves: nothing waits for a delay).
   ASSERT_NO_FATAL_FAILURE(ExpectOutputs(a, {{1, 2}}));
   ASSERT_NO_FATAL_FAILURE(ExpectOutputs(b, {{2, 2}}));
   ASSERT_NO_FATAL_FAILURE(ExpectOutputs(c, {{3, 2}, {4, 2}}));
@@ -311,17 +308,17 @@ TEST_F(BatcherTest, RequestsArrivingDuringARunShareTheNextBatch) {
   EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{1}, {2, 3, 4, 5}}));
 }
 
-// max_queue_delay bounds the wait for company, it does not set it: an input
-// that arrives during a run waits for that run only, whether the run is
-// shorter than the delay or longer.
+// An input that arrives during a run waits for that run only, whether the
+// run is short (1 ms, under the 2 ms the batcher used to wait for company)
+// or long (5 ms).
 TEST_F(BatcherTest, AnInputQueuedDuringARunWaitsForTheRunNotForTheDelay) {
-  StartBatcher(Config(1000, 256, milliseconds(2)));
+  StartBatcher(Config(1000, 256));
   backend_.SetCost(&clock_, milliseconds(1), Clock::duration::zero());  // 1 ms a batch
   const Clock::time_point start = clock_.Now();
   backend_.Hold();
   Reply* a = Submit({{1, 2}});
   ASSERT_TRUE(backend_.AwaitStarted(1));
-  Reply* b = Submit({{2, 2}});  // 1 ms before the engine is free, 2 ms before its delay ends
+  Reply* b = Submit({{2, 2}});  // 1 ms before the engine is free
   backend_.Release();
   ASSERT_NO_FATAL_FAILURE(ExpectOutputs(a, {{1, 2}}));
   ASSERT_NO_FATAL_FAILURE(ExpectOutputs(b, {{2, 2}}));
@@ -331,7 +328,7 @@ TEST_F(BatcherTest, AnInputQueuedDuringARunWaitsForTheRunNotForTheDelay) {
   EXPECT_EQ(observer_.queue_times(),
             (std::vector<Clock::duration>{Clock::duration::zero(), milliseconds(1)}));
 
-  // A run longer than the delay: the input queued during it runs right after.
+  // A longer run: the input queued during it runs right after.
   backend_.SetCost(&clock_, milliseconds(5), Clock::duration::zero());
   backend_.Hold();
   Reply* c = Submit({{3, 2}});
@@ -347,7 +344,7 @@ TEST_F(BatcherTest, AnInputQueuedDuringARunWaitsForTheRunNotForTheDelay) {
 }
 
 TEST_F(BatcherTest, AHeldBatcherQueuesAndRunsWhatGatheredOnResume) {
-  StartHeld(Config(1000, 256, std::chrono::microseconds(0)));
+  StartHeld(Config(1000, 256));
   Reply* a = Submit({{1, 2}});
   Reply* b = Submit({{2, 2}});
   EXPECT_EQ(batcher_->queued_requests(), 2);
@@ -359,7 +356,7 @@ TEST_F(BatcherTest, AHeldBatcherQueuesAndRunsWhatGatheredOnResume) {
 }
 
 TEST_F(BatcherTest, RefusesARequestWhenTheQueueIsFull) {
-  StartHeld(Config(1000, 256, kLongDelay, /*max_queue_tokens=*/10));
+  StartHeld(Config(1000, 256, /*max_queue_tokens=*/10));
   Reply* a = Submit({{1, 6}});
   absl::Status status;
   Reply* refused = Submit({{2, 6}}, &status);
@@ -381,7 +378,7 @@ TEST_F(BatcherTest, RefusesARequestWhenTheQueueIsFull) {
 }
 
 TEST_F(BatcherTest, RejectsRequestsThatCouldNeverRun) {
-  StartBatcher(Config(8, 256, kLongDelay, /*max_queue_tokens=*/20));
+  StartBatcher(Config(8, 256, /*max_queue_tokens=*/20));
   absl::Status status;
   std::vector<Reply*> replies;
   replies.push_back(Submit({}, &status));
@@ -416,7 +413,7 @@ TEST_F(BatcherTest, RejectsRequestsThatCouldNeverRun) {
 }
 
 TEST_F(BatcherTest, DropsARequestWhoseDeadlinePassedWhileQueued) {
-  StartHeld(Config(1000, 256, kLongDelay));
+  StartHeld(Config(1000, 256));
   auto expiring = MakeRequest({{1, 3}});
   expiring->deadline = clock_.Now() + milliseconds(5);
   Reply* expired = Submit({}, nullptr, std::move(expiring));
@@ -430,7 +427,7 @@ TEST_F(BatcherTest, DropsARequestWhoseDeadlinePassedWhileQueued) {
 }
 
 TEST_F(BatcherTest, SkipsTheRestOfARequestWhoseDeadlinePassedBetweenItsBatches) {
-  StartBatcher(Config(4, 256, kLongDelay));
+  StartBatcher(Config(4, 256));
   auto spanning = MakeRequest({{1, 4}, {2, 4}});
   spanning->deadline = clock_.Now() + milliseconds(5);
   backend_.Hold();
@@ -491,7 +488,7 @@ TEST(BatchCostModelTest, FullBatchesOnlyDoNotMakeASmallRequestLookLong) {
 }
 
 TEST_F(BatcherTest, RefusesAtSubmitARequestThatCouldNotFinishBeforeItsDeadline) {
-  BatcherConfig config = Config(50, 256, std::chrono::microseconds(0));
+  BatcherConfig config = Config(50, 256);
   config.queue_wait_headroom = 2.0;  // the server's default
   StartBatcher(config);
   LearnTheCost();
@@ -538,7 +535,7 @@ TEST_F(BatcherTest, RefusesAtSubmitARequestThatCouldNotFinishBeforeItsDeadline) 
 }
 
 TEST_F(BatcherTest, DropsAtTheCutARequestThatCouldNoLongerFinishBeforeItsDeadline) {
-  StartBatcher(Config(50, 256, std::chrono::microseconds(0)));
+  StartBatcher(Config(50, 256));
   LearnTheCost();
 
   backend_.Hold();
@@ -565,7 +562,7 @@ TEST_F(BatcherTest, DropsAtTheCutARequestThatCouldNoLongerFinishBeforeItsDeadlin
 }
 
 TEST_F(BatcherTest, ABatchStopsGrowingWhereOneMoreInputWouldMakeAnEarlierMemberLate) {
-  StartBatcher(Config(100, 256, std::chrono::microseconds(0)));
+  StartBatcher(Config(100, 256));
   LearnTheCost();
 
   backend_.Hold();
@@ -588,7 +585,7 @@ TEST_F(BatcherTest, ABatchStopsGrowingWhereOneMoreInputWouldMakeAnEarlierMemberL
 }
 
 TEST_F(BatcherTest, AnswersDroppedRequestsOffTheEngineThreadWithoutDelayingTheNextBatch) {
-  StartBatcher(Config(1000, 256, std::chrono::microseconds(0)));
+  StartBatcher(Config(1000, 256));
   backend_.Hold();
   Reply* running = Submit({{1, 2}});
   ASSERT_TRUE(backend_.AwaitStarted(1));
@@ -634,7 +631,7 @@ TEST_F(BatcherTest, AnswersDroppedRequestsOffTheEngineThreadWithoutDelayingTheNe
 }
 
 TEST_F(BatcherTest, DrainWaitsForDroppedRequestsToBeAnswered) {
-  StartHeld(Config(1000, 256, kLongDelay));
+  StartHeld(Config(1000, 256));
   std::promise<void> let_go;
   std::shared_future<void> let_go_future = let_go.get_future().share();
   replies_.emplace_back();
@@ -662,7 +659,7 @@ TEST_F(BatcherTest, DrainWaitsForDroppedRequestsToBeAnswered) {
 }
 
 TEST_F(BatcherTest, DropsACancelledRequestBeforeCompute) {
-  StartHeld(Config(1000, 256, kLongDelay));
+  StartHeld(Config(1000, 256));
   auto cancelled_flag = std::make_shared<std::atomic<bool>>(false);
   auto cancellable = MakeRequest({{1, 3}});
   cancellable->is_cancelled = [cancelled_flag] { return cancelled_flag->load(); };
@@ -677,7 +674,7 @@ TEST_F(BatcherTest, DropsACancelledRequestBeforeCompute) {
 }
 
 TEST_F(BatcherTest, AFailingRequestDoesNotFailTheOthersInItsBatch) {
-  StartHeld(Config(1000, 256, kLongDelay));
+  StartHeld(Config(1000, 256));
   Reply* a = Submit({{1, 2}, {2, 2}});
   Reply* poisoned = Submit({{FakeBackend::kPoisonId, 2}});
   Reply* b = Submit({{3, 2}});
@@ -696,7 +693,7 @@ TEST_F(BatcherTest, AFailingRequestDoesNotFailTheOthersInItsBatch) {
 }
 
 TEST_F(BatcherTest, ShutdownRunsQueuedWorkAndRefusesNewWork) {
-  StartBatcher(Config(1000, 256, kLongDelay));
+  StartBatcher(Config(1000, 256));
   backend_.Hold();
   Reply* a = Submit({{1, 2}});
   ASSERT_TRUE(backend_.AwaitStarted(1));
@@ -713,7 +710,7 @@ TEST_F(BatcherTest, ShutdownRunsQueuedWorkAndRefusesNewWork) {
 }
 
 TEST_F(BatcherTest, DrainGivesUpAtItsTimeoutAndAnswersWhatIsStillQueued) {
-  StartBatcher(Config(4, 256, kLongDelay));
+  StartBatcher(Config(4, 256));
   backend_.Hold();
   Reply* running = Submit({{1, 4}});
   ASSERT_TRUE(backend_.AwaitStarted(1));
@@ -738,7 +735,7 @@ TEST_F(BatcherTest, DrainGivesUpAtItsTimeoutAndAnswersWhatIsStillQueued) {
 }
 
 TEST_F(BatcherTest, AnUnstartedBatcherAnswersItsQueueWhenDestroyed) {
-  batcher_ = std::make_unique<Batcher>(Config(1000, 256, kLongDelay), &backend_, &clock_);
+  batcher_ = std::make_unique<Batcher>(Config(1000, 256), &backend_, &clock_);
   Reply* reply = Submit({{1, 2}});
   batcher_.reset();
   ExpectError(reply, absl::StatusCode::kUnavailable);
@@ -746,7 +743,7 @@ TEST_F(BatcherTest, AnUnstartedBatcherAnswersItsQueueWhenDestroyed) {
 }
 
 TEST_F(BatcherTest, ReportsQueueAndBatchesToTheObserver) {
-  StartHeld(Config(1000, 256, kLongDelay));
+  StartHeld(Config(1000, 256));
   Submit({{1, 2}, {2, 3}});
   Submit({{3, 4}});
   EXPECT_EQ(observer_.queued_requests.load(), 2);

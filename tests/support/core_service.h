@@ -35,11 +35,7 @@ class CoreService {
     batcher_.Start();
   }
 
-  static server::BatcherConfig DefaultConfig() {
-    server::BatcherConfig config;
-    config.max_queue_delay = std::chrono::microseconds(0);
-    return config;
-  }
+  static server::BatcherConfig DefaultConfig() { return server::BatcherConfig(); }
 
   const server::LoadedModel& model() const { return loaded_; }
   // The heads the model "has" (the fake backend computes them): set before
