@@ -69,8 +69,10 @@ ABSL_FLAG(int, heads, 12, "make-model: attention heads");
 ABSL_FLAG(int, intermediate, 1536, "make-model: FFN inner size");
 ABSL_FLAG(int, max_position, 512, "make-model: maximum sequence length");
 ABSL_FLAG(std::string, vocab, "", "make-model: vocab.txt to use (default: the demo vocabulary)");
-ABSL_FLAG(std::string, layer_norm, "post", "make-model: LayerNorm placement, pre or post");
-ABSL_FLAG(std::string, hidden_act, "gelu", "make-model: gelu, gelu_new or relu");
+ABSL_FLAG(std::string, layer_norm, "",
+          "make-model: LayerNorm placement, pre or post (default: the family's; BERT: post)");
+ABSL_FLAG(std::string, hidden_act, "",
+          "make-model: gelu, gelu_new, relu or silu (default: the family's; BERT: gelu)");
 ABSL_FLAG(std::string, model_type, "",
           "make-model: a model_type of the architecture registry (docs/models.md), written with "
           "its family's config keys, defaults and tensor names, and position rows for "

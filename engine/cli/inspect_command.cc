@@ -21,7 +21,7 @@ absl::Status RunInspect(const CommonOptions& common, std::ostream& out) {
   text << in.rdbuf();
   absl::StatusOr<engine::ModelConfig> config = engine::ParseModelConfig(text.str(), config_path);
   if (!config.ok()) return config.status();
-  const engine::Architecture& architecture = *engine::FindArchitecture(config->model_type);
+  const engine::Architecture& architecture = engine::ArchitectureOf(*config);
   absl::StatusOr<std::unique_ptr<engine::Checkpoint>> checkpoint =
       engine::Checkpoint::Open(common.model_dir, architecture.names.task_prefixes);
   if (!checkpoint.ok()) return checkpoint.status();

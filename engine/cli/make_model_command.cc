@@ -12,12 +12,19 @@ absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
   engine::RandomModelSpec spec;
   spec.seed = options.seed;
   if (!options.model_type.empty()) {
+    // A model_type, or a family's name where families share one ("jina_bert").
     const engine::Architecture* architecture = engine::FindArchitecture(options.model_type);
+    std::string model_type = options.model_type;
     if (architecture == nullptr) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("--model-type must be one of ", engine::SupportedModelTypes()));
+      architecture = engine::ArchitectureNamed(options.model_type);
+      if (architecture != nullptr) model_type = architecture->model_types.front().name;
     }
-    spec.config = engine::FamilyDefaults(*architecture, options.model_type);
+    if (architecture == nullptr) {
+      return absl::InvalidArgumentError(absl::StrCat("--model-type must be one of ",
+                                                     engine::SupportedModelTypes(),
+                                                     " (or a family's name: jina_bert)"));
+    }
+    spec.config = engine::FamilyDefaults(*architecture, model_type);
   }
   engine::ModelConfig& c = spec.config;
   c.hidden_size = options.hidden;
@@ -29,17 +36,24 @@ absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
     // Positions 0 .. pad are never a real token's (roberta-base: 514 rows for 512).
     c.max_position_embeddings += c.pad_token_id + 1;
   }
+  // Empty: the family's own.
   if (options.layer_norm == "pre") {
     c.layer_norm_placement = engine::LayerNormPlacement::kPre;
-  } else if (options.layer_norm != "post") {
+  } else if (options.layer_norm == "post") {
+    c.layer_norm_placement = engine::LayerNormPlacement::kPost;
+  } else if (!options.layer_norm.empty()) {
     return absl::InvalidArgumentError("--layer-norm must be pre or post");
   }
-  if (options.hidden_act == "gelu_new") {
+  if (options.hidden_act == "gelu") {
+    c.activation = engine::Activation::kGeluErf;
+  } else if (options.hidden_act == "gelu_new") {
     c.activation = engine::Activation::kGeluTanh;
   } else if (options.hidden_act == "relu") {
     c.activation = engine::Activation::kRelu;
-  } else if (options.hidden_act != "gelu") {
-    return absl::InvalidArgumentError("--hidden-act must be gelu, gelu_new or relu");
+  } else if (options.hidden_act == "silu") {
+    c.activation = engine::Activation::kSilu;
+  } else if (!options.hidden_act.empty()) {
+    return absl::InvalidArgumentError("--hidden-act must be gelu, gelu_new, relu or silu");
   }
   if (options.head == "classifier") {
     spec.head = engine::RandomHead::kClassifier;
@@ -71,7 +85,7 @@ absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
   if (absl::Status s = engine::WriteRandomModel(options.out, spec); !s.ok()) return s;
   out << "wrote " << options.out << " (hidden " << c.hidden_size << ", layers " << c.num_layers
       << ", heads " << c.num_heads << ", intermediate " << c.intermediate_size << ", "
-      << options.layer_norm << "-LN";
+      << engine::LayerNormPlacementName(c.layer_norm_placement) << "-LN";
   if (spec.head == engine::RandomHead::kClassifier) {
     out << ", classifier head with " << spec.num_labels << " label"
         << (spec.num_labels == 1 ? "" : "s");

@@ -74,7 +74,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
   absl::StatusOr<ModelConfig> config = ParseModelConfig(*text, config_path);
   if (!config.ok()) return config.status();
   // ParseModelConfig accepted the type, so the registry has it.
-  const Architecture& architecture = *FindArchitecture(config->model_type);
+  const Architecture& architecture = ArchitectureOf(*config);
 
   auto impl = std::make_unique<Impl>();
   impl->config = *config;

@@ -28,6 +28,10 @@ const char* OpName(Op op) {
       return "quantize";
     case Op::kDequantize:
       return "dequantize";
+    case Op::kRotary:
+      return "rotary";
+    case Op::kGate:
+      return "gate";
     case Op::kCount:
       break;
   }

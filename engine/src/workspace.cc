@@ -16,8 +16,9 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
   const size_t rows = static_cast<size_t>(ws.rows);
   const size_t h = static_cast<size_t>(config.hidden_size);
   const size_t inter = static_cast<size_t>(config.intermediate_size);
+  const size_t ffn_in = static_cast<size_t>(config.ffn_in_width());
   // intermediate also holds the embeddings before their projection (ELECTRA).
-  const size_t intermediate_width = std::max(inter, static_cast<size_t>(config.embedding_width()));
+  const size_t intermediate_width = std::max(ffn_in, static_cast<size_t>(config.embedding_width()));
   const size_t scores =
       static_cast<size_t>(ws.threads) * static_cast<size_t>(ws.max_sequence * ws.max_sequence);
   for (auto [buffer, floats] : {std::pair<Buffer*, size_t>{&ws.hidden, rows * h},
@@ -26,6 +27,7 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
                                 {&ws.context, rows * h},
                                 {&ws.sublayer, rows * h},
                                 {&ws.intermediate, rows * intermediate_width},
+                                {&ws.gated, config.gated_ffn ? rows * inter : 0},
                                 {&ws.scores, scores}}) {
     absl::StatusOr<Buffer> allocated = Buffer::Allocate(floats);
     if (!allocated.ok()) return allocated.status();
@@ -43,7 +45,7 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
     for (auto [buffer, floats] : {std::pair<Buffer*, size_t>{&ws.quantized, quantized},
                                   {&ws.row_scale, rows},
                                   {&ws.row_zero, rows},
-                                  {&ws.accumulator, rows * std::max(3 * h, inter)}}) {
+                                  {&ws.accumulator, rows * std::max(3 * h, ffn_in)}}) {
       absl::StatusOr<Buffer> allocated = Buffer::Allocate(floats);
       if (!allocated.ok()) return allocated.status();
       *buffer = *std::move(allocated);

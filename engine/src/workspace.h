@@ -19,7 +19,8 @@ struct Workspace {
   Buffer qkv;           // fused Q, K, V projections             [rows, 3H]
   Buffer context;       // attention output before projection    [rows, H]
   Buffer sublayer;      // a sublayer's output before Add & Norm [rows, H]
-  Buffer intermediate;  // FFN inner activations                 [rows, max(I, E)]
+  Buffer intermediate;  // FFN inner activations          [rows, max(I or 2I gated, E)]
+  Buffer gated;         // gated FFNs: act(gate) * up              [rows, I]
   Buffer scores;        // attention scores, one L x L block per thread
   // Precision::kInt8 only (empty otherwise): a matmul's input quantized per
   // row, and its int32 output. One of each suffices because every int8
@@ -27,7 +28,7 @@ struct Workspace {
   Buffer quantized;    // u8 [rows, max(H, I)]
   Buffer row_scale;    // float [rows]
   Buffer row_zero;     // int32 [rows]
-  Buffer accumulator;  // int32 [rows, max(3H, I)]
+  Buffer accumulator;  // int32 [rows, max(3H, I or 2I gated)]
   // Precision::kBf16 only: a matmul's [rows, H] input as bf16. The FFN's
   // inner activations are bf16 in `intermediate` (Bf16Intermediate).
   Buffer bf16_input;

@@ -215,7 +215,8 @@ TEST(LoaderTest, UnsupportedModelType) {
   EditConfig(dir, [](nlohmann::json& c) { c["model_type"] = "gpt2"; });
   ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
               {"config.json", "unsupported model_type \"gpt2\"",
-               "(supported: bert, roberta, xlm-roberta, camembert, distilbert, mpnet, electra)"});
+               "(supported: bert, roberta, xlm-roberta, camembert, distilbert, mpnet, electra, "
+               "nomic_bert, new, modernbert, bert with position_embedding_type \"alibi\")"});
 }
 
 TEST(LoaderTest, HiddenSizeNotDivisibleByHeads) {

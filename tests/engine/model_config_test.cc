@@ -36,7 +36,8 @@ TEST(ModelConfigTest, ReadsActivationsPlacementAndEps) {
 
 TEST(ModelConfigTest, RejectsWhatItCannotRun) {
   const std::pair<std::string, std::string> cases[] = {
-      {R"(, "hidden_act": "swish")", "unsupported hidden_act \"swish\""},
+      {R"(, "hidden_act": "quick_gelu")", "unsupported hidden_act \"quick_gelu\""},
+      {R"(, "hidden_act": "swiglu")", "unsupported hidden_act \"swiglu\""},
       {R"(, "layer_norm_placement": "middle")", "\"layer_norm_placement\" must be"},
       {R"(, "position_embedding_type": "relative_key")", "unsupported position_embedding_type"},
       {R"(, "layer_norm_eps": -1)", "\"layer_norm_eps\" must be a positive number"},

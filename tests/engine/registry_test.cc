@@ -4,6 +4,7 @@
 // random-model writer and the loader by the registry alone.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <ostream>
 #include <set>
 #include <string>
@@ -68,24 +69,39 @@ std::vector<std::string> Problems(const Architecture& a) {
   named(n.layer.attention_out, "attention_out");
   named(n.layer.attention_norm, "attention_norm");
   named(n.layer.ffn_norm, "ffn_norm");
+  const bool rotary = r.positions == PositionScheme::kRotary;
   switch (r.positions) {
     case PositionScheme::kLearnedAbsolute:
       named(n.position_embeddings, "the position table");
       break;
+    case PositionScheme::kRotary:
+    case PositionScheme::kNone:
+      expect(n.position_embeddings.empty(), "a position table without its recipe's use");
+      break;
   }
+  expect(rotary == (k.rotary_base != nullptr), "rotary: base key without the recipe's use");
+  expect(!rotary || d.rotary_base > 0, "rotary: no default base");
+  expect((r.attention_bias == AttentionBias::kAlibi) == (r.positions == PositionScheme::kNone),
+         "ALiBi and the absence of other positions go together");
   switch (r.qkv) {
     case QkvLayout::kSeparate:
       named(n.layer.query, "query");
       named(n.layer.key, "key");
       named(n.layer.value, "value");
       break;
-  }
-  switch (r.feed_forward) {
-    case FeedForward::kDense:
-      named(n.layer.ffn_in, "ffn_in");
-      named(n.layer.ffn_out, "ffn_out");
+    case QkvLayout::kFused:
+      named(n.layer.qkv, "qkv");
       break;
   }
+  named(n.layer.ffn_in, "ffn_in");
+  named(n.layer.ffn_out, "ffn_out");
+  together(r.feed_forward == FeedForward::kGatedSplit, !n.layer.ffn_gate.empty(),
+           !n.layer.ffn_gate.empty(), "a separate gate");
+  const bool alternating = r.attention == AttentionPattern::kAlternating;
+  together(alternating, alternating, k.local_attention != nullptr && k.global_every_n != nullptr,
+           "sliding-window layers");
+  expect(!alternating || (d.local_attention >= 2 && d.global_every_n >= 1),
+         "sliding-window layers: default window or period");
   expect(
       n.token_type_embeddings.empty() == (d.type_vocab_size == 0 && k.type_vocab_size == nullptr),
       "token types: the tensor name and the default or key disagree");
@@ -94,8 +110,12 @@ std::vector<std::string> Problems(const Architecture& a) {
            "relative-position buckets");
   expect(buckets == (d.relative_attention_buckets >= 2 && r.relative_attention_max_distance > 0),
          "relative-position buckets: default bucket count or max distance");
-  together(r.norm_placement == NormPlacement::kFromConfig, !n.final_norm.empty(),
+  together(r.norm_placement == NormPlacement::kFromConfig,
+           !n.final_norm.empty() && r.norm_placement != NormPlacement::kPre,
            k.layer_norm_placement != nullptr, "pre-LN from config (final norm)");
+  expect(r.norm_placement != NormPlacement::kPre || !n.final_norm.empty(), "pre-LN: no final norm");
+  expect(r.norm_placement != NormPlacement::kPost || r.first_attention_norm,
+         "post-LN normalizes every layer");
   together(r.embedding_projection, !n.embeddings_project.empty(), k.embedding_size != nullptr,
            "embedding projection");
   expect(n.classifier.dense.empty() == n.classifier.out.empty(), "half a classifier head");
@@ -108,9 +128,20 @@ TEST(RegistryTest, EveryFamilyIsComplete) {
   for (const Architecture& architecture : Architectures()) {
     EXPECT_EQ(Problems(architecture), std::vector<std::string>{});
     for (const ModelType& type : architecture.model_types) {
-      EXPECT_TRUE(types.insert(type.name).second) << type.name << " registered twice";
-      EXPECT_EQ(FindArchitecture(type.name), &architecture) << type.name;
+      // A model_type is registered once, or again with a selector.
+      const std::string key =
+          absl::StrCat(type.name, "|", type.selector_key, "=", type.selector_value);
+      EXPECT_TRUE(types.insert(key).second) << key << " registered twice";
+      const Architecture* selected = SelectArchitecture(type.name, [&](const std::string& k) {
+        return k == type.selector_key ? type.selector_value : std::string();
+      });
+      EXPECT_EQ(selected, &architecture) << key;
       EXPECT_EQ(ClassPrefix(architecture, type.name), type.class_prefix);
+      if (!type.selector_key.empty()) {
+        EXPECT_NE(FindArchitecture(type.name), nullptr)
+            << type.name << ": a selected family shares a model_type of another";
+        EXPECT_NE(FindArchitecture(type.name), &architecture);
+      }
     }
   }
 }
@@ -167,25 +198,32 @@ ModelConfig SmallConfig(const Architecture& architecture, const std::string& mod
       64 + (c.position_ids == PositionIds::kAfterPadding ? c.pad_token_id + 1 : 0);
   if (architecture.recipe.embedding_projection) c.embedding_size = 16;
   c.layer_norm_placement = placement;
+  if (c.local_window > 0) c.local_window = 8;  // inputs of up to 64 tokens span windows
+  if (c.pad_token_id >= c.vocab_size) c.pad_token_id = 1;
   return c;
 }
 
 struct Case {
+  std::string architecture;
   std::string model_type;
   LayerNormPlacement placement;
 };
 
 void PrintTo(const Case& c, std::ostream* out) {
-  *out << c.model_type << ", " << LayerNormPlacementName(c.placement) << "-LN";
+  *out << c.architecture << " (" << c.model_type << "), " << LayerNormPlacementName(c.placement)
+       << "-LN";
 }
 
 std::vector<Case> Cases() {
   std::vector<Case> cases;
   for (const Architecture& architecture : Architectures()) {
     for (const ModelType& type : architecture.model_types) {
-      cases.push_back({type.name, LayerNormPlacement::kPost});
-      if (architecture.recipe.norm_placement == NormPlacement::kFromConfig) {
-        cases.push_back({type.name, LayerNormPlacement::kPre});
+      const NormPlacement placement = architecture.recipe.norm_placement;
+      if (placement != NormPlacement::kPre) {
+        cases.push_back({architecture.name, type.name, LayerNormPlacement::kPost});
+      }
+      if (placement != NormPlacement::kPost) {
+        cases.push_back({architecture.name, type.name, LayerNormPlacement::kPre});
       }
     }
   }
@@ -193,8 +231,9 @@ std::vector<Case> Cases() {
 }
 
 std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
-  std::string name =
-      absl::StrCat(info.param.model_type, "_", LayerNormPlacementName(info.param.placement), "_ln");
+  std::string name = absl::StrCat(
+      info.param.architecture == info.param.model_type ? "" : info.param.architecture + "_",
+      info.param.model_type, "_", LayerNormPlacementName(info.param.placement), "_ln");
   for (char& c : name) {
     if (c == '-') c = '_';
   }
@@ -203,7 +242,7 @@ std::string CaseName(const ::testing::TestParamInfo<Case>& info) {
 
 class RegistryFamilyTest : public ::testing::TestWithParam<Case> {
  protected:
-  const Architecture& architecture() const { return *FindArchitecture(GetParam().model_type); }
+  const Architecture& architecture() const { return *ArchitectureNamed(GetParam().architecture); }
   ModelConfig config() const {
     return SmallConfig(architecture(), GetParam().model_type, GetParam().placement);
   }
@@ -230,12 +269,30 @@ TEST_P(RegistryFamilyTest, ConfigRoundTripsThroughJson) {
   EXPECT_FLOAT_EQ(again->layer_norm_eps, c.layer_norm_eps);
   EXPECT_EQ(again->activation, c.activation);
   EXPECT_EQ(again->layer_norm_placement, c.layer_norm_placement);
+  EXPECT_EQ(again->position_embedding, c.position_embedding);
+  EXPECT_EQ(again->rotary.dims, c.rotary.dims);
+  EXPECT_EQ(again->rotary.base, c.rotary.base);
+  EXPECT_EQ(again->rotary.interleaved, c.rotary.interleaved);
+  EXPECT_EQ(again->rotary.ntk_factor, c.rotary.ntk_factor);
+  EXPECT_EQ(again->local_rotary_base, c.local_rotary_base);
+  EXPECT_EQ(again->alibi, c.alibi);
+  EXPECT_EQ(again->gated_ffn, c.gated_ffn);
+  EXPECT_EQ(again->biases.attention, c.biases.attention);
+  EXPECT_EQ(again->biases.ffn_in, c.biases.ffn_in);
+  EXPECT_EQ(again->biases.ffn_out, c.biases.ffn_out);
+  EXPECT_EQ(again->biases.norm, c.biases.norm);
+  EXPECT_EQ(again->first_attention_norm, c.first_attention_norm);
+  EXPECT_EQ(again->local_window, c.local_window);
+  EXPECT_EQ(again->global_every_n, c.global_every_n);
 }
 
 // The random-model writer (make-model) writes every family by its names,
 // and the loader reads it back with both heads.
 TEST_P(RegistryFamilyTest, RandomModelLoadsWithItsHeads) {
-  for (RandomHead head : {RandomHead::kClassifier, RandomHead::kMaskedLm}) {
+  std::vector<RandomHead> heads = {RandomHead::kNone};
+  if (!architecture().names.classifier.out.empty()) heads.push_back(RandomHead::kClassifier);
+  if (!architecture().names.masked_lm.transform.empty()) heads.push_back(RandomHead::kMaskedLm);
+  for (RandomHead head : heads) {
     RandomModelSpec spec;
     spec.config = config();
     spec.head = head;
@@ -243,10 +300,11 @@ TEST_P(RegistryFamilyTest, RandomModelLoadsWithItsHeads) {
     const std::string dir = testing_support::MakeTempDir("registry_test_");
     ASSERT_TRUE(WriteRandomModel(dir, spec).ok());
     const std::string config_text = testing_support::ReadFile(dir + "/config.json");
-    EXPECT_TRUE(absl::StrContains(
-        config_text,
-        ClassPrefix(architecture(), GetParam().model_type) +
-            (head == RandomHead::kClassifier ? "ForSequenceClassification" : "ForMaskedLM")))
+    const char* task = head == RandomHead::kClassifier ? "ForSequenceClassification"
+                       : head == RandomHead::kMaskedLm ? "ForMaskedLM"
+                                                       : "Model";
+    EXPECT_TRUE(
+        absl::StrContains(config_text, ClassPrefix(architecture(), GetParam().model_type) + task))
         << config_text;
     absl::StatusOr<std::unique_ptr<Encoder>> encoder = Encoder::Load(dir, EncoderOptions{});
     ASSERT_TRUE(encoder.ok()) << encoder.status();
@@ -257,9 +315,15 @@ TEST_P(RegistryFamilyTest, RandomModelLoadsWithItsHeads) {
     EXPECT_EQ((*encoder)->classifier() != nullptr, head == RandomHead::kClassifier);
     EXPECT_EQ((*encoder)->has_masked_lm_head(), head == RandomHead::kMaskedLm);
     const std::vector<int32_t> ids = {2, 40, 41, 42, 3};
-    const std::vector<Sequence> batch = {{ids, {}}};
+    std::vector<int32_t> longer(40, 44);  // past the sliding window of SmallConfig
+    const std::vector<Sequence> batch = {{ids, {}}, {longer, {}}};
     EncodeResult result;
-    EXPECT_TRUE((*encoder)->Encode(batch, &result).ok());
+    ASSERT_TRUE((*encoder)->Encode(batch, &result).ok());
+    for (int s = 0; s < 2; ++s) {
+      for (int64_t i = 0; i < result.num_tokens(s) * result.hidden_size; ++i) {
+        ASSERT_TRUE(std::isfinite(result.sequence_states(s)[i])) << s << " " << i;
+      }
+    }
   }
 }
 

@@ -55,23 +55,22 @@ std::vector<std::vector<int32_t>> RandomSequences(const std::vector<int>& length
   return out;
 }
 
+std::string FixtureDirectory(const Architecture& architecture, const ModelType& model_type) {
+  // A model_type shared through a selector ("bert" with ALiBi) is its family's.
+  std::string name = model_type.selector_key.empty() ? model_type.name : architecture.name;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+}
+
 std::vector<std::string> FamilyFixtures() {
   std::vector<std::string> fixtures;
   for (const Architecture& architecture : Architectures()) {
     for (const ModelType& model_type : architecture.model_types) {
-      std::string type = model_type.name;
-      if (type == kBertModelType) continue;
-      std::replace(type.begin(), type.end(), '-', '_');
-      fixtures.push_back("families/" + type);
+      if (model_type.name == kBertModelType && model_type.selector_key.empty()) continue;
+      fixtures.push_back("families/" + FixtureDirectory(architecture, model_type));
     }
   }
   return fixtures;
-}
-
-std::string FixtureModelType(const std::string& directory_name) {
-  std::string type = directory_name;
-  std::replace(type.begin(), type.end(), '_', '-');
-  return type;
 }
 
 std::string FixtureTestName(const std::string& fixture) {

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "models/architecture.h"
+
 #include "engine/config.h"
 #include "engine/random_model.h"
 
@@ -29,14 +31,17 @@ std::string WriteTinyModel(const std::string& name, const RandomModelSpec& spec 
 inline constexpr const char* kBertModelType = "bert";
 inline const std::vector<std::string> kBertFixtures = {"post_ln", "pre_ln", "variants", "bf16"};
 
-// The family fixture (tests/golden/make_families.py) of every model_type of
-// the architecture registry but BERT, in registration order, as a path
-// relative to GOLDEN_DIR: "families/<model_type with '-' as '_'>", e.g.
-// "families/xlm_roberta". A family registered without its fixture fails the
-// tests that read it (and the registry's own fixture test).
+// The family fixture (tests/golden/make_families.py, make_long_context.py)
+// of every model_type of the architecture registry but BERT, in
+// registration order, as a path relative to GOLDEN_DIR:
+// "families/<FixtureDirectory>", e.g. "families/xlm_roberta". A family
+// registered without its fixture fails the tests that read it (and the
+// registry's own fixture test).
 std::vector<std::string> FamilyFixtures();
-// The model_type a fixture directory's name stands for: "xlm_roberta" -> "xlm-roberta".
-std::string FixtureModelType(const std::string& directory_name);
+// The directory name of a family's fixture: the model_type with '-' as '_'
+// ("xlm_roberta"), or the family's name where a selector shares the
+// model_type ("jina_bert" for "bert" with ALiBi).
+std::string FixtureDirectory(const Architecture& architecture, const ModelType& model_type);
 // A gtest name for a fixture path: "families/xlm_roberta" -> "xlm_roberta".
 std::string FixtureTestName(const std::string& fixture);
 

@@ -194,6 +194,8 @@ double ExactActivation(Eltwise act, double x) {
       return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
     case Eltwise::kRelu:
       return std::max(x, 0.0);
+    case Eltwise::kSilu:
+      return x / (1.0 + std::exp(-x));
     case Eltwise::kNone:
       break;
   }
@@ -215,7 +217,7 @@ ActResult RunActivation(Isa isa, const AccCase& c, Eltwise act) {
 }
 
 std::string ActivationParamName(const ::testing::TestParamInfo<std::tuple<Isa, Eltwise>>& info) {
-  static const char* const kNames[] = {"none", "gelu_erf", "gelu_tanh", "relu"};
+  static const char* const kNames[] = {"none", "gelu_erf", "gelu_tanh", "relu", "silu"};
   return std::string(IsaName(std::get<0>(info.param))) + "_" +
          kNames[static_cast<int>(std::get<1>(info.param))];
 }
@@ -247,11 +249,13 @@ TEST_P(DequantizeActivateQuantizeTest, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Isas, DequantizeActivateQuantizeTest,
                          ::testing::Combine(::testing::Values(Isa::kAvx2, Isa::kAvx512),
                                             ::testing::Values(Eltwise::kGeluErf, Eltwise::kGeluTanh,
-                                                              Eltwise::kRelu, Eltwise::kNone)),
+                                                              Eltwise::kRelu, Eltwise::kSilu,
+                                                              Eltwise::kNone)),
                          ActivationParamName);
 
 TEST(DequantizeActivateQuantizeReferenceTest, MatchesFormulaInDouble) {
-  for (Eltwise act : {Eltwise::kGeluErf, Eltwise::kGeluTanh, Eltwise::kRelu, Eltwise::kNone}) {
+  for (Eltwise act :
+       {Eltwise::kGeluErf, Eltwise::kGeluTanh, Eltwise::kRelu, Eltwise::kSilu, Eltwise::kNone}) {
     const AccCase c = AccCase::Random(4, 1536, 3);
     const ActResult got = RunActivation(Isa::kScalar, c, act);
     for (int64_t i = 0; i < 4 * 1536; ++i) {

@@ -8,7 +8,8 @@
 
 namespace engine {
 
-enum class Activation { kGeluErf, kGeluTanh, kRelu };
+// kSilu: x * sigmoid(x) (SwiGLU's gate).
+enum class Activation { kGeluErf, kGeluTanh, kRelu, kSilu };
 
 // Where each sublayer's LayerNorm sits.
 //   kPost (BERT): x = LN(x + Sublayer(x))
@@ -27,6 +28,36 @@ inline constexpr Precision kAllPrecisions[] = {Precision::kFloat32, Precision::k
 //   kAfterPadding (RoBERTa family, MPNet): pad_token_id + 1 + the number of
 //   non-pad tokens before it; a pad id takes position pad_token_id.
 enum class PositionIds { kFromZero, kAfterPadding };
+
+// How positions enter the layer math.
+//   kLearned: a position table added to the word embeddings (BERT).
+//   kRotary: Q and K rotated by position in every layer (RoFormer's RoPE).
+//   kNone: no position input beyond the attention bias (ALiBi).
+enum class PositionEmbedding { kLearned, kRotary, kNone };
+
+// Rotary position embedding of one kind of layer: dimension pair i of a head
+// (i < dims / 2) turns by position * inv_freq(i), inv_freq(i) =
+// 1 / base^(2i / dims), computed in float32 as transformers does.
+struct RotaryConfig {
+  float base = 0;
+  // The leading dims of each head that rotate (even; head_size * fraction);
+  // 0: the whole head.
+  int dims = 0;
+  // Pairs (2i, 2i + 1) when interleaved (GPT-J); (i, i + dims / 2) otherwise
+  // (GPT-NeoX's rotate_half).
+  bool interleaved = false;
+  // GTE's fixed NTK scaling (rope_scaling {"type": "ntk"}): base * factor,
+  // and inv_freq divided by factor^(2 / dims). 0: none.
+  float ntk_factor = 0;
+};
+
+// Which Linear layers and LayerNorms carry a bias; a missing one is zero.
+struct Biases {
+  bool attention = true;  // the Q/K/V projection and the attention output
+  bool ffn_in = true;
+  bool ffn_out = true;
+  bool norm = true;  // every LayerNorm's beta
+};
 
 // The layer math of one model, whatever family's config.json it was read
 // from: the architecture registry (src/models/) maps each family's keys,
@@ -54,6 +85,23 @@ struct ModelConfig {
   float layer_norm_eps = 0;
   Activation activation = Activation::kGeluErf;
   LayerNormPlacement layer_norm_placement = LayerNormPlacement::kPost;
+  PositionEmbedding position_embedding = PositionEmbedding::kLearned;
+  // kRotary: the global layers' rotation, and the local (sliding-window)
+  // layers' when local_rotary_base is 0.
+  RotaryConfig rotary;
+  float local_rotary_base = 0;
+  // ALiBi: every head adds -slope * |i - j| to its scaled scores.
+  bool alibi = false;
+  // FFN(x) = out(act(gate(x)) * up(x)), both of intermediate_size.
+  bool gated_ffn = false;
+  Biases biases;
+  // Pre-LN without a norm before the first layer's attention (ModernBERT:
+  // the embeddings end with one).
+  bool first_attention_norm = true;
+  // Sliding-window layers see keys with |i - j| <= local_window; every
+  // global_every_n-th layer (0, n, 2n ...) is global. 0: all layers global.
+  int local_window = 0;
+  int global_every_n = 1;
 
   int head_size() const { return hidden_size / num_heads; }
   int embedding_width() const { return embedding_size > 0 ? embedding_size : hidden_size; }
@@ -66,6 +114,12 @@ struct ModelConfig {
   }
   // Token types an input may use: at least type 0, also where there is no table.
   int token_types() const { return type_vocab_size > 0 ? type_vocab_size : 1; }
+  // Layer `layer`'s attention window (0: global).
+  int attention_window(int layer) const {
+    return local_window > 0 && layer % global_every_n != 0 ? local_window : 0;
+  }
+  // The width of the FFN's first matmul: both halves when gated.
+  int ffn_in_width() const { return gated_ffn ? 2 * intermediate_size : intermediate_size; }
 };
 
 // The defaults of the registry's first family, without a shape: what

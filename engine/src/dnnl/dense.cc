@@ -25,6 +25,9 @@ dnnl::primitive_attr MakeAttr(DenseActivation activation) {
     case DenseActivation::kRelu:
       ops.append_eltwise(1.f, dnnl::algorithm::eltwise_relu, 0.f, 0.f);
       break;
+    case DenseActivation::kSilu:  // swish with beta 1
+      ops.append_eltwise(1.f, dnnl::algorithm::eltwise_swish, 1.f, 0.f);
+      break;
   }
   dnnl::primitive_attr attr = DnnlContext::UserScratchpadAttr();
   attr.set_post_ops(ops);
@@ -53,6 +56,8 @@ DenseActivation ToDenseActivation(Activation activation) {
       return DenseActivation::kGeluTanh;
     case Activation::kRelu:
       return DenseActivation::kRelu;
+    case Activation::kSilu:
+      return DenseActivation::kSilu;
   }
   return DenseActivation::kNone;
 }

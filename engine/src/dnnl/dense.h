@@ -18,7 +18,7 @@
 
 namespace engine {
 
-enum class DenseActivation { kNone, kGeluErf, kGeluTanh, kRelu };
+enum class DenseActivation { kNone, kGeluErf, kGeluTanh, kRelu, kSilu };
 
 // The element types a dense layer runs in: float32 throughout, or bf16
 // weights and input (products accumulated in float32) with a float32 or a

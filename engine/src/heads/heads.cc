@@ -47,6 +47,8 @@ float Activate(Activation activation, float x) {
       return 0.5f * x * (1.0f + std::tanh(0.79788456080286536f * (x + 0.044715f * x * x * x)));
     case Activation::kRelu:
       return x > 0.0f ? x : 0.0f;
+    case Activation::kSilu:
+      return x / (1.0f + std::exp(-x));
   }
   return x;
 }

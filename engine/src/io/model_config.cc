@@ -16,29 +16,147 @@ absl::Status ConfigError(const std::string& source, const std::string& what) {
   return absl::InvalidArgumentError(absl::StrCat(source, ": ", what));
 }
 
-// Reads a positive integer field; `required` fields must be present.
+// Reads a positive (or, with `zero_ok`, non-negative) integer field;
+// `required` fields must be present.
 absl::Status ReadPositiveInt(const json& j, const char* key, bool required, int* out,
-                             const std::string& source) {
+                             const std::string& source, bool zero_ok = false) {
   if (!j.contains(key)) {
     return required ? ConfigError(source, absl::StrCat("missing \"", key, "\"")) : absl::OkStatus();
   }
   const json& v = j[key];
-  if (!v.is_number_integer() || v.get<int64_t>() <= 0 || v.get<int64_t>() > (1 << 30)) {
-    return ConfigError(source,
-                       absl::StrCat("\"", key, "\" must be a positive integer, got ", v.dump()));
+  const int64_t least = zero_ok ? 0 : 1;
+  if (!v.is_number_integer() || v.get<int64_t>() < least || v.get<int64_t>() > (1 << 30)) {
+    return ConfigError(
+        source, absl::StrCat("\"", key, "\" must be a ", zero_ok ? "non-negative" : "positive",
+                             " integer, got ", v.dump()));
   }
   *out = v.get<int>();
   return absl::OkStatus();
 }
 
-absl::StatusOr<Activation> ParseActivation(const std::string& name, const char* key,
+// A gated feed-forward's config may name the gated unit (NomicBert's
+// "swiglu", JinaBERT's "geglu") for its activation.
+absl::StatusOr<Activation> ParseActivation(const std::string& name, bool gated, const char* key,
                                            const std::string& source) {
   if (name == "gelu") return Activation::kGeluErf;
   if (name == "gelu_new" || name == "gelu_pytorch_tanh") return Activation::kGeluTanh;
   if (name == "relu") return Activation::kRelu;
+  if (name == "silu" || name == "swish") return Activation::kSilu;
+  if (gated && name == "swiglu") return Activation::kSilu;
+  if (gated && name == "geglu") return Activation::kGeluErf;
+  if (gated && name == "reglu") return Activation::kRelu;
   return ConfigError(source,
                      absl::StrCat("unsupported ", key, " \"", name,
-                                  "\" (supported: gelu, gelu_new, gelu_pytorch_tanh, relu)"));
+                                  "\" (supported: gelu, gelu_new, gelu_pytorch_tanh, relu, silu",
+                                  gated ? ", swiglu, geglu, reglu)" : ")"));
+}
+
+// Reads a positive finite number into `out` when `key` is present.
+absl::Status ReadPositiveNumber(const json& j, const char* key, float* out,
+                                const std::string& source) {
+  if (key == nullptr || !j.contains(key)) return absl::OkStatus();
+  const json& v = j[key];
+  const double value = v.is_number() ? v.get<double>() : 0.0;
+  if (!(value > 0) || value > std::numeric_limits<float>::max()) {
+    return ConfigError(source,
+                       absl::StrCat("\"", key, "\" must be a positive number, got ", v.dump()));
+  }
+  *out = static_cast<float>(value);
+  return absl::OkStatus();
+}
+
+absl::Status ReadBool(const json& j, const char* key, bool* out, const std::string& source) {
+  if (key == nullptr || !j.contains(key)) return absl::OkStatus();
+  if (!j[key].is_boolean()) {
+    return ConfigError(source,
+                       absl::StrCat("\"", key, "\" must be true or false, got ", j[key].dump()));
+  }
+  *out = j[key].get<bool>();
+  return absl::OkStatus();
+}
+
+// position_embedding_type, where the family has the key, must name the
+// recipe's scheme.
+absl::Status CheckPositionEmbeddingType(const json& j, const ConfigKeys& keys,
+                                        const std::string& source) {
+  const char* key = keys.position_embedding_type;
+  if (key == nullptr || !j.contains(key) || j[key] == keys.position_embedding_value) {
+    return absl::OkStatus();
+  }
+  return ConfigError(source, absl::StrCat("unsupported ", key, " ", j[key].dump(),
+                                          " (supported: ", keys.position_embedding_value, ")"));
+}
+
+// The rotary keys: bases, the rotated share of each head, interleaving and
+// GTE's NTK scaling.
+absl::Status ReadRotary(const json& j, const ConfigKeys& keys, const ConfigDefaults& defaults,
+                        ModelConfig* config, const std::string& source) {
+  RotaryConfig& rotary = config->rotary;
+  if (absl::Status s = ReadPositiveNumber(j, keys.rotary_base, &rotary.base, source); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s =
+          ReadPositiveNumber(j, keys.rotary_local_base, &config->local_rotary_base, source);
+      !s.ok()) {
+    return s;
+  }
+  float fraction = defaults.rotary_fraction;
+  if (absl::Status s = ReadPositiveNumber(j, keys.rotary_fraction, &fraction, source); !s.ok()) {
+    return s;
+  }
+  const int head = config->head_size();
+  const float dims = fraction * static_cast<float>(head);
+  if (fraction > 1 || dims < 2 || dims != static_cast<float>(static_cast<int>(dims)) ||
+      static_cast<int>(dims) % 2 != 0) {
+    return ConfigError(source,
+                       absl::StrCat("\"", keys.rotary_fraction, "\" ", fraction, " of a ", head,
+                                    "-wide head is not an even number of dimensions"));
+  }
+  rotary.dims = static_cast<int>(dims) == head ? 0 : static_cast<int>(dims);
+  if (absl::Status s = ReadBool(j, keys.rotary_interleaved, &rotary.interleaved, source); !s.ok()) {
+    return s;
+  }
+  if (keys.rotary_unsupported_scaling != nullptr && j.contains(keys.rotary_unsupported_scaling) &&
+      !j[keys.rotary_unsupported_scaling].is_null()) {
+    return ConfigError(
+        source, absl::StrCat("unsupported ", keys.rotary_unsupported_scaling, " ",
+                             j[keys.rotary_unsupported_scaling].dump(), " (supported: null)"));
+  }
+  if (keys.rope_scaling != nullptr && j.contains(keys.rope_scaling) &&
+      !j[keys.rope_scaling].is_null()) {
+    const json& scaling = j[keys.rope_scaling];
+    const bool ntk = scaling.is_object() && scaling.contains("type") && scaling["type"] == "ntk" &&
+                     !scaling.contains("mixed_b");
+    if (!ntk) {
+      return ConfigError(
+          source, absl::StrCat("unsupported ", keys.rope_scaling, " ", scaling.dump(),
+                               " (supported: {\"type\": \"ntk\", ", "\"factor\": f} or null)"));
+    }
+    if (absl::Status s = ReadPositiveNumber(scaling, "factor", &rotary.ntk_factor, source);
+        !s.ok()) {
+      return s;
+    }
+    if (!scaling.contains("factor")) {
+      return ConfigError(source, absl::StrCat("\"", keys.rope_scaling, "\" has no \"factor\""));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The config.json spelling of an activation (the gated unit's name where
+// the family's key names the unit: "swiglu").
+const char* ActivationConfigName(Activation activation, bool gated) {
+  switch (activation) {
+    case Activation::kGeluErf:
+      return gated ? "geglu" : "gelu";
+    case Activation::kGeluTanh:
+      return "gelu_new";
+    case Activation::kRelu:
+      return gated ? "reglu" : "relu";
+    case Activation::kSilu:
+      return gated ? "swiglu" : "silu";
+  }
+  return "gelu";
 }
 
 }  // namespace
@@ -59,7 +177,9 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
     return ConfigError(source, "missing \"model_type\"");
   }
   const std::string model_type = j["model_type"].get<std::string>();
-  const Architecture* architecture = FindArchitecture(model_type);
+  const Architecture* architecture = SelectArchitecture(model_type, [&](const std::string& key) {
+    return j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+  });
   if (architecture == nullptr) {
     return ConfigError(source, absl::StrCat("unsupported model_type \"", model_type,
                                             "\" (supported: ", SupportedModelTypes(), ")"));
@@ -74,10 +194,17 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
         {keys.num_layers, true, &config.num_layers},
         {keys.num_heads, true, &config.num_heads},
         {keys.intermediate_size, true, &config.intermediate_size},
-        {"max_position_embeddings", false, &config.max_position_embeddings},
-        {keys.type_vocab_size, false, &config.type_vocab_size}}) {
+        {keys.max_position_embeddings, false, &config.max_position_embeddings}}) {
     if (key == nullptr) continue;
     if (absl::Status s = ReadPositiveInt(j, key, required, field, source); !s.ok()) return s;
+  }
+  // GTE v1.5 has no token types: 0.
+  if (keys.type_vocab_size != nullptr) {
+    if (absl::Status s = ReadPositiveInt(j, keys.type_vocab_size, false, &config.type_vocab_size,
+                                         source, /*zero_ok=*/true);
+        !s.ok()) {
+      return s;
+    }
   }
   if (recipe.embedding_projection) {
     if (absl::Status s =
@@ -88,6 +215,7 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
   }
   switch (recipe.attention_bias) {
     case AttentionBias::kNone:
+    case AttentionBias::kAlibi:
       break;
     case AttentionBias::kRelativeBuckets:
       if (absl::Status s = ReadPositiveInt(j, keys.relative_attention_buckets, false,
@@ -123,13 +251,14 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
     if (!j[keys.activation].is_string()) {
       return ConfigError(source, absl::StrCat("\"", keys.activation, "\" must be a string"));
     }
-    absl::StatusOr<Activation> act =
-        ParseActivation(j[keys.activation].get<std::string>(), keys.activation, source);
+    absl::StatusOr<Activation> act = ParseActivation(j[keys.activation].get<std::string>(),
+                                                     config.gated_ffn, keys.activation, source);
     if (!act.ok()) return act.status();
     config.activation = *act;
   }
   switch (recipe.norm_placement) {
     case NormPlacement::kPost:
+    case NormPlacement::kPre:
       break;
     case NormPlacement::kFromConfig:
       if (j.contains(keys.layer_norm_placement)) {
@@ -146,20 +275,46 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
       }
       break;
   }
-  switch (recipe.positions) {
-    case PositionScheme::kLearnedAbsolute:
-      if (keys.position_embedding_type != nullptr && j.contains(keys.position_embedding_type) &&
-          j[keys.position_embedding_type] != "absolute") {
-        return ConfigError(
-            source, absl::StrCat("unsupported ", keys.position_embedding_type, " ",
-                                 j[keys.position_embedding_type].dump(), " (supported: absolute)"));
-      }
-      break;
+  if (keys.prenorm != nullptr && j.contains(keys.prenorm) && j[keys.prenorm] != false) {
+    return ConfigError(source, absl::StrCat("unsupported ", keys.prenorm, " ",
+                                            j[keys.prenorm].dump(), " (supported: false)"));
   }
   if (config.hidden_size % config.num_heads != 0) {
     return ConfigError(source,
                        absl::StrCat("hidden_size ", config.hidden_size,
                                     " is not divisible by num_attention_heads ", config.num_heads));
+  }
+  if (absl::Status s = CheckPositionEmbeddingType(j, keys, source); !s.ok()) return s;
+  switch (recipe.positions) {
+    case PositionScheme::kLearnedAbsolute:
+    case PositionScheme::kNone:
+      break;
+    case PositionScheme::kRotary:
+      if (absl::Status s = ReadRotary(j, keys, architecture->defaults, &config, source); !s.ok()) {
+        return s;
+      }
+      break;
+  }
+  switch (recipe.attention) {
+    case AttentionPattern::kGlobal:
+      break;
+    case AttentionPattern::kAlternating: {
+      int local_attention = 2 * config.local_window;
+      for (auto [key, field] :
+           {std::pair<const char*, int*>{keys.local_attention, &local_attention},
+            {keys.global_every_n, &config.global_every_n}}) {
+        if (absl::Status s = ReadPositiveInt(j, key, false, field, source); !s.ok()) return s;
+      }
+      config.local_window = local_attention / 2;
+      break;
+    }
+  }
+  for (auto [key, field] :
+       {std::pair<const char*, bool*>{keys.attention_bias, &config.biases.attention},
+        {keys.ffn_in_bias, &config.biases.ffn_in},
+        {keys.ffn_out_bias, &config.biases.ffn_out},
+        {keys.norm_bias, &config.biases.norm}}) {
+    if (absl::Status s = ReadBool(j, key, field, source); !s.ok()) return s;
   }
   if (config.pad_token_id < 0 || config.pad_token_id >= config.vocab_size) {
     if (config.position_ids == PositionIds::kAfterPadding) {
@@ -178,8 +333,7 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
 }
 
 std::string ModelConfigToJson(const ModelConfig& config) {
-  const Architecture* architecture = FindArchitecture(config.model_type);
-  if (architecture == nullptr) architecture = &Architectures().front();
+  const Architecture* architecture = &ArchitectureOf(config);
   const ConfigKeys& keys = architecture->keys;
   const Recipe& recipe = architecture->recipe;
   json j = {
@@ -189,25 +343,58 @@ std::string ModelConfigToJson(const ModelConfig& config) {
       {keys.num_layers, config.num_layers},
       {keys.num_heads, config.num_heads},
       {keys.intermediate_size, config.intermediate_size},
-      {keys.activation, config.activation == Activation::kGeluErf    ? "gelu"
-                        : config.activation == Activation::kGeluTanh ? "gelu_new"
-                                                                     : "relu"},
-      {"max_position_embeddings", config.max_position_embeddings},
+      {keys.activation, ActivationConfigName(config.activation, keys.activation_names_gated_unit)},
+      {keys.max_position_embeddings, config.max_position_embeddings},
       {"pad_token_id", config.pad_token_id},
   };
   j["architectures"] = {ClassPrefix(*architecture, config.model_type) + "Model"};
   if (keys.layer_norm_eps != nullptr) j[keys.layer_norm_eps] = config.layer_norm_eps;
   if (keys.type_vocab_size != nullptr) j[keys.type_vocab_size] = config.type_vocab_size;
+  if (keys.position_embedding_type != nullptr) {
+    j[keys.position_embedding_type] = keys.position_embedding_value;
+  }
   switch (recipe.positions) {
     case PositionScheme::kLearnedAbsolute:
-      if (keys.position_embedding_type != nullptr) j[keys.position_embedding_type] = "absolute";
+    case PositionScheme::kNone:
       break;
+    case PositionScheme::kRotary: {
+      const RotaryConfig& rotary = config.rotary;
+      j[keys.rotary_base] = rotary.base;
+      if (keys.rotary_local_base != nullptr && config.local_rotary_base > 0) {
+        j[keys.rotary_local_base] = config.local_rotary_base;
+      }
+      if (keys.rotary_fraction != nullptr) {
+        j[keys.rotary_fraction] =
+            rotary.dims > 0 ? static_cast<double>(rotary.dims) / config.head_size() : 1.0;
+      }
+      if (keys.rotary_interleaved != nullptr) j[keys.rotary_interleaved] = rotary.interleaved;
+      if (keys.rope_scaling != nullptr && rotary.ntk_factor > 0) {
+        j[keys.rope_scaling] = {{"type", "ntk"}, {"factor", rotary.ntk_factor}};
+      }
+      break;
+    }
+  }
+  switch (recipe.attention) {
+    case AttentionPattern::kGlobal:
+      break;
+    case AttentionPattern::kAlternating:
+      j[keys.local_attention] = 2 * config.local_window;
+      j[keys.global_every_n] = config.global_every_n;
+      break;
+  }
+  for (auto [key, value] :
+       {std::pair<const char*, bool>{keys.attention_bias, config.biases.attention},
+        {keys.ffn_in_bias, config.biases.ffn_in},
+        {keys.ffn_out_bias, config.biases.ffn_out},
+        {keys.norm_bias, config.biases.norm}}) {
+    if (key != nullptr) j[key] = value;
   }
   if (recipe.embedding_projection && config.embedding_size > 0) {
     j[keys.embedding_size] = config.embedding_size;
   }
   switch (recipe.attention_bias) {
     case AttentionBias::kNone:
+    case AttentionBias::kAlibi:
       break;
     case AttentionBias::kRelativeBuckets:
       j[keys.relative_attention_buckets] = config.relative_attention_buckets;
@@ -215,6 +402,7 @@ std::string ModelConfigToJson(const ModelConfig& config) {
   }
   switch (recipe.norm_placement) {
     case NormPlacement::kPost:
+    case NormPlacement::kPre:
       break;
     case NormPlacement::kFromConfig:
       j[keys.layer_norm_placement] = LayerNormPlacementName(config.layer_norm_placement);
@@ -231,6 +419,8 @@ const char* ActivationName(Activation activation) {
       return "gelu_tanh";
     case Activation::kRelu:
       return "relu";
+    case Activation::kSilu:
+      return "silu";
   }
   return "?";
 }

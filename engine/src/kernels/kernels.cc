@@ -126,6 +126,15 @@ auto DequantizeActivateQuantizeFor(Isa isa) {
                detail::DequantizeActivateQuantizeRows<Isa::kAvx2>,
                detail::DequantizeActivateQuantizeRows<Isa::kAvx512>);
 }
+auto GatedActivationFor(Isa isa) {
+  return ByIsa(isa, detail::GatedActivationRows<Isa::kScalar>,
+               detail::GatedActivationRows<Isa::kAvx2>, detail::GatedActivationRows<Isa::kAvx512>);
+}
+auto DequantizeGateQuantizeFor(Isa isa) {
+  return ByIsa(isa, detail::DequantizeGateQuantizeRows<Isa::kScalar>,
+               detail::DequantizeGateQuantizeRows<Isa::kAvx2>,
+               detail::DequantizeGateQuantizeRows<Isa::kAvx512>);
+}
 auto AddLayerNormInt8For(Isa isa) {
   return ByIsa(isa, detail::AddLayerNormInt8Rows<Isa::kScalar>,
                detail::AddLayerNormInt8Rows<Isa::kAvx2>,
@@ -171,6 +180,29 @@ void AddLayerNormInt8(const AddLayerNormInt8Args& args) {
 
 void AddLayerNormInt8WithIsa(Isa isa, const AddLayerNormInt8Args& args) {
   AddLayerNormInt8For(isa)(args, 0, args.rows);
+}
+
+void GatedActivation(const float* x, int64_t rows, int64_t cols, Eltwise act, float* out) {
+  const auto fn = GatedActivationFor(BestIsa());
+  ParallelRows(rows, 2 * cols,
+               [&](int64_t begin, int64_t end) { fn(x, cols, act, out, begin, end); });
+}
+
+void GatedActivationWithIsa(Isa isa, const float* x, int64_t rows, int64_t cols, Eltwise act,
+                            float* out) {
+  GatedActivationFor(isa)(x, cols, act, out, 0, rows);
+}
+
+void DequantizeGateQuantize(const Int8Accumulator& in, int64_t rows, int64_t cols, Eltwise act,
+                            const QuantizedRows& out) {
+  const auto fn = DequantizeGateQuantizeFor(BestIsa());
+  ParallelRows(rows, 2 * cols,
+               [&](int64_t begin, int64_t end) { fn(in, cols, act, out, begin, end); });
+}
+
+void DequantizeGateQuantizeWithIsa(Isa isa, const Int8Accumulator& in, int64_t rows, int64_t cols,
+                                   Eltwise act, const QuantizedRows& out) {
+  DequantizeGateQuantizeFor(isa)(in, cols, act, out, 0, rows);
 }
 
 }  // namespace engine::kernels

@@ -86,7 +86,8 @@ struct Int8Accumulator {
   const float* bias = nullptr;        // [cols], required
 };
 
-enum class Eltwise { kNone, kGeluErf, kGeluTanh, kRelu };
+// kSilu: x * sigmoid(x).
+enum class Eltwise { kNone, kGeluErf, kGeluTanh, kRelu, kSilu };
 
 // Quantizes x [rows, cols] into `out`.
 void QuantizeRows(const float* x, int64_t rows, int64_t cols, const QuantizedRows& out);
@@ -127,5 +128,22 @@ struct AddLayerNormInt8Args {
 
 void AddLayerNormInt8(const AddLayerNormInt8Args& args);
 void AddLayerNormInt8WithIsa(Isa isa, const AddLayerNormInt8Args& args);
+
+// ---- gated feed-forward (GLU) ----
+//
+// The gate of a gated FFN: out[r][c] = act(x[r][c]) * x[r][cols + c] for
+// c < cols, x [rows, 2 cols] (the activated half first), out [rows, cols].
+void GatedActivation(const float* x, int64_t rows, int64_t cols, Eltwise act, float* out);
+void GatedActivationWithIsa(Isa isa, const float* x, int64_t rows, int64_t cols, Eltwise act,
+                            float* out);
+
+// The int8 form in one sweep per row: the [rows, 2 cols] accumulator
+// dequantized (+ bias), gated as above and quantized into `out` [rows,
+// cols]. Staged in place of the accumulator like DequantizeActivateQuantize
+// (in.acc must be writable; out.scale/zero may alias in.row_scale/row_zero).
+void DequantizeGateQuantize(const Int8Accumulator& in, int64_t rows, int64_t cols, Eltwise act,
+                            const QuantizedRows& out);
+void DequantizeGateQuantizeWithIsa(Isa isa, const Int8Accumulator& in, int64_t rows, int64_t cols,
+                                   Eltwise act, const QuantizedRows& out);
 
 }  // namespace engine::kernels

@@ -44,4 +44,16 @@ void AddLayerNormInt8Rows<Isa::kAvx2>(const AddLayerNormInt8Args& args, int64_t 
   vec::AddLayerNormInt8Rows<avx2::QVec>(args, begin, end);
 }
 
+template <>
+void GatedActivationRows<Isa::kAvx2>(const float* x, int64_t cols, Eltwise act, float* out,
+                                     int64_t begin, int64_t end) {
+  vec::GatedActivationRows<avx2::QVec>(x, cols, act, out, begin, end);
+}
+
+template <>
+void DequantizeGateQuantizeRows<Isa::kAvx2>(const Int8Accumulator& in, int64_t cols, Eltwise act,
+                                            const QuantizedRows& out, int64_t begin, int64_t end) {
+  vec::DequantizeGateQuantizeRows<avx2::QVec>(in, cols, act, out, begin, end);
+}
+
 }  // namespace engine::kernels::detail

@@ -44,4 +44,17 @@ void AddLayerNormInt8Rows<Isa::kAvx512>(const AddLayerNormInt8Args& args, int64_
   vec::AddLayerNormInt8Rows<avx512::QVec>(args, begin, end);
 }
 
+template <>
+void GatedActivationRows<Isa::kAvx512>(const float* x, int64_t cols, Eltwise act, float* out,
+                                       int64_t begin, int64_t end) {
+  vec::GatedActivationRows<avx512::QVec>(x, cols, act, out, begin, end);
+}
+
+template <>
+void DequantizeGateQuantizeRows<Isa::kAvx512>(const Int8Accumulator& in, int64_t cols, Eltwise act,
+                                              const QuantizedRows& out, int64_t begin,
+                                              int64_t end) {
+  vec::DequantizeGateQuantizeRows<avx512::QVec>(in, cols, act, out, begin, end);
+}
+
 }  // namespace engine::kernels::detail

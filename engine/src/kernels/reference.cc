@@ -118,6 +118,29 @@ float DequantizedAt(const Int8Accumulator& a, int64_t row, int64_t cols, int64_t
   return static_cast<float>(centered) * (a.row_scale[row] * a.col_scale[i]) + a.bias[i];
 }
 
+// Quantizes row `row` of `out` from `cols` floats staged as bytes (in place
+// of an int32 accumulator row, so read through memcpy).
+void QuantizeStaged(const unsigned char* staged, int64_t cols, const QuantizedRows& out,
+                    int64_t row) {
+  float lo = 0.0f, hi = 0.0f;
+  for (int64_t i = 0; i < cols; ++i) {
+    float y;
+    std::memcpy(&y, staged + i * sizeof(float), sizeof(y));
+    lo = std::min(lo, y);
+    hi = std::max(hi, y);
+  }
+  const QuantParams p = QuantParamsFor(lo, hi);
+  uint8_t* q = out.q + row * cols;
+  for (int64_t i = 0; i < cols; ++i) {
+    float y;
+    std::memcpy(&y, staged + i * sizeof(float), sizeof(y));
+    q[i] = static_cast<uint8_t>(
+        std::clamp(static_cast<int32_t>(std::nearbyint(y * p.inv)) + p.zero, 0, 255));
+  }
+  out.scale[row] = p.scale;
+  out.zero[row] = p.zero;
+}
+
 float Activate(Eltwise act, float x) {
   switch (act) {
     case Eltwise::kGeluErf:
@@ -126,6 +149,8 @@ float Activate(Eltwise act, float x) {
       return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
     case Eltwise::kRelu:
       return std::max(x, 0.0f);
+    case Eltwise::kSilu:
+      return x / (1.0f + std::exp(-x));
     case Eltwise::kNone:
       break;
   }
@@ -170,23 +195,7 @@ void DequantizeActivateQuantizeRows<Isa::kScalar>(const Int8Accumulator& in, int
       const float y = Activate(act, DequantizedAt(in, row, cols, i));
       std::memcpy(staged + i * sizeof(float), &y, sizeof(y));
     }
-    float lo = 0.0f, hi = 0.0f;
-    for (int64_t i = 0; i < cols; ++i) {
-      float y;
-      std::memcpy(&y, staged + i * sizeof(float), sizeof(y));
-      lo = std::min(lo, y);
-      hi = std::max(hi, y);
-    }
-    const QuantParams p = QuantParamsFor(lo, hi);
-    uint8_t* q = out.q + row * cols;
-    for (int64_t i = 0; i < cols; ++i) {
-      float y;
-      std::memcpy(&y, staged + i * sizeof(float), sizeof(y));
-      q[i] = static_cast<uint8_t>(
-          std::clamp(static_cast<int32_t>(std::nearbyint(y * p.inv)) + p.zero, 0, 255));
-    }
-    out.scale[row] = p.scale;
-    out.zero[row] = p.zero;
+    QuantizeStaged(staged, cols, out, row);
   }
 }
 
@@ -207,6 +216,34 @@ void AddLayerNormInt8Rows<Isa::kScalar>(const AddLayerNormInt8Args& a, int64_t b
     }
     NormalizeRow(x, n, sum.value(), a.gamma, a.beta, a.eps, out);
     if (a.quantized.q != nullptr) QuantizeRow(out, n, a.quantized, row);
+  }
+}
+
+template <>
+void GatedActivationRows<Isa::kScalar>(const float* x, int64_t cols, Eltwise act, float* out,
+                                       int64_t begin, int64_t end) {
+  for (int64_t row = begin; row < end; ++row) {
+    const float* gate = x + row * 2 * cols;
+    for (int64_t i = 0; i < cols; ++i) {
+      out[row * cols + i] = Activate(act, gate[i]) * gate[cols + i];
+    }
+  }
+}
+
+template <>
+void DequantizeGateQuantizeRows<Isa::kScalar>(const Int8Accumulator& in, int64_t cols, Eltwise act,
+                                              const QuantizedRows& out, int64_t begin,
+                                              int64_t end) {
+  for (int64_t row = begin; row < end; ++row) {
+    // Staged over the row's first half, as the vector kernels do; element
+    // i is written after both halves' values at i were read.
+    auto* staged = reinterpret_cast<unsigned char*>(const_cast<int32_t*>(in.acc + row * 2 * cols));
+    for (int64_t i = 0; i < cols; ++i) {
+      const float y = Activate(act, DequantizedAt(in, row, 2 * cols, i)) *
+                      DequantizedAt(in, row, 2 * cols, cols + i);
+      std::memcpy(staged + i * sizeof(float), &y, sizeof(y));
+    }
+    QuantizeStaged(staged, cols, out, row);
   }
 }
 

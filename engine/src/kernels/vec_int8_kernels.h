@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/kernels.h"
 #include "kernels/vec_kernels.h"
@@ -155,7 +156,94 @@ typename V::Reg Activate(typename V::Reg x) {
   if constexpr (kAct == Eltwise::kGeluErf) return GeluErf<V>(x);
   if constexpr (kAct == Eltwise::kGeluTanh) return GeluTanh<V>(x);
   if constexpr (kAct == Eltwise::kRelu) return V::Max(x, V::Zero());
+  if constexpr (kAct == Eltwise::kSilu) {
+    return V::Div(x, V::Add(V::Set1(1.0f), Exp<V>(V::Sub(V::Zero(), x))));
+  }
   return x;
+}
+
+// Calls fn(std::integral_constant<Eltwise, act>()) for the run-time `act`.
+template <typename Fn>
+void ForEltwise(Eltwise act, const Fn& fn) {
+  switch (act) {
+    case Eltwise::kGeluErf:
+      return fn(std::integral_constant<Eltwise, Eltwise::kGeluErf>());
+    case Eltwise::kGeluTanh:
+      return fn(std::integral_constant<Eltwise, Eltwise::kGeluTanh>());
+    case Eltwise::kRelu:
+      return fn(std::integral_constant<Eltwise, Eltwise::kRelu>());
+    case Eltwise::kSilu:
+      return fn(std::integral_constant<Eltwise, Eltwise::kSilu>());
+    case Eltwise::kNone:
+      break;
+  }
+  fn(std::integral_constant<Eltwise, Eltwise::kNone>());
+}
+
+template <typename V, Eltwise kAct>
+void GatedActivationRange(const float* x, int64_t cols, float* out, int64_t begin, int64_t end) {
+  constexpr int64_t W = V::kWidth;
+  for (int64_t row = begin; row < end; ++row) {
+    const float* gate = x + row * 2 * cols;
+    const float* up = gate + cols;
+    float* o = out + row * cols;
+    int64_t i = 0;
+    for (; i + W <= cols; i += W) {
+      V::Store(o + i, V::Mul(Activate<V, kAct>(V::Load(gate + i)), V::Load(up + i)));
+    }
+    if (i < cols) {
+      const typename V::Mask m = V::TailMask(cols - i);
+      V::Store(o + i, V::Mul(Activate<V, kAct>(V::Load(gate + i, m)), V::Load(up + i, m)), m);
+    }
+  }
+}
+
+template <typename V>
+void GatedActivationRows(const float* x, int64_t cols, Eltwise act, float* out, int64_t begin,
+                         int64_t end) {
+  ForEltwise(act, [&](auto kind) {
+    GatedActivationRange<V, decltype(kind)::value>(x, cols, out, begin, end);
+  });
+}
+
+// DequantizeActivateQuantizeRange for a gated FFN: the row's accumulator
+// holds 2 * cols values (activated half first); the gated cols floats are
+// staged over its first half, each vector after both halves' values at
+// its index were read.
+template <typename V, Eltwise kAct>
+void DequantizeGateQuantizeRange(const Int8Accumulator& in, int64_t cols, const QuantizedRows& out,
+                                 int64_t begin, int64_t end) {
+  constexpr int64_t W = V::kWidth;
+  for (int64_t row = begin; row < end; ++row) {
+    const RowDequantizer<V> d(in, row, 2 * cols);
+    float* staged = reinterpret_cast<float*>(const_cast<int32_t*>(in.acc + row * 2 * cols));
+    MinMax<V> mm;
+    int64_t i = 0;
+    for (; i + W <= cols; i += W) {
+      const typename V::Reg y = V::Mul(Activate<V, kAct>(d.At(i)), d.At(cols + i));
+      V::Store(staged + i, y);
+      mm.Add(y);
+    }
+    if (i < cols) {
+      const typename V::Mask m = V::TailMask(cols - i);
+      const typename V::Reg y =
+          V::KeepActive(V::Mul(Activate<V, kAct>(d.At(i, m)), d.At(cols + i, m)), m);
+      V::Store(staged + i, y, m);
+      mm.Add(y);
+    }
+    const QuantParams p = mm.Params();
+    QuantizeRowWith<V>(staged, cols, p, out.q + row * cols);
+    out.scale[row] = p.scale;
+    out.zero[row] = p.zero;
+  }
+}
+
+template <typename V>
+void DequantizeGateQuantizeRows(const Int8Accumulator& in, int64_t cols, Eltwise act,
+                                const QuantizedRows& out, int64_t begin, int64_t end) {
+  ForEltwise(act, [&](auto kind) {
+    DequantizeGateQuantizeRange<V, decltype(kind)::value>(in, cols, out, begin, end);
+  });
 }
 
 template <typename V, Eltwise kAct>
@@ -190,17 +278,9 @@ void DequantizeActivateQuantizeRange(const Int8Accumulator& in, int64_t cols,
 template <typename V>
 void DequantizeActivateQuantizeRows(const Int8Accumulator& in, int64_t cols, Eltwise act,
                                     const QuantizedRows& out, int64_t begin, int64_t end) {
-  switch (act) {
-    case Eltwise::kGeluErf:
-      return DequantizeActivateQuantizeRange<V, Eltwise::kGeluErf>(in, cols, out, begin, end);
-    case Eltwise::kGeluTanh:
-      return DequantizeActivateQuantizeRange<V, Eltwise::kGeluTanh>(in, cols, out, begin, end);
-    case Eltwise::kRelu:
-      return DequantizeActivateQuantizeRange<V, Eltwise::kRelu>(in, cols, out, begin, end);
-    case Eltwise::kNone:
-      break;
-  }
-  DequantizeActivateQuantizeRange<V, Eltwise::kNone>(in, cols, out, begin, end);
+  ForEltwise(act, [&](auto kind) {
+    DequantizeActivateQuantizeRange<V, decltype(kind)::value>(in, cols, out, begin, end);
+  });
 }
 
 // One row of Add & Norm over an int8 sublayer, the passes of

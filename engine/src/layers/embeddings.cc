@@ -34,6 +34,8 @@ absl::Status EmbedTokens(const EmbeddingWeights& weights, const ModelConfig& con
   const int64_t e = config.embedding_width();
   float* embedded = weights.project ? scratch : out;
   const bool token_types = !weights.token_type.empty();
+  // Rotary and ALiBi models add no position vector here.
+  const bool learned_positions = !weights.position.empty();
 #pragma omp parallel for schedule(dynamic, 1)
   for (int s = 0; s < packed.num_sequences; ++s) {
     const Sequence& seq = batch[s];
@@ -41,14 +43,16 @@ absl::Status EmbedTokens(const EmbeddingWeights& weights, const ModelConfig& con
     for (int64_t p = 0; p < static_cast<int64_t>(seq.ids.size()); ++p) {
       const int32_t position = positions.Next(seq.ids[p]);
       const float* word = weights.word.data() + static_cast<int64_t>(seq.ids[p]) * e;
-      const float* pos = weights.position.data() + static_cast<int64_t>(position) * e;
       float* row = embedded + (packed.offsets[s] + p) * e;
+      for (int64_t c = 0; c < e; ++c) row[c] = word[c];
+      if (learned_positions) {
+        const float* pos = weights.position.data() + static_cast<int64_t>(position) * e;
+        for (int64_t c = 0; c < e; ++c) row[c] += pos[c];
+      }
       if (token_types) {
         const int type = seq.token_type_ids.empty() ? 0 : seq.token_type_ids[p];
         const float* token_type = weights.token_type.data() + static_cast<int64_t>(type) * e;
-        for (int64_t c = 0; c < e; ++c) row[c] = word[c] + pos[c] + token_type[c];
-      } else {
-        for (int64_t c = 0; c < e; ++c) row[c] = word[c] + pos[c];
+        for (int64_t c = 0; c < e; ++c) row[c] += token_type[c];
       }
     }
   }

@@ -38,7 +38,7 @@ absl::Status RunLayers(Policy& policy, ModelWeights& weights, const ModelConfig&
 absl::StatusOr<const float*> RunEncoderLayers(ModelWeights& weights, Precision precision,
                                               const ModelConfig& config, const PackedBatch& packed,
                                               Workspace& workspace) {
-  const LayerContext context{config, packed, workspace, weights.relative_position};
+  const LayerContext context{config, packed, workspace, weights.relative_position, weights.rotary};
   absl::Status status;
   if (precision == Precision::kInt8) {
     Int8Policy policy(context);

@@ -1,8 +1,10 @@
 // How a layer's sublayers run in each precision. Both policies offer:
 //   PrepareInput(first_norm)  the embeddings in workspace.hidden become the
-//                             first layer's input (pre-LN: normed = LN(hidden))
-//   Attention(layer, input)   Q|K|V, attention, output projection
-//   FeedForward(layer, input) FFN in + activation, FFN out
+//                             first layer's input (pre-LN: normed = LN(hidden),
+//                             or a copy where that norm is an identity)
+//   Attention(layer, input)   Q|K|V, rotary positions, attention, output
+//                             projection
+//   FeedForward(layer, input) FFN in + activation (or gate), FFN out
 //   AddNorm(residual, producer, norm, out, residual_out)
 //                             out = norm(residual + producer's output + its
 //                             bias), and residual_out = the sum when set.
@@ -13,12 +15,16 @@
 // inner activations come out of their matmul in bf16 already).
 #pragma once
 
+#include <cstring>
+#include <vector>
+
 #include "absl/status/status.h"
 #include "engine/config.h"
 #include "kernels/bf16.h"
 #include "kernels/kernels.h"
 #include "layers/attention.h"
 #include "layers/packed_batch.h"
+#include "layers/rotary.h"
 #include "model/weights.h"
 #include "profile.h"
 #include "workspace.h"
@@ -30,7 +36,41 @@ struct LayerContext {
   const PackedBatch& packed;
   Workspace& ws;
   const RelativePositionBias& position_bias;
+  const std::vector<RotaryTable>& rotary;
 };
+
+// The attention core on the float Q|K|V in workspace.qkv, after the
+// layer's rotary positions; the context goes to workspace.context.
+inline void AttendInWorkspace(const LayerContext& c, const LayerWeights& layer) {
+  Workspace& ws = c.ws;
+  const int heads = c.config.num_heads;
+  const int head_size = c.config.head_size();
+  if (layer.rotary >= 0)
+    ApplyRotary(c.rotary[layer.rotary], c.packed, heads, head_size, ws.qkv.data());
+  SelfAttention(ws.qkv.data(), c.packed, heads, head_size, c.position_bias, ws, ws.context.data());
+}
+
+// The gated FFN's activation (or the activation of an ungated FFN's
+// int8 epilogue) as a kernel's element-wise op.
+inline kernels::Eltwise ToEltwise(Activation activation) {
+  switch (activation) {
+    case Activation::kGeluErf:
+      return kernels::Eltwise::kGeluErf;
+    case Activation::kGeluTanh:
+      return kernels::Eltwise::kGeluTanh;
+    case Activation::kRelu:
+      return kernels::Eltwise::kRelu;
+    case Activation::kSilu:
+      return kernels::Eltwise::kSilu;
+  }
+  return kernels::Eltwise::kNone;
+}
+
+// Copies the embeddings to the first layer's input where pre-LN has no
+// first norm.
+inline void CopyRows(const float* from, int64_t rows, int64_t width, float* to) {
+  std::memcpy(to, from, static_cast<size_t>(rows * width) * sizeof(float));
+}
 
 class FloatPolicy {
  public:
@@ -38,14 +78,17 @@ class FloatPolicy {
 
   void PrepareInput(const LayerNormWeights* first_norm) {
     if (first_norm == nullptr) return;
+    if (first_norm->identity()) {
+      CopyRows(c_.ws.hidden.data(), c_.packed.tokens, c_.config.hidden_size, c_.ws.normed.data());
+      return;
+    }
     AddNorm(c_.ws.hidden.data(), nullptr, *first_norm, c_.ws.normed.data(), nullptr);
   }
 
   absl::Status Attention(LayerWeights& layer, const float* input) {
     Workspace& ws = c_.ws;
     if (absl::Status s = Matmul(*layer.qkv.fp32, input, ws.qkv.data()); !s.ok()) return s;
-    SelfAttention(ws.qkv.data(), c_.packed, c_.config.num_heads, c_.config.head_size(),
-                  c_.position_bias, ws, ws.context.data());
+    AttendInWorkspace(c_, layer);
     return Matmul(*layer.attention_out.fp32, ws.context.data(), ws.sublayer.data());
   }
 
@@ -54,7 +97,17 @@ class FloatPolicy {
     if (absl::Status s = Matmul(*layer.ffn_in.fp32, input, ws.intermediate.data()); !s.ok()) {
       return s;
     }
-    return Matmul(*layer.ffn_out.fp32, ws.intermediate.data(), ws.sublayer.data());
+    return Matmul(*layer.ffn_out.fp32, Gate(ws.intermediate.data()), ws.sublayer.data());
+  }
+
+  // Gated FFNs: act(gate) * up of the [tokens, 2I] inner activations, in
+  // workspace.gated; otherwise `inner` (the activation is fused).
+  const float* Gate(const float* inner) {
+    if (!c_.config.gated_ffn) return inner;
+    profile::ScopedOp op(profile::Op::kGate);
+    kernels::GatedActivation(inner, c_.packed.tokens, c_.config.intermediate_size,
+                             ToEltwise(c_.config.activation), c_.ws.gated.data());
+    return c_.ws.gated.data();
   }
 
   void AddNorm(const float* residual, const Linear& producer, const LayerNormWeights& norm,
@@ -103,17 +156,32 @@ class Bf16Policy {
     if (absl::Status s = Matmul(*layer.qkv.fp32, ToBf16(input, hidden), ws.qkv.data()); !s.ok()) {
       return s;
     }
-    SelfAttention(ws.qkv.data(), c_.packed, c_.config.num_heads, c_.config.head_size(),
-                  c_.position_bias, ws, ws.context.data());
+    AttendInWorkspace(c_, layer);
     return Matmul(*layer.attention_out.fp32, ToBf16(ws.context.data(), hidden), ws.sublayer.data());
   }
 
   absl::Status FeedForward(LayerWeights& layer, const float* input) {
     Workspace& ws = c_.ws;
     uint16_t* inner = ws.bf16_intermediate();
-    if (absl::Status s = Matmul(*layer.ffn_in.fp32, ToBf16(input, c_.config.hidden_size), inner);
+    if (!c_.config.gated_ffn) {
+      // The first matmul writes bf16 with the activation fused.
+      if (absl::Status s = Matmul(*layer.ffn_in.fp32, ToBf16(input, c_.config.hidden_size), inner);
+          !s.ok()) {
+        return s;
+      }
+      return Matmul(*layer.ffn_out.fp32, inner, ws.sublayer.data());
+    }
+    // Gated: float [tokens, 2I] out of the first matmul, gated in float,
+    // then rounded to bf16 over the (consumed) inner activations.
+    if (absl::Status s = Matmul(*layer.ffn_in.fp32, ToBf16(input, c_.config.hidden_size),
+                                ws.intermediate.data());
         !s.ok()) {
       return s;
+    }
+    const float* gated = float_.Gate(ws.intermediate.data());
+    {
+      profile::ScopedOp op(profile::Op::kQuantize);
+      kernels::ConvertToBf16(gated, c_.packed.tokens * c_.config.intermediate_size, inner);
     }
     return Matmul(*layer.ffn_out.fp32, inner, ws.sublayer.data());
   }
@@ -147,7 +215,7 @@ class Int8Policy {
 
   void PrepareInput(const LayerNormWeights* first_norm) {
     Workspace& ws = c_.ws;
-    if (first_norm == nullptr) {
+    if (first_norm == nullptr || first_norm->identity()) {
       profile::ScopedOp op(profile::Op::kQuantize);
       kernels::QuantizeRows(ws.hidden.data(), c_.packed.tokens, c_.config.hidden_size,
                             QuantizedInput());
@@ -165,8 +233,7 @@ class Int8Policy {
       profile::ScopedOp op(profile::Op::kDequantize);
       kernels::Dequantize(Accumulator(layer.qkv), tokens, 3 * c_.config.hidden_size, ws.qkv.data());
     }
-    SelfAttention(ws.qkv.data(), c_.packed, c_.config.num_heads, c_.config.head_size(),
-                  c_.position_bias, ws, ws.context.data());
+    AttendInWorkspace(c_, layer);
     {
       profile::ScopedOp op(profile::Op::kQuantize);
       kernels::QuantizeRows(ws.context.data(), tokens, c_.config.hidden_size, QuantizedInput());
@@ -176,7 +243,12 @@ class Int8Policy {
 
   absl::Status FeedForward(LayerWeights& layer, const float* /*input: quantized in ws*/) {
     if (absl::Status s = Matmul(*layer.ffn_in.int8); !s.ok()) return s;
-    {
+    if (c_.config.gated_ffn) {
+      profile::ScopedOp op(profile::Op::kGate);
+      kernels::DequantizeGateQuantize(Accumulator(layer.ffn_in), c_.packed.tokens,
+                                      c_.config.intermediate_size, ToEltwise(c_.config.activation),
+                                      QuantizedInput());
+    } else {
       profile::ScopedOp op(profile::Op::kGelu);
       kernels::DequantizeActivateQuantize(Accumulator(layer.ffn_in), c_.packed.tokens,
                                           c_.config.intermediate_size,
@@ -213,18 +285,6 @@ class Int8Policy {
   absl::Status Matmul(QuantizedDense& dense) {
     profile::ScopedOp op(profile::Op::kMatmul);
     return dense.Forward(c_.ws.quantized_u8(), c_.packed.tokens, c_.ws.accumulator_s32());
-  }
-
-  static kernels::Eltwise ToEltwise(Activation activation) {
-    switch (activation) {
-      case Activation::kGeluErf:
-        return kernels::Eltwise::kGeluErf;
-      case Activation::kGeluTanh:
-        return kernels::Eltwise::kGeluTanh;
-      case Activation::kRelu:
-        return kernels::Eltwise::kRelu;
-    }
-    return kernels::Eltwise::kNone;
   }
 
   // producer null: normalize the residual alone. The output is also

@@ -56,13 +56,13 @@ class WeightWriter {
     for (float& v : t.values) v = value;
     tensors_.push_back(std::move(t));
   }
-  void Linear(const std::string& prefix, int64_t in, int64_t out) {
+  void Linear(const std::string& prefix, int64_t in, int64_t out, bool bias = true) {
     Normal(prefix + ".weight", {out, in}, 0.02f);
-    Constant(prefix + ".bias", {out}, 0.0f);
+    if (bias) Constant(prefix + ".bias", {out}, 0.0f);
   }
-  void LayerNorm(const std::string& prefix, int64_t hidden) {
+  void LayerNorm(const std::string& prefix, int64_t hidden, bool bias = true) {
     Constant(prefix + ".weight", {hidden}, 1.0f);
-    Constant(prefix + ".bias", {hidden}, 0.0f);
+    if (bias) Constant(prefix + ".bias", {hidden}, 0.0f);
   }
   const std::vector<NamedTensor>& tensors() const { return tensors_; }
 
@@ -96,41 +96,61 @@ void WriteEncoder(const ModelConfig& config, const Architecture& architecture, b
     case PositionScheme::kLearnedAbsolute:
       w->Normal(n.position_embeddings + ".weight", {config.max_position_embeddings, e}, 0.02f);
       break;
+    case PositionScheme::kRotary:
+    case PositionScheme::kNone:
+      break;
   }
   if (config.type_vocab_size > 0) {
     w->Normal(n.token_type_embeddings + ".weight", {config.type_vocab_size, e}, 0.02f);
   }
-  w->LayerNorm(n.embeddings_norm, e);
+  const Biases& biases = config.biases;
+  w->LayerNorm(n.embeddings_norm, e, biases.norm);
   if (config.has_embedding_projection()) w->Linear(n.embeddings_project, e, h);
   const LayerTensorNames& l = n.layer;
   for (int index = 0; index < config.num_layers; ++index) {
     const std::string p = absl::StrCat(n.layer_prefix, index, ".");
     switch (recipe.qkv) {
       case QkvLayout::kSeparate:
-        w->Linear(p + l.query, h, h);
-        w->Linear(p + l.key, h, h);
-        w->Linear(p + l.value, h, h);
+        w->Linear(p + l.query, h, h, biases.attention);
+        w->Linear(p + l.key, h, h, biases.attention);
+        w->Linear(p + l.value, h, h, biases.attention);
+        break;
+      case QkvLayout::kFused:
+        w->Linear(p + l.qkv, h, 3 * h, biases.attention);
         break;
     }
-    w->Linear(p + l.attention_out, h, h);
-    w->LayerNorm(p + l.attention_norm, h);
+    w->Linear(p + l.attention_out, h, h, biases.attention);
+    if (config.layer_norm_placement == LayerNormPlacement::kPost || index > 0 ||
+        config.first_attention_norm) {
+      w->LayerNorm(p + l.attention_norm, h, biases.norm);
+    }
     switch (recipe.feed_forward) {
       case FeedForward::kDense:
-        w->Linear(p + l.ffn_in, h, inter);
-        w->Linear(p + l.ffn_out, inter, h);
+        w->Linear(p + l.ffn_in, h, inter, biases.ffn_in);
+        break;
+      case FeedForward::kGatedFused:
+        w->Linear(p + l.ffn_in, h, 2 * inter, biases.ffn_in);
+        break;
+      case FeedForward::kGatedSplit:
+        w->Linear(p + l.ffn_in, h, inter, biases.ffn_in);
+        w->Linear(p + l.ffn_gate, h, inter, biases.ffn_in);
         break;
     }
-    w->LayerNorm(p + l.ffn_norm, h);
+    w->Linear(p + l.ffn_out, inter, h, biases.ffn_out);
+    w->LayerNorm(p + l.ffn_norm, h, biases.norm);
   }
   switch (recipe.attention_bias) {
     case AttentionBias::kNone:
+    case AttentionBias::kAlibi:
       break;
     case AttentionBias::kRelativeBuckets:
       w->Normal(n.relative_attention_bias + ".weight",
                 {config.relative_attention_buckets, config.num_heads}, 0.02f);
       break;
   }
-  if (config.layer_norm_placement == LayerNormPlacement::kPre) w->LayerNorm(n.final_norm, h);
+  if (config.layer_norm_placement == LayerNormPlacement::kPre) {
+    w->LayerNorm(n.final_norm, h, biases.norm);
+  }
   if (with_pooler && !n.pooler.empty()) w->Linear(n.pooler, h, h);
 }
 
@@ -218,15 +238,21 @@ absl::Status WriteRandomModel(const std::string& dir, const RandomModelSpec& spe
         absl::StrCat("bad model shape: hidden ", config.hidden_size, ", heads ", config.num_heads,
                      ", layers ", config.num_layers, ", intermediate ", config.intermediate_size));
   }
-  const Architecture* architecture = FindArchitecture(config.model_type);
+  const Architecture* architecture = ArchitectureNamed(config.architecture);
+  if (architecture == nullptr) architecture = FindArchitecture(config.model_type);
   if (architecture == nullptr) {
     return absl::InvalidArgumentError(absl::StrCat("unsupported model_type \"", config.model_type,
                                                    "\" (supported: ", SupportedModelTypes(), ")"));
   }
+  const NormPlacement placement = architecture->recipe.norm_placement;
   if (config.layer_norm_placement == LayerNormPlacement::kPre &&
-      architecture->recipe.norm_placement != NormPlacement::kFromConfig) {
+      placement == NormPlacement::kPost) {
     return absl::InvalidArgumentError(
         absl::StrCat(config.model_type, " is post-LN only: its config has no pre-LN"));
+  }
+  if (config.layer_norm_placement == LayerNormPlacement::kPost &&
+      placement == NormPlacement::kPre) {
+    return absl::InvalidArgumentError(absl::StrCat(config.model_type, " is pre-LN only"));
   }
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);

@@ -5,15 +5,23 @@
 
 #include "absl/strings/str_cat.h"
 #include "buffer.h"
+#include "layers/alibi.h"
 
 namespace engine {
 namespace {
 
+// A [width] bias, or zeros when the model has none.
+absl::StatusOr<std::vector<float>> ReadBias(const Checkpoint& checkpoint, const std::string& name,
+                                            int64_t width, bool present) {
+  if (!present) return std::vector<float>(static_cast<size_t>(width), 0.0f);
+  return checkpoint.ReadFloat(name, {width});
+}
+
 absl::Status LoadNorm(const Checkpoint& checkpoint, const std::string& prefix, int64_t width,
-                      LayerNormWeights* norm) {
+                      bool bias, LayerNormWeights* norm) {
   absl::StatusOr<std::vector<float>> gamma = checkpoint.ReadFloat(prefix + ".weight", {width});
   if (!gamma.ok()) return gamma.status();
-  absl::StatusOr<std::vector<float>> beta = checkpoint.ReadFloat(prefix + ".bias", {width});
+  absl::StatusOr<std::vector<float>> beta = ReadBias(checkpoint, prefix + ".bias", width, bias);
   if (!beta.ok()) return beta.status();
   norm->gamma = *std::move(gamma);
   norm->beta = *std::move(beta);
@@ -87,43 +95,74 @@ absl::StatusOr<Buffer> ReadStacked(const Checkpoint& checkpoint,
   return buffer;
 }
 
-// Loads a torch.nn.Linear ([out, in] weight, [out] bias); the converted
-// weight is freed when this returns.
-absl::Status LoadLinear(const Checkpoint& checkpoint, const std::string& prefix, int64_t in,
-                        int64_t out, DenseActivation activation, Bias placement,
-                        const Caches& caches, Linear* linear,
-                        Bf16Output bf16_output = Bf16Output::kFloat) {
-  absl::StatusOr<Buffer> weight =
-      ReadStacked(checkpoint, {prefix + ".weight"}, out, in, caches.bf16);
+// How one matmul's weight is stored: the [rows, in] tensors `modules`
+// (".weight" / ".bias" appended) stacked in order, biases optional.
+struct StackedLinear {
+  std::vector<std::string> modules;
+  int64_t rows = 0;  // of each module
+  int64_t in = 0;
+  bool bias = true;
+  // Swap the two halves of a single [2 * half, in] module (a fused gated
+  // FFN whose activated half comes second), so the activated half is first.
+  bool swap_halves = false;
+};
+
+// Exchanges rows [0, half) and [half, 2 half) of a [2 half, width] matrix
+// of `element` bytes each.
+void SwapHalves(void* data, int64_t half, int64_t width, size_t element) {
+  const size_t bytes = static_cast<size_t>(half * width) * element;
+  std::vector<unsigned char> first(bytes);
+  auto* base = static_cast<unsigned char*>(data);
+  std::memcpy(first.data(), base, bytes);
+  std::memcpy(base, base + bytes, bytes);
+  std::memcpy(base + bytes, first.data(), bytes);
+}
+
+// Loads one matmul from its stacked modules; the converted weight is freed
+// when this returns.
+absl::Status LoadStackedLinear(const Checkpoint& checkpoint, const StackedLinear& stacked,
+                               DenseActivation activation, Bias placement, const Caches& caches,
+                               Linear* linear, Bf16Output bf16_output = Bf16Output::kFloat) {
+  const int64_t rows = stacked.rows;
+  // Sizes come from config.json: check every tensor before reserving room.
+  std::vector<std::string> weights;
+  for (const std::string& module : stacked.modules) {
+    weights.push_back(module + ".weight");
+    if (absl::Status s = checkpoint.Check(weights.back(), {rows, stacked.in}); !s.ok()) return s;
+  }
+  for (const std::string& module : stacked.modules) {
+    if (stacked.bias) {
+      if (absl::Status s = checkpoint.Check(module + ".bias", {rows}); !s.ok()) return s;
+    }
+  }
+  absl::StatusOr<Buffer> weight = ReadStacked(checkpoint, weights, rows, stacked.in, caches.bf16);
   if (!weight.ok()) return weight.status();
-  absl::StatusOr<std::vector<float>> bias = checkpoint.ReadFloat(prefix + ".bias", {out});
-  if (!bias.ok()) return bias.status();
-  return MakeLinear(caches, weight->data(), *std::move(bias), in, out, activation, placement,
+  const int64_t out = rows * static_cast<int64_t>(stacked.modules.size());
+  std::vector<float> bias(static_cast<size_t>(out), 0.0f);
+  if (stacked.bias) {
+    for (size_t p = 0; p < stacked.modules.size(); ++p) {
+      if (absl::Status s =
+              checkpoint.ReadFloat(stacked.modules[p] + ".bias", {rows}, bias.data() + p * rows);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
+  if (stacked.swap_halves) {
+    SwapHalves(weight->data(), out / 2, stacked.in, caches.bf16 ? sizeof(uint16_t) : sizeof(float));
+    SwapHalves(bias.data(), out / 2, 1, sizeof(float));
+  }
+  return MakeLinear(caches, weight->data(), std::move(bias), stacked.in, out, activation, placement,
                     bf16_output, linear);
 }
 
-// Q, K and V stacked into one [3H, H] weight so one matmul computes all three.
-absl::Status LoadQkv(const Checkpoint& checkpoint, const std::string (&names)[3], int64_t hidden,
-                     const Caches& caches, Linear* qkv) {
-  // Sizes come from config.json: check all three before reserving room for them.
-  for (const std::string& name : names) {
-    if (absl::Status s = checkpoint.Check(name + ".weight", {hidden, hidden}); !s.ok()) return s;
-    if (absl::Status s = checkpoint.Check(name + ".bias", {hidden}); !s.ok()) return s;
-  }
-  absl::StatusOr<Buffer> weight =
-      ReadStacked(checkpoint, {names[0] + ".weight", names[1] + ".weight", names[2] + ".weight"},
-                  hidden, hidden, caches.bf16);
-  if (!weight.ok()) return weight.status();
-  std::vector<float> bias(3 * static_cast<size_t>(hidden));
-  for (int p = 0; p < 3; ++p) {
-    if (absl::Status s =
-            checkpoint.ReadFloat(names[p] + ".bias", {hidden}, bias.data() + p * hidden);
-        !s.ok()) {
-      return s;
-    }
-  }
-  return MakeLinear(caches, weight->data(), std::move(bias), hidden, 3 * hidden,
-                    DenseActivation::kNone, Bias::kFused, Bf16Output::kFloat, qkv);
+// Loads a torch.nn.Linear ([out, in] weight, [out] bias when `bias`).
+absl::Status LoadLinear(const Checkpoint& checkpoint, const std::string& prefix, int64_t in,
+                        int64_t out, bool bias, DenseActivation activation, Bias placement,
+                        const Caches& caches, Linear* linear,
+                        Bf16Output bf16_output = Bf16Output::kFloat) {
+  return LoadStackedLinear(checkpoint, {{prefix}, out, in, bias}, activation, placement, caches,
+                           linear, bf16_output);
 }
 
 absl::Status LoadLayer(const Checkpoint& checkpoint, const Architecture& architecture,
@@ -134,39 +173,70 @@ absl::Status LoadLayer(const Checkpoint& checkpoint, const Architecture& archite
   const std::string prefix = absl::StrCat(architecture.names.layer_prefix, index, ".");
   const LayerTensorNames& n = architecture.names.layer;
   const Recipe& recipe = architecture.recipe;
+  const Biases& biases = config.biases;
+  // Q, K and V in one [3H, H] matmul, stacked at load where the checkpoint
+  // keeps them apart.
+  StackedLinear qkv;
   switch (recipe.qkv) {
-    case QkvLayout::kSeparate: {
-      const std::string qkv[3] = {prefix + n.query, prefix + n.key, prefix + n.value};
-      if (absl::Status s = LoadQkv(checkpoint, qkv, h, caches, &layer->qkv); !s.ok()) return s;
+    case QkvLayout::kSeparate:
+      qkv = {{prefix + n.query, prefix + n.key, prefix + n.value}, h, h, biases.attention};
       break;
-    }
+    case QkvLayout::kFused:
+      qkv = {{prefix + n.qkv}, 3 * h, h, biases.attention};
+      break;
+  }
+  if (absl::Status s = LoadStackedLinear(checkpoint, qkv, DenseActivation::kNone, Bias::kFused,
+                                         caches, &layer->qkv);
+      !s.ok()) {
+    return s;
   }
   if (absl::Status s =
-          LoadLinear(checkpoint, prefix + n.attention_out, h, h, DenseActivation::kNone,
-                     Bias::kKept, caches, &layer->attention_out);
+          LoadLinear(checkpoint, prefix + n.attention_out, h, h, biases.attention,
+                     DenseActivation::kNone, Bias::kKept, caches, &layer->attention_out);
       !s.ok()) {
     return s;
   }
-  if (absl::Status s = LoadNorm(checkpoint, prefix + n.attention_norm, h, &layer->attention_norm);
-      !s.ok()) {
-    return s;
+  const bool attention_norm = config.layer_norm_placement == LayerNormPlacement::kPost ||
+                              index > 0 || config.first_attention_norm;
+  if (attention_norm) {
+    if (absl::Status s =
+            LoadNorm(checkpoint, prefix + n.attention_norm, h, biases.norm, &layer->attention_norm);
+        !s.ok()) {
+      return s;
+    }
   }
+  // Gated: the activated half first, applied after the matmul (the
+  // Bf16Output of its float output is kFloat: the gate reads it).
+  StackedLinear ffn_in;
   switch (recipe.feed_forward) {
     case FeedForward::kDense:
-      if (absl::Status s = LoadLinear(checkpoint, prefix + n.ffn_in, h, inter,
-                                      ToDenseActivation(config.activation), Bias::kFused, caches,
-                                      &layer->ffn_in, Bf16Output::kBf16);
-          !s.ok()) {
-        return s;
-      }
-      if (absl::Status s = LoadLinear(checkpoint, prefix + n.ffn_out, inter, h,
-                                      DenseActivation::kNone, Bias::kKept, caches, &layer->ffn_out);
-          !s.ok()) {
-        return s;
-      }
+      ffn_in = {{prefix + n.ffn_in}, inter, h, biases.ffn_in};
+      break;
+    case FeedForward::kGatedFused:
+      ffn_in = {{prefix + n.ffn_in}, 2 * inter, h, biases.ffn_in};
+      ffn_in.swap_halves = recipe.gate_half == GateHalf::kSecond;
+      break;
+    case FeedForward::kGatedSplit:
+      ffn_in = {{prefix + n.ffn_gate, prefix + n.ffn_in}, inter, h, biases.ffn_in};
       break;
   }
-  return LoadNorm(checkpoint, prefix + n.ffn_norm, h, &layer->ffn_norm);
+  const bool gated = recipe.feed_forward != FeedForward::kDense;
+  if (absl::Status s = LoadStackedLinear(
+          checkpoint, ffn_in, gated ? DenseActivation::kNone : ToDenseActivation(config.activation),
+          Bias::kFused, caches, &layer->ffn_in, gated ? Bf16Output::kFloat : Bf16Output::kBf16);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = LoadLinear(checkpoint, prefix + n.ffn_out, inter, h, biases.ffn_out,
+                                  DenseActivation::kNone, Bias::kKept, caches, &layer->ffn_out);
+      !s.ok()) {
+    return s;
+  }
+  layer->attention_window = config.attention_window(index);
+  if (config.position_embedding == PositionEmbedding::kRotary) {
+    layer->rotary = layer->attention_window > 0 && config.local_rotary_base > 0 ? 1 : 0;
+  }
+  return LoadNorm(checkpoint, prefix + n.ffn_norm, h, biases.norm, &layer->ffn_norm);
 }
 
 absl::Status LoadEmbeddings(const Checkpoint& checkpoint, const Architecture& architecture,
@@ -183,6 +253,9 @@ absl::Status LoadEmbeddings(const Checkpoint& checkpoint, const Architecture& ar
     case PositionScheme::kLearnedAbsolute:
       tables.push_back({names.position_embeddings, config.max_position_embeddings, &emb->position});
       break;
+    case PositionScheme::kRotary:
+    case PositionScheme::kNone:
+      break;
   }
   if (config.type_vocab_size > 0) {
     tables.push_back({names.token_type_embeddings, config.type_vocab_size, &emb->token_type});
@@ -193,14 +266,16 @@ absl::Status LoadEmbeddings(const Checkpoint& checkpoint, const Architecture& ar
     if (!values.ok()) return values.status();
     *table.target = *std::move(values);
   }
-  if (absl::Status s = LoadNorm(checkpoint, names.embeddings_norm, e, &emb->norm); !s.ok()) {
+  if (absl::Status s =
+          LoadNorm(checkpoint, names.embeddings_norm, e, config.biases.norm, &emb->norm);
+      !s.ok()) {
     return s;
   }
   if (!config.has_embedding_projection()) return absl::OkStatus();
   // Float whatever the precision: one small matmul per batch.
   Linear project;
   if (absl::Status s =
-          LoadLinear(checkpoint, names.embeddings_project, e, config.hidden_size,
+          LoadLinear(checkpoint, names.embeddings_project, e, config.hidden_size, true,
                      DenseActivation::kNone, Bias::kFused, Caches{cache, nullptr, false}, &project);
       !s.ok()) {
     return s;
@@ -236,10 +311,13 @@ absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint,
     weights.layers.push_back(std::move(layer));
   }
   if (config.layer_norm_placement == LayerNormPlacement::kPre) {
-    if (absl::Status s = LoadNorm(checkpoint, names.final_norm, h, &weights.final_norm); !s.ok()) {
+    if (absl::Status s =
+            LoadNorm(checkpoint, names.final_norm, h, config.biases.norm, &weights.final_norm);
+        !s.ok()) {
       return s;
     }
   }
+  const float softmax_scale = 1.0f / std::sqrt(static_cast<float>(config.head_size()));
   switch (architecture.recipe.attention_bias) {
     case AttentionBias::kNone:
       break;
@@ -248,11 +326,23 @@ absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint,
           checkpoint.ReadFloat(names.relative_attention_bias + ".weight",
                                {config.relative_attention_buckets, config.num_heads});
       if (!table.ok()) return table.status();
-      weights.relative_position =
-          MakeRelativePositionBias(*table, config.relative_attention_buckets, config.num_heads,
-                                   config.max_length(), config.relative_attention_max_distance,
-                                   1.0f / std::sqrt(static_cast<float>(config.head_size())));
+      weights.relative_position = MakeRelativePositionBias(
+          *table, config.relative_attention_buckets, config.num_heads, config.max_length(),
+          config.relative_attention_max_distance, softmax_scale);
       break;
+    }
+    case AttentionBias::kAlibi:
+      weights.relative_position =
+          MakeAlibiBias(config.num_heads, config.max_length(), softmax_scale);
+      break;
+  }
+  if (config.position_embedding == PositionEmbedding::kRotary) {
+    // Index 0: the global layers' theta; 1: the local layers' (LoadLayer).
+    weights.rotary.push_back(MakeRotaryTable(config.rotary, config.rotary.base, config.head_size(),
+                                             config.max_length()));
+    if (config.local_rotary_base > 0) {
+      weights.rotary.push_back(MakeRotaryTable(config.rotary, config.local_rotary_base,
+                                               config.head_size(), config.max_length()));
     }
   }
   if (!names.pooler.empty() && checkpoint.Has(names.pooler + ".weight")) {

@@ -13,13 +13,17 @@
 #include "engine/config.h"
 #include "io/checkpoint.h"
 #include "layers/relative_position.h"
+#include "layers/rotary.h"
 #include "models/architecture.h"
 
 namespace engine {
 
+// Empty: an identity (ModernBERT's layer 0 before attention).
 struct LayerNormWeights {
   std::vector<float> gamma;
-  std::vector<float> beta;
+  std::vector<float> beta;  // zeros where the checkpoint has no bias
+
+  bool identity() const { return gamma.empty(); }
 };
 
 // One torch.nn.Linear in the precision the encoder runs: `fp32` (float32
@@ -34,21 +38,25 @@ struct Linear {
 
 struct EmbeddingWeights {
   std::vector<float> word;         // [vocab, E]
-  std::vector<float> position;     // [max_position, E]
+  std::vector<float> position;     // [max_position, E]; empty: not learned
   std::vector<float> token_type;   // [type_vocab, E]; empty: the family has none
   LayerNormWeights norm;           // over E
   std::unique_ptr<Dense> project;  // E -> H (ELECTRA), bias fused; null when E == H
 };
 
 struct LayerWeights {
-  Linear qkv;            // H -> 3H, Q|K|V
+  Linear qkv;            // H -> 3H, Q|K|V (zero biases where the checkpoint has none)
   Linear attention_out;  // H -> H
   // Post-LN: applied to x + attention. Pre-LN: applied to the attention's input.
   LayerNormWeights attention_norm;
-  Linear ffn_in;   // H -> I, activation fused (float) or in the int8 epilogue
+  // H -> I, activation fused (float) or in the int8 epilogue; gated:
+  // H -> 2I, the activated half first, the gate applied after it.
+  Linear ffn_in;
   Linear ffn_out;  // I -> H
   // Post-LN: applied to x + FFN. Pre-LN: applied to the FFN's input.
   LayerNormWeights ffn_norm;
+  int attention_window = 0;  // ModelConfig::attention_window
+  int rotary = -1;           // index in ModelWeights::rotary; -1: none
 };
 
 struct PoolerWeights {
@@ -61,7 +69,8 @@ struct ModelWeights {
   std::vector<LayerWeights> layers;
   LayerNormWeights final_norm;             // pre-LN only
   std::unique_ptr<PoolerWeights> pooler;   // when the checkpoint has one
-  RelativePositionBias relative_position;  // MPNet; empty otherwise
+  RelativePositionBias relative_position;  // MPNet, ALiBi; empty otherwise
+  std::vector<RotaryTable> rotary;         // global, then local layers' theta
 };
 
 // The encoder layers' dense weights in `precision`: float32; s8

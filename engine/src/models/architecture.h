@@ -11,14 +11,10 @@
 //   - Recipe: how its layers are built. Position scheme and position ids,
 //     the bias added to attention scores, LayerNorm placement, the
 //     feed-forward kind, how Q/K/V are stored, which Linears have biases,
-//     the attention pattern, the embedding projection. Each enum lists only
-//     what the layers implement; the values to come (rotary, ALiBi, gated
-//     FFN, fused QKV, no biases, sliding windows) are named in comments. The
-//     config reader, the loader and the random-model writer switch over the
-//     enums of the parts they build (positions, attention bias, norm
-//     placement, feed-forward, QKV), so a new value does not compile until
-//     they handle it; every layer assumes the one value of LinearBiases and
-//     AttentionPattern.
+//     the attention pattern, the embedding projection. The config reader,
+//     the loader and the random-model writer switch over the enums of the
+//     parts they build, so a new value does not compile until they handle
+//     it.
 //   - ConfigKeys: how its config.json spells the hyperparameters, including
 //     the keys only its recipe reads (null where it has none).
 //   - ConfigDefaults: the values when config.json omits a key.
@@ -29,6 +25,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/config.h"
@@ -42,8 +39,11 @@ enum class PositionScheme {
   // DistilBERT's sinusoidal tables are stored in the checkpoint like
   // learned ones.
   kLearnedAbsolute,
-  // To come: rotary on Q and K (base, fraction of the head, scaling);
-  // none (ALiBi models).
+  // Q and K rotated by position in every layer (ConfigKeys rotary_*,
+  // rope_scaling; ConfigDefaults rotary_*): no position table.
+  kRotary,
+  // No position input but the attention bias (ALiBi).
+  kNone,
 };
 
 // What every layer adds to its scaled attention scores.
@@ -54,7 +54,9 @@ enum class AttentionBias {
   // distance, logarithmic up to Recipe::relative_attention_max_distance
   // (layers/relative_position.h); the bucket count is a config key.
   kRelativeBuckets,
-  // To come: ALiBi's fixed per-head slopes.
+  // ALiBi: -slope(head) * |i - j| with the fixed geometric slopes of the
+  // ALiBi paper (layers/alibi.h), nothing in the checkpoint.
+  kAlibi,
 };
 
 // Where each sublayer's LayerNorm sits (ModelConfig::layer_norm_placement).
@@ -65,34 +67,42 @@ enum class NormPlacement {
   // "pre" (the project's own pre-LN test models): x = x + sublayer(LN(x)),
   // then the final norm (TensorNames::final_norm) after the last layer.
   kFromConfig,
+  // Always pre-LN, with the final norm (ModernBERT).
+  kPre,
 };
 
 // The feed-forward sublayer.
 enum class FeedForward {
   // ffn_out(act(ffn_in(x))), act from config.json's ConfigKeys::activation.
   kDense,
-  // To come: gated (act(gate(x)) * up(x)).
+  // out(act(gate(x)) * up(x)) with gate and up in one [2I, H] tensor
+  // (LayerTensorNames::ffn_in), the activated half first or second as
+  // Recipe::gate_half says.
+  kGatedFused,
+  // The same with gate (LayerTensorNames::ffn_gate) and up (ffn_in) as two
+  // [I, H] tensors (NomicBert's fc12, fc11).
+  kGatedSplit,
 };
+
+// Which half of a fused gate-and-up tensor is activated.
+enum class GateHalf { kFirst, kSecond };
 
 // How the checkpoint stores the attention's input projections.
 enum class QkvLayout {
   // Three [H, H] Linears (LayerTensorNames query, key, value), stacked
   // into one [3H, H] matmul at load.
   kSeparate,
-  // To come: fused (one [3H, H] tensor).
-};
-
-// Which Linear layers of the encoder carry a bias.
-enum class LinearBiases {
-  kAll,
-  // To come: none.
+  // One [3H, H] tensor, Q | K | V (LayerTensorNames::qkv).
+  kFused,
 };
 
 // Which keys each query attends to, per layer.
 enum class AttentionPattern {
   // Every key of its sequence, in every layer.
   kGlobal,
-  // To come: a sliding window on some layers (local attention).
+  // Sliding-window layers (|i - j| <= ConfigKeys::local_attention / 2)
+  // except every ConfigKeys::global_every_n-th layer, from layer 0.
+  kAlternating,
 };
 
 // How a family's layers are built.
@@ -107,9 +117,15 @@ struct Recipe {
   int relative_attention_max_distance = 0;
   NormPlacement norm_placement = NormPlacement::kPost;
   FeedForward feed_forward = FeedForward::kDense;
+  GateHalf gate_half = GateHalf::kFirst;  // kGatedFused
   QkvLayout qkv = QkvLayout::kSeparate;
-  LinearBiases biases = LinearBiases::kAll;
+  // Which Linears and norms carry a bias where config.json does not say
+  // (ConfigKeys *_bias).
+  Biases biases;
   AttentionPattern attention = AttentionPattern::kGlobal;
+  // Pre-LN: whether layer 0 normalizes its attention input (ModernBERT's
+  // is an identity: the embeddings end with a norm).
+  bool first_attention_norm = true;
   // ELECTRA: embeddings of config.json's ConfigKeys::embedding_size width,
   // projected to hidden_size by TensorNames::embeddings_project when the
   // two differ.
@@ -124,14 +140,37 @@ struct ConfigKeys {
   const char* num_heads = "num_attention_heads";
   const char* intermediate_size = "intermediate_size";
   const char* activation = "hidden_act";
+  // Whether that key names the gated unit ("swiglu", "geglu") rather than
+  // its activation.
+  bool activation_names_gated_unit = false;
   const char* layer_norm_eps = "layer_norm_eps";
   const char* type_vocab_size = "type_vocab_size";
-  // Checked to be "absolute" when present (PositionScheme::kLearnedAbsolute).
+  const char* max_position_embeddings = "max_position_embeddings";
+  // Checked to be position_embedding_value when present.
   const char* position_embedding_type = "position_embedding_type";
+  const char* position_embedding_value = "absolute";
   // Read only where the recipe calls for them:
   const char* layer_norm_placement = nullptr;        // NormPlacement::kFromConfig
   const char* embedding_size = nullptr;              // Recipe::embedding_projection
   const char* relative_attention_buckets = nullptr;  // AttentionBias::kRelativeBuckets
+  // PositionScheme::kRotary:
+  const char* rotary_base = nullptr;        // theta (of global layers)
+  const char* rotary_local_base = nullptr;  // theta of sliding-window layers
+  const char* rotary_fraction = nullptr;    // share of each head rotated
+  const char* rotary_interleaved = nullptr;
+  const char* rope_scaling = nullptr;  // {"type": "ntk", "factor": f}
+  // Checked to be null: a scaling the engine does not implement.
+  const char* rotary_unsupported_scaling = nullptr;
+  // AttentionPattern::kAlternating:
+  const char* local_attention = nullptr;  // window width (both sides)
+  const char* global_every_n = nullptr;
+  // Booleans over Recipe::biases:
+  const char* attention_bias = nullptr;
+  const char* ffn_in_bias = nullptr;
+  const char* ffn_out_bias = nullptr;
+  const char* norm_bias = nullptr;
+  // Checked to be false: a pre-LN switch for a post-LN-only recipe.
+  const char* prenorm = nullptr;
 };
 
 // The values a ModelConfig takes where config.json omits their key.
@@ -142,17 +181,24 @@ struct ConfigDefaults {
   float layer_norm_eps = 0;
   Activation activation = Activation::kGeluErf;
   int relative_attention_buckets = 0;  // AttentionBias::kRelativeBuckets: at least 2
+  float rotary_base = 10000;           // PositionScheme::kRotary
+  float rotary_local_base = 0;         // 0: as rotary_base
+  float rotary_fraction = 1;
+  int local_attention = 0;  // AttentionPattern::kAlternating
+  int global_every_n = 1;
 };
 
 // Checkpoint names of one layer's modules, after "<layer_prefix><index>.";
 // ".weight" / ".bias" are appended. Q, K and V are stacked into one matmul.
 struct LayerTensorNames {
+  std::string qkv;  // QkvLayout::kFused
   std::string query;
   std::string key;
   std::string value;
   std::string attention_out;
   std::string attention_norm;  // post-LN: after x + attention
-  std::string ffn_in;
+  std::string ffn_in;          // gated: up, or gate and up fused
+  std::string ffn_gate;        // FeedForward::kGatedSplit
   std::string ffn_out;
   std::string ffn_norm;  // post-LN: after x + FFN
 };
@@ -207,8 +253,19 @@ struct TensorNames {
 // its transformers models ("XLMRoberta": XLMRobertaModel,
 // XLMRobertaForSequenceClassification), written to "architectures".
 struct ModelType {
+  ModelType(std::string type_name, std::string prefix, std::string key = "", std::string value = "")
+      : name(std::move(type_name)),
+        class_prefix(std::move(prefix)),
+        selector_key(std::move(key)),
+        selector_value(std::move(value)) {}
+
   std::string name;
   std::string class_prefix;
+  // Where several families share a model_type (JinaBERT's "bert"): the
+  // config.json key and string value that pick this one. Empty: the
+  // family the model_type means otherwise.
+  std::string selector_key;
+  std::string selector_value;
 };
 
 struct Architecture {
@@ -223,8 +280,18 @@ struct Architecture {
 // Every family of the registry, in registration order; the first is the
 // default (DefaultModelConfig).
 const std::vector<Architecture>& Architectures();
-// The family that loads `model_type`, or null.
+// The family that loads `model_type` when no selector picks another, or null.
 const Architecture* FindArchitecture(const std::string& model_type);
+// The family named `name` (Architecture::name), or null.
+const Architecture* ArchitectureNamed(const std::string& name);
+// The family a config was read for (ModelConfig::architecture).
+const Architecture& ArchitectureOf(const ModelConfig& config);
+// The family that loads a config.json of `model_type`: the one whose
+// selector `selector_value_of(key)` matches, else FindArchitecture's; null
+// for an unknown type. selector_value_of returns "" for an absent key.
+template <typename Lookup>
+const Architecture* SelectArchitecture(const std::string& model_type,
+                                       const Lookup& selector_value_of);
 // The class-name prefix of `model_type`, one of the family's.
 const std::string& ClassPrefix(const Architecture& architecture, const std::string& model_type);
 // A config of the family's defaults, its recipe's rules and no shape yet:
@@ -239,6 +306,10 @@ Architecture RobertaArchitecture();
 Architecture DistilBertArchitecture();
 Architecture MpnetArchitecture();
 Architecture ElectraArchitecture();
+Architecture NomicBertArchitecture();
+Architecture GteArchitecture();
+Architecture ModernBertArchitecture();
+Architecture JinaBertArchitecture();
 
 // BERT's recipe and config defaults, which the other families start from.
 Recipe BertRecipe();
@@ -249,5 +320,19 @@ TensorNames BertTensorNames();
 // RoBERTa's head names, shared by MPNet.
 ClassifierHeadNames RobertaClassifierNames();
 MaskedLmHeadNames RobertaMaskedLmNames();
+
+template <typename Lookup>
+const Architecture* SelectArchitecture(const std::string& model_type,
+                                       const Lookup& selector_value_of) {
+  for (const Architecture& architecture : Architectures()) {
+    for (const ModelType& type : architecture.model_types) {
+      if (type.name == model_type && !type.selector_key.empty() &&
+          selector_value_of(type.selector_key) == type.selector_value) {
+        return &architecture;
+      }
+    }
+  }
+  return FindArchitecture(model_type);
+}
 
 }  // namespace engine

@@ -16,7 +16,6 @@ Recipe BertRecipe() {
   r.norm_placement = NormPlacement::kPost;
   r.feed_forward = FeedForward::kDense;
   r.qkv = QkvLayout::kSeparate;
-  r.biases = LinearBiases::kAll;
   r.attention = AttentionPattern::kGlobal;
   r.embedding_projection = false;
   return r;

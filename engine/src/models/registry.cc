@@ -1,5 +1,6 @@
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "models/architecture.h"
 
@@ -7,8 +8,9 @@ namespace engine {
 
 const std::vector<Architecture>& Architectures() {
   static const std::vector<Architecture> registry = {
-      BertArchitecture(),  RobertaArchitecture(), DistilBertArchitecture(),
-      MpnetArchitecture(), ElectraArchitecture(),
+      BertArchitecture(),  RobertaArchitecture(),    DistilBertArchitecture(),
+      MpnetArchitecture(), ElectraArchitecture(),    NomicBertArchitecture(),
+      GteArchitecture(),   ModernBertArchitecture(), JinaBertArchitecture(),
   };
   return registry;
 }
@@ -16,10 +18,22 @@ const std::vector<Architecture>& Architectures() {
 const Architecture* FindArchitecture(const std::string& model_type) {
   for (const Architecture& architecture : Architectures()) {
     for (const ModelType& type : architecture.model_types) {
-      if (type.name == model_type) return &architecture;
+      if (type.name == model_type && type.selector_key.empty()) return &architecture;
     }
   }
   return nullptr;
+}
+
+const Architecture* ArchitectureNamed(const std::string& name) {
+  for (const Architecture& architecture : Architectures()) {
+    if (architecture.name == name) return &architecture;
+  }
+  return nullptr;
+}
+
+const Architecture& ArchitectureOf(const ModelConfig& config) {
+  const Architecture* named = ArchitectureNamed(config.architecture);
+  return named != nullptr ? *named : Architectures().front();
 }
 
 const std::string& ClassPrefix(const Architecture& architecture, const std::string& model_type) {
@@ -32,7 +46,12 @@ const std::string& ClassPrefix(const Architecture& architecture, const std::stri
 std::string SupportedModelTypes() {
   std::vector<std::string> types;
   for (const Architecture& architecture : Architectures()) {
-    for (const ModelType& type : architecture.model_types) types.push_back(type.name);
+    for (const ModelType& type : architecture.model_types) {
+      types.push_back(type.selector_key.empty()
+                          ? type.name
+                          : absl::StrCat(type.name, " with ", type.selector_key, " \"",
+                                         type.selector_value, "\""));
+    }
   }
   return absl::StrJoin(types, ", ");
 }
@@ -49,12 +68,48 @@ ModelConfig FamilyDefaults(const Architecture& architecture, const std::string& 
   config.layer_norm_eps = defaults.layer_norm_eps;
   config.activation = defaults.activation;
   config.position_ids = recipe.position_ids;
+  config.biases = recipe.biases;
+  config.first_attention_norm = recipe.first_attention_norm;
+  config.gated_ffn = recipe.feed_forward != FeedForward::kDense;
+  switch (recipe.norm_placement) {
+    case NormPlacement::kPost:
+    case NormPlacement::kFromConfig:
+      config.layer_norm_placement = LayerNormPlacement::kPost;
+      break;
+    case NormPlacement::kPre:
+      config.layer_norm_placement = LayerNormPlacement::kPre;
+      break;
+  }
+  switch (recipe.positions) {
+    case PositionScheme::kLearnedAbsolute:
+      config.position_embedding = PositionEmbedding::kLearned;
+      break;
+    case PositionScheme::kRotary:
+      config.position_embedding = PositionEmbedding::kRotary;
+      config.rotary.base = defaults.rotary_base;
+      config.local_rotary_base = defaults.rotary_local_base;
+      break;
+    case PositionScheme::kNone:
+      config.position_embedding = PositionEmbedding::kNone;
+      break;
+  }
+  switch (recipe.attention) {
+    case AttentionPattern::kGlobal:
+      break;
+    case AttentionPattern::kAlternating:
+      config.local_window = defaults.local_attention / 2;
+      config.global_every_n = defaults.global_every_n;
+      break;
+  }
   switch (recipe.attention_bias) {
     case AttentionBias::kNone:
       break;
     case AttentionBias::kRelativeBuckets:
       config.relative_attention_buckets = defaults.relative_attention_buckets;
       config.relative_attention_max_distance = recipe.relative_attention_max_distance;
+      break;
+    case AttentionBias::kAlibi:
+      config.alibi = true;
       break;
   }
   return config;
