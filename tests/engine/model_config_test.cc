@@ -1,5 +1,8 @@
 #include <gtest/gtest.h>
 
+#include <string>
+#include <tuple>
+
 #include "absl/strings/match.h"
 #include "engine/config.h"
 #include "io/checkpoint.h"
@@ -64,6 +67,116 @@ TEST(ModelConfigTest, RoundTripsThroughJson) {
   EXPECT_EQ(again->hidden_size, config.hidden_size);
   EXPECT_EQ(again->activation, config.activation);
   EXPECT_EQ(again->layer_norm_placement, config.layer_norm_placement);
+}
+
+// ---- the long-context families' keys (as their hub configs spell them) ----
+
+constexpr char kNomic[] = R"({"model_type": "nomic_bert", "vocab_size": 128, "n_embd": 64,
+  "n_layer": 2, "n_head": 4, "n_inner": 128, "n_positions": 8192,
+  "activation_function": "swiglu", "rotary_emb_base": 1000, "rotary_emb_fraction": 1.0,
+  "rotary_emb_interleaved": false, "rotary_scaling_factor": null, "qkv_proj_bias": false,
+  "mlp_fc1_bias": false, "mlp_fc2_bias": false, "prenorm": false)";
+constexpr char kGte[] = R"({"model_type": "new", "vocab_size": 100, "hidden_size": 64,
+  "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128,
+  "max_position_embeddings": 8192, "type_vocab_size": 0, "position_embedding_type": "rope",
+  "rope_theta": 500000, "rope_scaling": {"type": "ntk", "factor": 2.0})";
+constexpr char kModernBert[] = R"({"model_type": "modernbert", "vocab_size": 100,
+  "hidden_size": 64, "num_hidden_layers": 4, "num_attention_heads": 4, "intermediate_size": 96,
+  "hidden_activation": "gelu", "max_position_embeddings": 8192, "norm_eps": 1e-5,
+  "norm_bias": false, "global_rope_theta": 160000, "local_rope_theta": 10000,
+  "global_attn_every_n_layers": 3, "local_attention": 128, "attention_bias": false,
+  "mlp_bias": false, "pad_token_id": 3)";
+
+absl::StatusOr<ModelConfig> ParseWith(const char* base, const std::string& extra) {
+  return ParseModelConfig(std::string(base) + extra + "}", "config.json");
+}
+
+TEST(ModelConfigTest, ReadsNomicBertsKeys) {
+  auto c = ParseWith(kNomic, "");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->architecture, "nomic_bert");
+  EXPECT_EQ(c->hidden_size, 64);
+  EXPECT_EQ(c->max_length(), 8192);
+  EXPECT_EQ(c->position_embedding, PositionEmbedding::kRotary);
+  EXPECT_FLOAT_EQ(c->rotary.base, 1000);
+  EXPECT_EQ(c->rotary.dims, 0);  // the whole head
+  EXPECT_TRUE(c->gated_ffn);
+  EXPECT_EQ(c->activation, Activation::kSilu);
+  EXPECT_FALSE(c->biases.attention || c->biases.ffn_in || c->biases.ffn_out);
+  EXPECT_TRUE(c->biases.norm);
+  EXPECT_EQ(ParseWith(kNomic, R"(, "rotary_emb_fraction": 0.5)")->rotary.dims, 8);
+  EXPECT_TRUE(ParseWith(kNomic, R"(, "rotary_emb_interleaved": true)")->rotary.interleaved);
+}
+
+TEST(ModelConfigTest, ReadsGtesKeys) {
+  auto c = ParseWith(kGte, "");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->architecture, "gte");
+  EXPECT_EQ(c->type_vocab_size, 0);
+  EXPECT_FLOAT_EQ(c->rotary.base, 500000);
+  EXPECT_FLOAT_EQ(c->rotary.ntk_factor, 2.0f);
+  EXPECT_TRUE(c->gated_ffn);
+  EXPECT_FALSE(c->biases.ffn_in);
+  EXPECT_TRUE(c->biases.attention && c->biases.ffn_out);
+  EXPECT_FLOAT_EQ(ParseWith(kGte, R"(, "rope_scaling": null)")->rotary.ntk_factor, 0);
+}
+
+TEST(ModelConfigTest, ReadsModernBertsKeys) {
+  auto c = ParseWith(kModernBert, "");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->architecture, "modernbert");
+  EXPECT_EQ(c->layer_norm_placement, LayerNormPlacement::kPre);
+  EXPECT_FALSE(c->first_attention_norm);
+  EXPECT_FLOAT_EQ(c->rotary.base, 160000);
+  EXPECT_FLOAT_EQ(c->local_rotary_base, 10000);
+  EXPECT_EQ(c->local_window, 64);
+  // Layers 0 and 3 global, 1 and 2 see +-64 tokens.
+  EXPECT_EQ(c->attention_window(0), 0);
+  EXPECT_EQ(c->attention_window(1), 64);
+  EXPECT_EQ(c->attention_window(2), 64);
+  EXPECT_EQ(c->attention_window(3), 0);
+  EXPECT_FALSE(c->biases.attention || c->biases.ffn_in || c->biases.ffn_out || c->biases.norm);
+  EXPECT_EQ(c->type_vocab_size, 0);
+}
+
+TEST(ModelConfigTest, APositionEmbeddingTypeOfAlibiSelectsJinaBert) {
+  auto jina = Parse(R"(, "position_embedding_type": "alibi", "feed_forward_type": "geglu")");
+  ASSERT_TRUE(jina.ok()) << jina.status();
+  EXPECT_EQ(jina->model_type, "bert");
+  EXPECT_EQ(jina->architecture, "jina_bert");
+  EXPECT_TRUE(jina->alibi);
+  EXPECT_TRUE(jina->gated_ffn);
+  EXPECT_EQ(jina->activation, Activation::kGeluErf);
+  EXPECT_EQ(jina->position_embedding, PositionEmbedding::kNone);
+  EXPECT_EQ(
+      Parse(R"(, "position_embedding_type": "alibi", "feed_forward_type": "reglu")")->activation,
+      Activation::kRelu);
+  EXPECT_EQ(Parse(R"(, "position_embedding_type": "absolute")")->architecture, "bert");
+}
+
+TEST(ModelConfigTest, RejectsLongContextValuesItCannotRun) {
+  const std::tuple<const char*, std::string, std::string> cases[] = {
+      {kNomic, R"(, "rotary_scaling_factor": 2.0)", "unsupported rotary_scaling_factor 2.0"},
+      {kNomic, R"(, "prenorm": true)", "unsupported prenorm true"},
+      {kNomic, R"(, "activation_function": "gelu_fast")",
+       "unsupported activation_function \"gelu_fast\""},
+      {kNomic, R"(, "rotary_emb_fraction": 0.3)", "is not an even number of dimensions"},
+      {kNomic, R"(, "qkv_proj_bias": "yes")", "\"qkv_proj_bias\" must be true or false"},
+      {kGte, R"(, "rope_scaling": {"type": "linear", "factor": 2.0})",
+       "unsupported rope_scaling {\"factor\":2.0,\"type\":\"linear\"}"},
+      {kGte, R"(, "rope_scaling": {"type": "ntk"})", "has no \"factor\""},
+      {kGte, R"(, "position_embedding_type": "absolute")",
+       "unsupported position_embedding_type \"absolute\" (supported: rope)"},
+      {kModernBert, R"(, "local_attention": 0)", "\"local_attention\" must be a positive"},
+      {kModernBert, R"(, "global_rope_theta": -1)", "\"global_rope_theta\" must be a positive"},
+      {kBase, R"(, "position_embedding_type": "alibi", "feed_forward_type": "original")",
+       "unsupported feed_forward_type \"original\""},
+  };
+  for (const auto& [base, extra, fragment] : cases) {
+    auto c = ParseWith(base, extra);
+    ASSERT_FALSE(c.ok()) << extra;
+    EXPECT_TRUE(absl::StrContains(c.status().message(), fragment)) << c.status();
+  }
 }
 
 TEST(CanonicalTensorNameTest, StripsPrefixAndRenamesLegacyLayerNorm) {

@@ -1,0 +1,179 @@
+// The gated FFN's kernels (GatedActivation, DequantizeGateQuantize): each
+// vector ISA against the scalar reference, and the reference against
+// act(gate) * up written out here in double.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernel_test_util.h"
+#include "kernels/kernels.h"
+
+namespace engine::kernels::testing {
+namespace {
+
+double Act(Eltwise act, double x) {
+  switch (act) {
+    case Eltwise::kGeluErf:
+      return 0.5 * x * (1.0 + std::erf(x / std::sqrt(2.0)));
+    case Eltwise::kGeluTanh:
+      return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
+    case Eltwise::kRelu:
+      return x > 0 ? x : 0.0;
+    case Eltwise::kSilu:
+      return x / (1.0 + std::exp(-x));
+    case Eltwise::kNone:
+      break;
+  }
+  return x;
+}
+
+constexpr Eltwise kActs[] = {Eltwise::kGeluErf, Eltwise::kGeluTanh, Eltwise::kRelu, Eltwise::kSilu};
+
+std::vector<float> RandomRows(int64_t rows, int64_t cols, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> dist(0.0f, 3.0f);
+  std::vector<float> x(static_cast<size_t>(rows * 2 * cols));
+  for (float& v : x) v = dist(rng);
+  return x;
+}
+
+TEST(GatedActivationReferenceTest, IsTheActivatedHalfTimesTheOther) {
+  const int64_t rows = 3, cols = 100;
+  const std::vector<float> x = RandomRows(rows, cols, 1);
+  for (Eltwise act : kActs) {
+    std::vector<float> out(rows * cols);
+    GatedActivationWithIsa(Isa::kScalar, x.data(), rows, cols, act, out.data());
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) {
+        const double want = Act(act, x[r * 2 * cols + c]) * x[r * 2 * cols + cols + c];
+        // libm in float plus one product: a few ulps of |want| (|x| <~ 12).
+        ASSERT_NEAR(out[r * cols + c], want, 1e-6 * std::max(1.0, std::fabs(want)))
+            << static_cast<int>(act) << " " << r << " " << c;
+      }
+    }
+  }
+}
+
+class GateKernelTest : public ::testing::TestWithParam<std::tuple<Isa, Eltwise>> {};
+
+TEST_P(GateKernelTest, FloatMatchesReference) {
+  const auto [isa, act] = GetParam();
+  SKIP_IF_ISA_UNSUPPORTED(isa);
+  for (int64_t cols : {1, 7, 16, 33, 1152}) {
+    const std::vector<float> x = RandomRows(4, cols, static_cast<uint32_t>(cols));
+    std::vector<float> got(4 * cols), want(4 * cols);
+    GatedActivationWithIsa(isa, x.data(), 4, cols, act, got.data());
+    GatedActivationWithIsa(Isa::kScalar, x.data(), 4, cols, act, want.data());
+    // The vector GELUs / exp approximate libm to ~1e-7 relative (see
+    // int8_kernels_test), times |up| <~ 12.
+    for (int64_t i = 0; i < 4 * cols; ++i) {
+      ASSERT_NEAR(got[i], want[i], 2e-6 * std::max(1.0f, std::fabs(want[i]))) << cols << " " << i;
+    }
+  }
+}
+
+// A [rows, 2 cols] int32 accumulator with its dequantization parameters.
+struct GateCase {
+  int64_t rows, cols;
+  std::vector<int32_t> acc;
+  std::vector<float> row_scale, col_scale, bias;
+  std::vector<int32_t> row_zero, col_sum;
+
+  GateCase(int64_t r, int64_t c, uint32_t seed)
+      : rows(r),
+        cols(c),
+        acc(r * 2 * c),
+        row_scale(r),
+        col_scale(2 * c),
+        bias(2 * c),
+        row_zero(r),
+        col_sum(2 * c) {
+    std::mt19937 rng(seed);
+    std::uniform_int_distribution<int32_t> a(-20000, 20000), z(0, 255), s(-3000, 3000);
+    std::uniform_real_distribution<float> u(0.5f, 1.5f), b(-1.0f, 1.0f);
+    for (int32_t& v : acc) v = a(rng);
+    for (int64_t i = 0; i < r; ++i) row_scale[i] = 2e-3f * u(rng), row_zero[i] = z(rng);
+    for (int64_t i = 0; i < 2 * c; ++i) {
+      col_scale[i] = 1e-3f * u(rng);
+      bias[i] = b(rng);
+      col_sum[i] = s(rng);
+    }
+  }
+  Int8Accumulator View(int32_t* a) const {
+    return {a, row_scale.data(), row_zero.data(), col_scale.data(), col_sum.data(), bias.data()};
+  }
+  double Dequantized(int64_t r, int64_t i) const {
+    return (static_cast<double>(acc[r * 2 * cols + i]) -
+            static_cast<double>(row_zero[r]) * col_sum[i]) *
+               row_scale[r] * col_scale[i] +
+           bias[i];
+  }
+};
+
+struct GateResult {
+  std::vector<uint8_t> q;
+  std::vector<float> scale;
+  std::vector<int32_t> zero;
+};
+
+GateResult RunGate(Isa isa, const GateCase& c, Eltwise act) {
+  GateResult r{std::vector<uint8_t>(c.rows * c.cols), std::vector<float>(c.rows),
+               std::vector<int32_t>(c.rows)};
+  std::vector<int32_t> acc = c.acc;  // staged over by the kernel
+  DequantizeGateQuantizeWithIsa(isa, c.View(acc.data()), c.rows, c.cols, act,
+                                {r.q.data(), r.scale.data(), r.zero.data()});
+  return r;
+}
+
+TEST(DequantizeGateQuantizeReferenceTest, QuantizesTheGatedDequantizedValues) {
+  const GateCase c(3, 200, 5);
+  for (Eltwise act : kActs) {
+    const GateResult got = RunGate(Isa::kScalar, c, act);
+    for (int64_t r = 0; r < c.rows; ++r) {
+      for (int64_t i = 0; i < c.cols; ++i) {
+        const double want = Act(act, c.Dequantized(r, i)) * c.Dequantized(r, c.cols + i);
+        const double back = (got.q[r * c.cols + i] - got.zero[r]) * double{got.scale[r]};
+        // Half a quantization step, plus float rounding of the inputs.
+        ASSERT_LE(std::fabs(back - want), 0.5 * got.scale[r] * 1.001 + 1e-5)
+            << static_cast<int>(act) << " " << r << " " << i;
+      }
+    }
+  }
+}
+
+TEST_P(GateKernelTest, Int8MatchesReference) {
+  const auto [isa, act] = GetParam();
+  SKIP_IF_ISA_UNSUPPORTED(isa);
+  for (int64_t cols : {1, 15, 64, 1152}) {
+    const GateCase c(3, cols, static_cast<uint32_t>(cols + 1));
+    const GateResult got = RunGate(isa, c, act);
+    const GateResult want = RunGate(Isa::kScalar, c, act);
+    for (int64_t r = 0; r < c.rows; ++r) {
+      EXPECT_NEAR(got.scale[r], want.scale[r], 1e-5 * want.scale[r]) << cols << " " << r;
+      EXPECT_LE(std::abs(got.zero[r] - want.zero[r]), 1) << cols << " " << r;
+    }
+    // Values on a rounding boundary may land one step apart.
+    for (size_t i = 0; i < want.q.size(); ++i) {
+      ASSERT_LE(std::abs(got.q[i] - want.q[i]), 1) << cols << " " << i;
+    }
+  }
+}
+
+std::string GateParamName(const ::testing::TestParamInfo<std::tuple<Isa, Eltwise>>& info) {
+  static const char* const kNames[] = {"none", "gelu_erf", "gelu_tanh", "relu", "silu"};
+  return std::string(IsaName(std::get<0>(info.param))) + "_" +
+         kNames[static_cast<int>(std::get<1>(info.param))];
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, GateKernelTest,
+                         ::testing::Combine(::testing::Values(Isa::kAvx2, Isa::kAvx512),
+                                            ::testing::ValuesIn(kActs)),
+                         GateParamName);
+
+}  // namespace
+}  // namespace engine::kernels::testing
