@@ -45,6 +45,7 @@ import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -126,6 +127,19 @@ def run(cmd, stdin=None, what=None):
     return result.stdout
 
 
+def run_with_rss(cmd, stdin=None, what=None):
+    """run(), also returning cmd's peak resident set in bytes, as GNU time's %M
+    (the child's ru_maxrss). Not wait4 on our own child: a process forked from
+    this script starts with the script's high-water mark (Linux keeps it across
+    exec), hundreds of MB once the checks have parsed long outputs; GNU time is
+    small, so what its child inherits is negligible."""
+    if not os.access("/usr/bin/time", os.X_OK):
+        fail("peak memory needs GNU time: apt-get install time")
+    with tempfile.NamedTemporaryFile("r") as report:
+        out = run(["/usr/bin/time", "-f", "%M", "-o", report.name] + cmd, stdin, what or cmd[0])
+        return out, int(report.read().split()[-1]) * 1024  # kilobytes
+
+
 def last_json(text):
     lines = [line for line in text.splitlines() if line.strip().startswith("{")]
     return json.loads(lines[-1])
@@ -162,18 +176,19 @@ class Sides:
             cmd += ["--lengths", "%d:%d" % tuple(workload["lengths"])]
         else:
             cmd += ["--seq", str(workload["seq"])]
-        result = last_json(run(cmd, what="encoder-cli bench"))
+        text, rss = run_with_rss(cmd, what="encoder-cli bench")
+        result = last_json(text)
         if result.get("tokens") != workload["tokens"]:
             fail(f"encoder-cli bench encoded {result.get('tokens')} tokens, the ORT side "
                  f"{workload['tokens']}: the replicated input generator no longer matches "
                  f"engine/cli/bench_command.cc")
-        return result["median_seconds"]
+        return result["median_seconds"], rss
 
     def ort_bench(self, onnx_path, input_path, iters):
-        result = last_json(run([self.node, self.runner, "bench", "--model", onnx_path,
-                                "--input", input_path, "--iters", str(iters),
-                                "--threads", str(self.threads)], what="run_peer.mjs bench"))
-        return result["median_seconds"]
+        text, rss = run_with_rss([self.node, self.runner, "bench", "--model", onnx_path,
+                                  "--input", input_path, "--iters", str(iters),
+                                  "--threads", str(self.threads)], what="run_peer.mjs bench")
+        return last_json(text)["median_seconds"], rss
 
 
 # --- model preparation ------------------------------------------------------
@@ -302,6 +317,47 @@ def check_cosine(test, reference, inputs, min_mean, min_each, label, what):
 # --- timing -----------------------------------------------------------------
 
 
+def time_rounds(sides, model_dir, peer_path, wl, iters, rounds, seed):
+    """Alternating engine and ORT runs (engine first in even rounds, ORT first in
+    odd ones), a fresh process each. Returns per side the run medians (seconds)
+    and the runs' peak resident sets (bytes), one per round."""
+    times = {"engine": [], "ort": []}
+    rss = {"engine": [], "ort": []}
+    for r in range(rounds):
+        for side in (("engine", "ort") if r % 2 == 0 else ("ort", "engine")):
+            seconds, peak = (sides.engine_bench(model_dir, wl, iters, seed) if side == "engine"
+                             else sides.ort_bench(peer_path, wl["input"], iters))
+            times[side].append(seconds)
+            rss[side].append(peak)
+        print(f"  {wl['name']}: round {r + 1}/{rounds}: engine {times['engine'][-1]:.4f} s "
+              f"({rss['engine'][-1] / 2**20:.0f} MB), ORT {times['ort'][-1]:.4f} s "
+              f"({rss['ort'][-1] / 2**20:.0f} MB)", flush=True)
+    return times, rss
+
+
+def default_engine():
+    for candidate in ("build/engine/encoder-cli", "build-lead/engine/encoder-cli"):
+        if os.access(os.path.join(REPO, candidate), os.X_OK):
+            return os.path.join(REPO, candidate)
+    fail("no encoder-cli in build/ or build-lead/; pass --engine")
+
+
+def installed_ort_version():
+    package = os.path.join(HERE, "node_modules", "onnxruntime-node", "package.json")
+    if not os.path.exists(package):
+        fail(f"onnxruntime-node is not installed: cd {HERE} && npm ci --ignore-scripts")
+    return json.load(open(package))["version"]
+
+
+def cpu_model():
+    return next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo")
+                 if line.startswith("model name")), "?")
+
+
+def load_average():
+    return " ".join(open("/proc/loadavg").read().split()[:3])
+
+
 def encoder_flops(config, lengths):
     h, inter, layers = config["hidden_size"], config["intermediate_size"], config["num_hidden_layers"]
     tokens = sum(lengths)
@@ -336,25 +392,17 @@ def main():
     parser.add_argument("--check-only", action="store_true")
     args = parser.parse_args()
 
-    if not args.engine:
-        for candidate in ("build/engine/encoder-cli", "build-lead/engine/encoder-cli"):
-            if os.access(os.path.join(REPO, candidate), os.X_OK):
-                args.engine = os.path.join(REPO, candidate)
-                break
-        else:
-            fail("no encoder-cli in build/ or build-lead/; pass --engine")
-    if not os.path.isdir(os.path.join(HERE, "node_modules", "onnxruntime-node")):
-        fail(f"onnxruntime-node is not installed: cd {HERE} && npm ci --ignore-scripts")
+    args.engine = args.engine or default_engine()
+    ort_version = installed_ort_version()
     sides = Sides(args)
-    ort_version = json.load(open(os.path.join(HERE, "node_modules", "onnxruntime-node", "package.json")))["version"]
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), "?")
-    load_before = open("/proc/loadavg").read().split()[:3]
+    cpu = cpu_model()
+    load_before = load_average()
     peer_model = "fp32 model" if args.peer_precision == "fp32" else \
         "int8 model (quantize_onnx.py: quantize_dynamic's defaults)"
     print(f"engine: {args.engine} ({args.precision})\n"
           f"ORT: onnxruntime-node {ort_version} (CPU EP, graph optimization 'all'), {peer_model}\n"
           f"threads: {args.threads} each; CPU: {cpu}, {os.cpu_count()} logical cores; "
-          f"load average at start: {' '.join(load_before)}")
+          f"load average at start: {load_before}")
 
     rows, notes = [], []
     for model_dir in args.model:
@@ -421,16 +469,8 @@ def main():
             lengths = [len(s) for s in wl["sequences"]]
             iters = args.iters or int(min(200, max(5, round(
                 args.seconds / (encoder_flops(config, lengths) / 150e9)))))
-            engine_times, ort_times = [], []
-            for r in range(args.rounds):
-                order = ("engine", "ort") if r % 2 == 0 else ("ort", "engine")
-                for side in order:
-                    if side == "engine":
-                        engine_times.append(sides.engine_bench(model_dir, wl, iters, args.seed))
-                    else:
-                        ort_times.append(sides.ort_bench(peer_path, wl["input"], iters))
-                print(f"  {wl['name']}: round {r + 1}/{args.rounds}: engine {engine_times[-1]:.4f} s, "
-                      f"ORT {ort_times[-1]:.4f} s", flush=True)
+            times, _ = time_rounds(sides, model_dir, peer_path, wl, iters, args.rounds, args.seed)
+            engine_times, ort_times = times["engine"], times["ort"]
             e, o = statistics.median(engine_times), statistics.median(ort_times)
             rows.append((f"{label} {args.precision} vs ORT {args.peer_precision} {wl['name']}", e, o,
                          wl["tokens"] / e, wl["tokens"] / o, o / e,
@@ -442,7 +482,7 @@ def main():
 
     if args.check_only:
         return
-    load_after = open("/proc/loadavg").read().split()[:3]
+    load_after = load_average()
     print(f"\n| workload | engine median s | ORT median s | engine tokens/s | ORT tokens/s | ratio (ORT s / engine s) |")
     print("|---|---:|---:|---:|---:|---:|")
     for row in rows:
@@ -455,7 +495,7 @@ def main():
               f"{row[10]} batches per run")
     for note in notes:
         print(f"- {note}")
-    print(f"- load average (1, 5, 15 min): {' '.join(load_before)} at start, {' '.join(load_after)} at end "
+    print(f"- load average (1, 5, 15 min): {load_before} at start, {load_after} at end "
           f"on {os.cpu_count()} cores.")
 
 
