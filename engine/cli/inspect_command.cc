@@ -54,8 +54,13 @@ absl::Status RunInspect(const CommonOptions& common, std::ostream& out) {
     absl::StatusOr<engine::ClassifierConfig> classifier =
         engine::ParseClassifierConfig(text.str(), config_path);
     if (!classifier.ok()) return classifier.status();
+    absl::StatusOr<engine::HeadSettings> settings =
+        engine::ReadClassifierSettings(cn, *config, text.str(), config_path);
+    if (!settings.ok()) return settings.status();
     const engine::ClassifierHead& head = classifier->head;
-    out << cn.dense << " + " << cn.out << "; ";
+    out << cn.dense << (cn.norm.empty() ? "" : " + ") << cn.norm << " + " << cn.out
+        << (settings->pooling == engine::HeadPooling::kMean ? " on the mean of the tokens" : "")
+        << "; ";
     if (head.num_labels > 0) {
       out << head.num_labels << " labels (" << absl::StrJoin(head.labels, ", ") << "), "
           << engine::ScoreActivationName(head.activation);
@@ -67,10 +72,15 @@ absl::Status RunInspect(const CommonOptions& common, std::ostream& out) {
     out << "none\n";
   }
   const engine::MaskedLmHeadNames& mn = architecture.names.masked_lm;
-  const bool has_bias = std::any_of(mn.bias.begin(), mn.bias.end(),
-                                    [&](const std::string& name) { return c.Has(name); });
+  bool has_masked_lm = false;
+  if (!mn.transform.empty() && c.Has(mn.transform + ".weight")) {
+    absl::StatusOr<engine::HeadSettings> settings =
+        engine::ReadMaskedLmSettings(mn, *config, text.str(), config_path);
+    if (!settings.ok()) return settings.status();
+    has_masked_lm = engine::HasMaskedLm(c, mn, settings->output_bias);
+  }
   out << "  masked_lm_head           ";
-  if (!mn.transform.empty() && c.Has(mn.transform + ".weight") && has_bias) {
+  if (has_masked_lm) {
     out << mn.transform << " ... " << mn.decoder << " ("
         << (c.Has(mn.decoder + ".weight") ? "own decoder weight"
                                           : "decoder tied to the word embeddings")

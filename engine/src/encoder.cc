@@ -99,7 +99,7 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
     if (!classifier.ok()) return classifier.status();
     impl->classifier = *std::move(classifier);
     absl::StatusOr<std::unique_ptr<MaskedLmWeights>> masked_lm =
-        LoadMaskedLm(**checkpoint, architecture.names.masked_lm, impl->config,
+        LoadMaskedLm(**checkpoint, architecture.names.masked_lm, impl->config, *text, config_path,
                      impl->weights.embeddings.word.data());
     if (!masked_lm.ok()) return masked_lm.status();
     impl->masked_lm = *std::move(masked_lm);
@@ -247,7 +247,8 @@ absl::Status Encoder::Classify(const EncodeResult& result, int index, float* log
     return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
   }
   if (result.num_tokens(index) == 0) return absl::InvalidArgumentError("empty sequence");
-  RunClassifier(*impl_->classifier, result.sequence_states(index), logits);
+  RunClassifier(*impl_->classifier, result.sequence_states(index), result.num_tokens(index),
+                logits);
   return absl::OkStatus();
 }
 

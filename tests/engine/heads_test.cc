@@ -1,7 +1,8 @@
 // The task heads (engine/heads.h) against the PyTorch fixtures of
 // tests/golden/make_heads.py: classifier logits of every family in fp32 and
 // the ranking they give in int8, SPLADE weights (max and sum pooling), the
-// score activations, and the load rules (no head, a bad activation_fn).
+// score activations, and the load rules (no head, a bad activation_fn, the
+// head keys of ModernBERT's config.json).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,12 +13,15 @@
 #include <memory>
 #include <numeric>
 #include <random>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/encoder.h"
 #include "engine/heads.h"
 #include "heads/heads.h"
+#include "models/architecture.h"
 #include "nlohmann/json.hpp"
 #include "support/files.h"
 #include "test_models.h"
@@ -36,11 +40,11 @@ constexpr double kSparseMaxRel = 1e-3;
 // ids are compared above it.
 constexpr double kSparseThreshold = 1e-3;
 
-const std::vector<std::string> kClassifiers = {"bert_reranker", "xlm_roberta_classifier",
+const std::vector<std::string> kClassifiers = {"bert_reranker",         "xlm_roberta_classifier",
                                                "distilbert_classifier", "mpnet_reranker",
-                                               "electra_classifier"};
-const std::vector<std::string> kMaskedLm = {"bert_mlm", "roberta_mlm", "distilbert_mlm",
-                                            "mpnet_mlm", "electra_mlm"};
+                                               "electra_classifier",    "modernbert_reranker"};
+const std::vector<std::string> kMaskedLm = {"bert_mlm",  "roberta_mlm", "distilbert_mlm",
+                                            "mpnet_mlm", "electra_mlm", "modernbert_mlm"};
 
 std::string FixtureDir(const std::string& name) {
   return std::string(GOLDEN_DIR) + "/heads/" + name;
@@ -149,9 +153,10 @@ double Spearman(const std::vector<double>& a, const std::vector<double>& b) {
 // a reranker needs is checked instead: the order it puts the inputs in.
 // Over 16 inputs a swap of two neighbours costs 0.003 of Spearman's rho;
 // >= 0.98 allows a few such swaps of near-equal scores, not a reordering
-// (measured: 0.991 at the avx2 and scalar levels, 0.997 with VNNI, 1.0 for MPNet).
+// (measured: 0.991 at the avx2 and scalar levels, 0.997 with VNNI, 1.0 for
+// MPNet; ModernBERT 0.997 without VNNI, 1.0 with).
 TEST(ClassifierInt8Test, KeepsTheRankingOfOneLabelScores) {
-  for (const char* name : {"bert_reranker", "mpnet_reranker"}) {
+  for (const char* name : {"bert_reranker", "mpnet_reranker", "modernbert_reranker"}) {
     const nlohmann::json reference = Reference(name);
     std::unique_ptr<Encoder> encoder = LoadHeadsFixture(name, Precision::kInt8);
     ASSERT_NE(encoder, nullptr);
@@ -181,6 +186,7 @@ TEST(ClassifierConfigTest, LabelsAndActivationFromConfigJson) {
        {ScoreActivation::kSigmoid, {"toxic", "insult", "threat", "obscene"}}},
       {"mpnet_reranker", {ScoreActivation::kIdentity, {"LABEL_0"}}},                // the older key
       {"electra_classifier", {ScoreActivation::kSoftmax, {"LABEL_0", "LABEL_1"}}},  // no id2label
+      {"modernbert_reranker", {ScoreActivation::kSigmoid, {"LABEL_0"}}},
   };
   for (const auto& [name, w] : want) {
     std::unique_ptr<Encoder> encoder = LoadHeadsFixture(name);
@@ -417,6 +423,161 @@ TEST(HeadsLoadTest, Id2LabelMustMatchTheClassifierWeight) {
   ASSERT_FALSE(encoder.ok());
   EXPECT_NE(std::string(encoder.status().message()).find("classifier.weight"), std::string::npos)
       << encoder.status();
+}
+
+// Every fixture of tests/golden/heads runs here (cli_heads.sh runs them all
+// by their directories), and every family with a head in the registry has a
+// fixture of that head.
+TEST(HeadsFixturesTest, EveryFixtureAndEveryFamilysHeadIsTested) {
+  std::set<std::string> classifiers, masked_lm;  // families with a fixture
+  int fixtures = 0;
+  for (const fs::directory_entry& entry :
+       fs::directory_iterator(std::string(GOLDEN_DIR) + "/heads")) {
+    if (!entry.is_directory()) continue;
+    ++fixtures;
+    const std::string name = entry.path().filename().string();
+    const nlohmann::json reference = Reference(name);
+    const Architecture* architecture = FindArchitecture(reference.at("family"));
+    ASSERT_NE(architecture, nullptr) << name;
+    if (reference.at("head") == "classifier") {
+      EXPECT_NE(std::find(kClassifiers.begin(), kClassifiers.end(), name), kClassifiers.end())
+          << name << " is not in kClassifiers";
+      classifiers.insert(architecture->name);
+    } else {
+      EXPECT_NE(std::find(kMaskedLm.begin(), kMaskedLm.end(), name), kMaskedLm.end())
+          << name << " is not in kMaskedLm";
+      masked_lm.insert(architecture->name);
+    }
+  }
+  EXPECT_EQ(fixtures, static_cast<int>(kClassifiers.size() + kMaskedLm.size()));
+  // Families whose heads have no fixture of their own yet: JinaBERT takes
+  // BERT's heads (names and math) on its ALiBi encoder.
+  const std::set<std::string> without_fixtures = {"jina_bert"};
+  for (const Architecture& architecture : Architectures()) {
+    const TensorNames& n = architecture.names;
+    if (without_fixtures.count(architecture.name) > 0) {
+      EXPECT_EQ(classifiers.count(architecture.name) + masked_lm.count(architecture.name), 0u)
+          << architecture.name << " has head fixtures now: take it off the list";
+      continue;
+    }
+    EXPECT_EQ(classifiers.count(architecture.name), n.classifier.out.empty() ? 0u : 1u)
+        << architecture.name << ": a classifier head without a fixture (make_heads.py)";
+    EXPECT_EQ(masked_lm.count(architecture.name), n.masked_lm.transform.empty() ? 0u : 1u)
+        << architecture.name << ": a masked-LM head without a fixture (make_heads.py)";
+  }
+}
+
+absl::StatusOr<std::unique_ptr<Encoder>> LoadDir(const std::string& dir) {
+  EncoderOptions options;
+  options.threads = 1;
+  return Encoder::Load(dir, options);
+}
+
+// ModernBERT's head keys are read: an unknown pooling or activation is a
+// load error naming the file, the key and the value.
+TEST(ModernBertHeadsTest, UnknownPoolingOrActivationIsALoadErrorNamingKeyAndValue) {
+  for (const auto& [key, value] : std::vector<std::pair<std::string, std::string>>{
+           {"classifier_pooling", "max"}, {"classifier_activation", "softplus"}}) {
+    for (const char* fixture : {"modernbert_reranker", "modernbert_mlm"}) {
+      const std::string dir = EditedFixture(
+          fixture, [&, k = key, v = value](nlohmann::json& config) { config[k] = v; });
+      absl::StatusOr<std::unique_ptr<Encoder>> encoder = LoadDir(dir);
+      if (key == "classifier_pooling" && std::string(fixture) == "modernbert_mlm") {
+        // Only the classifier reads it.
+        ASSERT_TRUE(encoder.ok()) << encoder.status();
+        EXPECT_TRUE((*encoder)->has_masked_lm_head());
+        continue;
+      }
+      ASSERT_FALSE(encoder.ok()) << fixture << " " << key;
+      EXPECT_EQ(encoder.status().code(), absl::StatusCode::kInvalidArgument);
+      const std::string message(encoder.status().message());
+      for (const std::string& part : {dir + "/config.json", key, value}) {
+        EXPECT_NE(message.find(part), std::string::npos) << message;
+      }
+    }
+  }
+}
+
+std::vector<float> ModernBertRerankerLogits(Encoder& encoder) {
+  Encoded encoded;
+  EncodeInputs(encoder, Reference("modernbert_reranker"), &encoded);
+  std::vector<float> logits;
+  for (const auto& row : Logits(encoder, encoded.result)) logits.push_back(row.at(0));
+  return logits;
+}
+
+// classifier_pooling "cls" (and its absence: the default) reads the first
+// token: the logits leave the fixture's, made on the mean.
+TEST(ModernBertHeadsTest, ClsPoolingReadsTheFirstToken) {
+  const nlohmann::json reference = Reference("modernbert_reranker");
+  for (bool erase : {false, true}) {
+    const std::string dir = EditedFixture("modernbert_reranker", [&](nlohmann::json& config) {
+      if (erase) {
+        config.erase("classifier_pooling");
+      } else {
+        config["classifier_pooling"] = "cls";
+      }
+    });
+    absl::StatusOr<std::unique_ptr<Encoder>> encoder = LoadDir(dir);
+    ASSERT_TRUE(encoder.ok()) << encoder.status();
+    const std::vector<float> logits = ModernBertRerankerLogits(**encoder);
+    float moved = 0.0f;
+    for (size_t i = 0; i < logits.size(); ++i) {
+      const float want = reference.at("logits").at(i).at(0).get<float>();
+      if (i == 0) {
+        // The first input has one token: its mean is its first token.
+        EXPECT_NEAR(logits[i], want, kLogitsMaxAbs);
+      }
+      moved = std::max(moved, std::abs(logits[i] - want));
+    }
+    EXPECT_GT(moved, 100 * kLogitsMaxAbs) << (erase ? "no key" : "cls");
+  }
+}
+
+// A bias config.json says is there must be in the checkpoint.
+TEST(ModernBertHeadsTest, AHeadBiasTheConfigCallsForMustBeInTheCheckpoint) {
+  const std::string dir = EditedFixture(
+      "modernbert_reranker", [](nlohmann::json& config) { config["classifier_bias"] = true; });
+  absl::StatusOr<std::unique_ptr<Encoder>> encoder = LoadDir(dir);
+  ASSERT_FALSE(encoder.ok());
+  EXPECT_NE(std::string(encoder.status().message()).find("head.dense.bias"), std::string::npos)
+      << encoder.status();
+  const std::string not_bool = EditedFixture(
+      "modernbert_mlm", [](nlohmann::json& config) { config["decoder_bias"] = "yes"; });
+  encoder = LoadDir(not_bool);
+  ASSERT_FALSE(encoder.ok());
+  EXPECT_NE(std::string(encoder.status().message()).find("\"decoder_bias\" must be true or false"),
+            std::string::npos)
+      << encoder.status();
+}
+
+// decoder_bias false: the masked-LM head has no output bias (the file's is
+// not read, the weights move), and a classifier's checkpoint, whose
+// head.dense is the same module, still has no masked-LM head.
+TEST(ModernBertHeadsTest, WithoutADecoderBias) {
+  const auto no_decoder_bias = [](nlohmann::json& config) { config["decoder_bias"] = false; };
+  absl::StatusOr<std::unique_ptr<Encoder>> mlm =
+      LoadDir(EditedFixture("modernbert_mlm", no_decoder_bias));
+  ASSERT_TRUE(mlm.ok()) << mlm.status();
+  ASSERT_TRUE((*mlm)->has_masked_lm_head());
+  const nlohmann::json reference = Reference("modernbert_mlm");
+  Encoded encoded;
+  EncodeInputs(**mlm, reference, &encoded);
+  std::vector<SparseEntry> entries;
+  ASSERT_TRUE((*mlm)->Sparse(encoded.result, 2, SparseOptions(), &entries).ok());
+  std::map<int, double> want;
+  for (const auto& entry : reference.at("sparse_max").at(2)) {
+    want[entry.at(0).get<int>()] = entry.at(1).get<double>();
+  }
+  double moved = 0.0;
+  for (const SparseEntry& e : entries) moved = std::max(moved, std::abs(e.weight - want[e.id]));
+  EXPECT_GT(moved, 100 * kSparseMaxRel);
+
+  absl::StatusOr<std::unique_ptr<Encoder>> reranker =
+      LoadDir(EditedFixture("modernbert_reranker", no_decoder_bias));
+  ASSERT_TRUE(reranker.ok()) << reranker.status();
+  EXPECT_NE((*reranker)->classifier(), nullptr);
+  EXPECT_FALSE((*reranker)->has_masked_lm_head());
 }
 
 }  // namespace

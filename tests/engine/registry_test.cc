@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "engine/config.h"
 #include "engine/encoder.h"
+#include "engine/heads.h"
 #include "engine/random_model.h"
 #include "models/architecture.h"
 #include "support/files.h"
@@ -120,6 +121,17 @@ std::vector<std::string> Problems(const Architecture& a) {
            "embedding projection");
   expect(n.classifier.dense.empty() == n.classifier.out.empty(), "half a classifier head");
   expect(n.masked_lm.transform.empty() == n.masked_lm.bias.empty(), "half a masked-LM head");
+  expect(!n.classifier.norm.empty() || n.classifier.norm_bias.key == nullptr,
+         "a classifier norm bias key without the norm");
+  expect(n.classifier.pooling_key != nullptr || n.classifier.pooling == HeadPooling::kFirstToken,
+         "a classifier pooling other than the first token's without its config key");
+  // A transform shared with the classifier (ModernBERT's head.dense) must be
+  // told apart from it by the classifier's output when the output bias is off.
+  const bool shared = !n.masked_lm.transform.empty() && n.masked_lm.transform == n.classifier.dense;
+  expect(shared == !n.masked_lm.classifier_out.empty(),
+         "a masked-LM transform shared with the classifier goes with classifier_out");
+  expect(n.masked_lm.classifier_out.empty() || n.masked_lm.classifier_out == n.classifier.out,
+         "classifier_out is not the classifier's output");
   return problems;
 }
 
@@ -322,6 +334,15 @@ TEST_P(RegistryFamilyTest, RandomModelLoadsWithItsHeads) {
     for (int s = 0; s < 2; ++s) {
       for (int64_t i = 0; i < result.num_tokens(s) * result.hidden_size; ++i) {
         ASSERT_TRUE(std::isfinite(result.sequence_states(s)[i])) << s << " " << i;
+      }
+      if (head == RandomHead::kClassifier) {
+        float logits[2];
+        ASSERT_TRUE((*encoder)->Classify(result, s, logits).ok());
+        EXPECT_TRUE(std::isfinite(logits[0]) && std::isfinite(logits[1])) << s;
+      } else if (head == RandomHead::kMaskedLm) {
+        std::vector<SparseEntry> entries;
+        ASSERT_TRUE((*encoder)->Sparse(result, s, SparseOptions(), &entries).ok());
+        for (const SparseEntry& entry : entries) EXPECT_TRUE(std::isfinite(entry.weight)) << s;
       }
     }
   }

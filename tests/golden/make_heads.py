@@ -6,10 +6,10 @@ Run with Debian's interpreter, which sees python3-torch (1.13) and numpy:
     /usr/bin/python3 tests/golden/make_heads.py [fixture ...]
 
 Each fixture is a small random encoder of one family (the module tree and
-forward pass of make_families.py, imported from it) with a task head on top,
-written after transformers' modeling_<family>.py, with the hub's tensor
-names (at the checkpoint's top level: "classifier.weight", "lm_head.bias",
-...) and config keys:
+forward pass of make_families.py, or for ModernBERT of make_long_context.py,
+imported from them) with a task head on top, written after transformers'
+modeling_<family>.py, with the hub's tensor names (at the checkpoint's top
+level: "classifier.weight", "lm_head.bias", ...) and config keys:
 
   sequence classification
     BERT        pooler.dense, tanh (on the first token), classifier
@@ -17,6 +17,10 @@ names (at the checkpoint's top level: "classifier.weight", "lm_head.bias",
                 classifier.dense, tanh, classifier.out_proj
     DistilBERT  pre_classifier, ReLU, classifier
     ELECTRA     classifier.dense, GELU (erf), classifier.out_proj
+    ModernBERT  the first token's state or (classifier_pooling "mean") the
+                mean of the sequence's, then head.dense (bias per
+                classifier_bias), classifier_activation, head.norm (bias per
+                norm_bias), classifier
   masked LM (SPLADE)
     BERT        cls.predictions.transform.{dense, LayerNorm} (act: hidden_act),
                 cls.predictions.decoder, cls.predictions.bias
@@ -25,9 +29,15 @@ names (at the checkpoint's top level: "classifier.weight", "lm_head.bias",
     DistilBERT  vocab_transform, act, vocab_layer_norm, vocab_projector
     ELECTRA     generator_predictions.{dense (H -> E), LayerNorm}, GELU,
                 generator_lm_head
+    ModernBERT  head.{dense, norm} (as above), decoder (tied), decoder.bias
+                (per decoder_bias)
   The decoder weight is tied to the word embeddings and left out of the
   file as real checkpoints do, except in bert_mlm, whose decoder is its own
   (an untied checkpoint).
+
+The ModernBERT fixtures' inputs (up to 40 tokens) stay within half the
+sliding window (local_attention 128), so their sliding-window layers see
+every key: the heads are tested apart from the window.
 
 reference.json holds, in float64: the logits per input, and the SPLADE
 weights (log1p(relu(logit)), max and sum over the sequence's tokens) as
@@ -37,8 +47,9 @@ Self-checks, each of which fails the run:
   (a) padded batch == each sequence run alone (float64, < 1e-10), heads included;
   (b) sensitivity: a broken head rule (no tanh / no activation, the wrong
       activation, no LayerNorm in the transform, an untied decoder, the
-      pooler skipped) moves the logits or the SPLADE weights by more than
-      10x the test's tolerance;
+      pooler skipped, ModernBERT's first token for the mean, its head norm
+      skipped or its head biases ignored) moves the logits or the SPLADE
+      weights by more than 10x the test's tolerance;
   (c) float32 torch with the same weights stays 10x inside the tolerance.
 """
 
@@ -48,7 +59,7 @@ import os
 import shutil
 import sys
 from dataclasses import dataclass, field
-from typing import Dict, List, Optional
+from typing import Dict, List, Optional, Union
 
 import numpy as np
 import torch
@@ -58,6 +69,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "heads")
 sys.path.insert(0, HERE)
 import make_families as fam  # noqa: E402  (the encoder families' modules)
+import make_long_context as lc  # noqa: E402  (ModernBERT's modules)
 from make_golden import check, write_safetensors  # noqa: E402
 
 LOGITS_MAX_ABS = 1e-4     # heads_test.cc: fp32 logits
@@ -71,7 +83,7 @@ STD_BIAS = 0.5
 @dataclass
 class HeadSpec:
     name: str
-    encoder: fam.Spec
+    encoder: Union[fam.Spec, lc.Spec]
     head: str                        # "classifier" or "masked_lm"
     num_labels: int = 0
     config: Dict = field(default_factory=dict)   # extra config.json keys
@@ -95,6 +107,25 @@ def encoder_spec(name, model_type, seed, **kw) -> fam.Spec:
                 buckets=32 if family == "mpnet" else 0)
     args.update(kw)
     return fam.Spec(**args)
+
+
+def modernbert_spec(name, seed, **kw) -> lc.Spec:
+    """Two layers, global then sliding-window (its own rope theta), and a
+    window of 128: the inputs' 40 tokens at most never reach past it."""
+    args = dict(name=name, arch="modernbert", seed=seed, layers=2, hidden=32, heads=4,
+                intermediate=48, vocab=90, max_positions=40, eps=1e-5, pad=3,
+                rope_theta=160000.0, local_rope_theta=10000.0, global_every=2, local_window=128,
+                qkv_bias=False, mlp_in_bias=False, mlp_out_bias=False, norm_bias=False)
+    args.update(kw)
+    return lc.Spec(**args)
+
+
+def is_modernbert(s) -> bool:
+    return isinstance(s, lc.Spec)
+
+
+def model_type(s) -> str:
+    return "modernbert" if is_modernbert(s) else s.model_type
 
 
 FIXTURES = [
@@ -127,7 +158,36 @@ FIXTURES = [
     HeadSpec("mpnet_mlm", encoder_spec("mpnet_mlm", "mpnet", 3014), "masked_lm"),
     HeadSpec("electra_mlm", encoder_spec("electra_mlm", "electra", 3015, embedding_size=16),
              "masked_lm"),
+    # gte-reranker-modernbert-base's head: the mean of the tokens, no head
+    # biases (classifier_bias, norm_bias false), a CrossEncoder's config.
+    HeadSpec("modernbert_reranker", modernbert_spec("modernbert_reranker", 3006), "classifier",
+             num_labels=1, inputs=16,
+             config={"classifier_pooling": "mean", "classifier_bias": False,
+                     "classifier_activation": "gelu", "norm_bias": False,
+                     "id2label": {"0": "LABEL_0"}, "label2id": {"LABEL_0": 0},
+                     "sentence_transformers": {
+                         "activation_fn": "torch.nn.modules.activation.Sigmoid",
+                         "version": "4.1.0"}}),
+    # ModernBertForMaskedLM with the biases config.json may switch on: the
+    # head's dense (classifier_bias), every LayerNorm's (norm_bias), the
+    # decoder's (decoder_bias, the default).
+    HeadSpec("modernbert_mlm", modernbert_spec("modernbert_mlm", 3016, norm_bias=True),
+             "masked_lm",
+             config={"classifier_bias": True, "norm_bias": True, "decoder_bias": True,
+                     "classifier_activation": "gelu"}),
 ]
+
+
+# ModernBertConfig's defaults of the head's keys.
+MODERNBERT_HEAD_DEFAULTS = {"classifier_pooling": "cls", "classifier_bias": False,
+                            "classifier_activation": "gelu", "norm_bias": False,
+                            "decoder_bias": True}
+
+
+def modernbert_head_config(h) -> Dict:
+    """The head's keys as config.json says them (the defaults where it does not)."""
+    c = config_json(h)
+    return {k: c.get(k, v) for k, v in MODERNBERT_HEAD_DEFAULTS.items()}
 
 
 # ---------------------------------------------------------------------------
@@ -168,6 +228,22 @@ def make_head_tensors(h: HeadSpec, model: fam.Model, gen: torch.Generator) -> Di
                 name + ".bias": torch.randn(n_out, generator=gen) * STD_BIAS}
 
     t = {}
+    if is_modernbert(s):
+        # ModernBertPredictionHead `head`, then the classifier or the decoder's bias.
+        c = modernbert_head_config(h)
+        dense = linear("head.dense", s.hidden, s.hidden)
+        if not c["classifier_bias"]:
+            del dense["head.dense.bias"]
+        t.update(dense)
+        t["head.norm.weight"] = 1.0 + 0.2 * torch.randn(s.hidden, generator=gen)
+        beta = 0.2 * torch.randn(s.hidden, generator=gen)
+        if c["norm_bias"]:
+            t["head.norm.bias"] = beta
+        if h.head == "classifier":
+            t.update(linear("classifier", s.hidden, h.num_labels))
+        elif c["decoder_bias"]:
+            t["decoder.bias"] = torch.randn(s.vocab, generator=gen) * STD_BIAS
+        return t
     if h.head == "classifier":
         dense, _, out = classifier_names(s.model_type)
         if s.model_type != "bert":  # BERT's dense is the encoder's pooler
@@ -201,6 +277,8 @@ def apply_heads(h: HeadSpec, model: fam.Model, t: Dict, states, pooled, mask,
     def lin(name, x):
         return F.linear(x, t[name + ".weight"].to(dt), t[name + ".bias"].to(dt))
 
+    if is_modernbert(s):
+        return apply_modernbert_heads(h, model, t, states, mask, mutation)
     if h.head == "classifier":
         dense, act, out = classifier_names(s.model_type)
         if mutation == "wrong_activation":
@@ -233,6 +311,49 @@ def apply_heads(h: HeadSpec, model: fam.Model, t: Dict, states, pooled, mask,
     return weights.max(dim=1).values, weights.sum(dim=1)
 
 
+def apply_modernbert_heads(h: HeadSpec, model, t: Dict, states, mask, mutation: Optional[str]):
+    """ModernBertForSequenceClassification / ModernBertForMaskedLM on the
+    encoder's states (transformers' modeling_modernbert.py)."""
+    s = h.encoder
+    dt = states.dtype
+    c = modernbert_head_config(h)
+    drop_biases = mutation == "head_biases_ignored"
+
+    def tensor(name):
+        v = t.get(name)
+        return None if v is None or (drop_biases and name.endswith(".bias")) else v.to(dt)
+
+    act = c["classifier_activation"]
+    if mutation == "wrong_activation":
+        act = {"gelu": "tanh"}[act]
+    elif mutation == "no_activation":
+        act = "identity"
+
+    def prediction_head(x):  # ModernBertPredictionHead: norm(act(dense(x)))
+        x = act_fn(act, s)(F.linear(x, tensor("head.dense.weight"), tensor("head.dense.bias")))
+        if mutation in ("no_layer_norm", "no_head_norm"):
+            return x
+        return F.layer_norm(x, (s.hidden,), tensor("head.norm.weight"), tensor("head.norm.bias"),
+                            eps=s.eps)
+
+    m = mask.to(dt)
+    if h.head == "classifier":
+        mean = c["classifier_pooling"] == "mean" and mutation != "first_token_for_mean"
+        if mean:
+            pooled = (states * m[:, :, None]).sum(dim=1) / m.sum(dim=1, keepdim=True)
+        else:
+            pooled = states[:, 0]
+        x = prediction_head(pooled)
+        return F.linear(x, tensor("classifier.weight"), tensor("classifier.bias"))
+    x = prediction_head(states)
+    w = model.model.embeddings.tok_embeddings.weight.to(dt)   # decoder.weight, tied
+    if mutation == "untied_decoder":
+        w = torch.roll(w, 1, dims=0)
+    logits = F.linear(x, w, tensor("decoder.bias"))             # [B, L, V]
+    weights = torch.log1p(F.relu(logits)) * m[:, :, None]
+    return weights.max(dim=1).values, weights.sum(dim=1)
+
+
 def run(h: HeadSpec, model: fam.Model, t: Dict, inputs, dtype, mutation=None):
     s = h.encoder
     L = max(len(x["ids"]) for x in inputs)
@@ -248,7 +369,10 @@ def run(h: HeadSpec, model: fam.Model, t: Dict, inputs, dtype, mutation=None):
         mask[b, :n] = 1
     model = model.to(dtype)
     with torch.no_grad():
-        states, pooled = model(ids, types, mask)
+        if is_modernbert(s):
+            states, pooled = model(ids, types, mask), None
+        else:
+            states, pooled = model(ids, types, mask)
         out = apply_heads(h, model, t, states, pooled, mask, mutation)
     if h.head == "classifier":
         return {"logits": out.double().numpy()}
@@ -261,7 +385,7 @@ def make_inputs(h: HeadSpec, rng: np.random.RandomState) -> List[dict]:
     inputs = []
     for n in lengths[:h.inputs]:
         ids = rng.randint(0, s.vocab, size=n).tolist()
-        if s.positions_after_pad:
+        if getattr(s, "positions_after_pad", False):
             ids = [i if i != s.pad else s.pad + 1 for i in ids]
         item = {"ids": ids}
         if h.pairs and n > 1:
@@ -297,6 +421,11 @@ MUTATIONS = {
 def config_json(h: HeadSpec) -> dict:
     s = h.encoder
     arch = {"classifier": "ForSequenceClassification", "masked_lm": "ForMaskedLM"}[h.head]
+    if is_modernbert(s):
+        c = lc.config_json(s)
+        c["architectures"] = ["ModernBert" + arch]
+        c.update(h.config)
+        return c
     c = fam.config_json(s) if s.model_type != "bert" else {
         "model_type": "bert", "attention_probs_dropout_prob": 0.1, "hidden_act": s.hidden_act,
         "hidden_dropout_prob": 0.1, "hidden_size": s.hidden, "initializer_range": 0.02,
@@ -319,17 +448,31 @@ def generate(h: HeadSpec) -> None:
     s = h.encoder
     torch.manual_seed(s.seed)
     gen = torch.Generator().manual_seed(s.seed)
-    model = fam.Model(s)
-    fam.init_weights(model, gen)
-    fam.round_to_dtype(model, s.dtype)
+    if is_modernbert(s):
+        # make_long_context's ModernBertForMaskedLM: its own head and decoder
+        # bias are left out of the file for this fixture's (make_head_tensors).
+        model = lc.MODELS[s.arch](s)
+        lc.init_weights(model, s, gen)
+    else:
+        model = fam.Model(s)
+        fam.init_weights(model, gen)
+        fam.round_to_dtype(model, s.dtype)
     model.eval()
     t = make_head_tensors(h, model, gen)
     inputs = make_inputs(h, np.random.RandomState(s.seed))
 
     ref = run(h, model, t, inputs, torch.float64)
     mutations = list(MUTATIONS[h.head])
-    if s.model_type == "bert" and h.head == "classifier":
+    if model_type(s) == "bert" and h.head == "classifier":
         mutations.append("no_pooler")
+    if is_modernbert(s):
+        c = modernbert_head_config(h)
+        if h.head == "classifier":
+            mutations.append("no_head_norm")
+            if c["classifier_pooling"] == "mean":
+                mutations.append("first_token_for_mean")
+        if c["classifier_bias"] or c["norm_bias"] or h.head == "classifier":
+            mutations.append("head_biases_ignored")
     if h.untied_decoder:
         mutations[mutations.index("untied_decoder")] = "tied_decoder"
     d32 = fam.self_check(
@@ -346,12 +489,16 @@ def generate(h: HeadSpec) -> None:
     with open(os.path.join(target, "model", "config.json"), "w") as f:
         json.dump(config_json(h), f, indent=2)
         f.write("\n")
-    tensors = {s.prefix + n: p.detach().contiguous() for n, p in model.state_dict().items()}
+    if is_modernbert(s):  # names already "model.*"; the head is the fixture's own
+        tensors = {n: p.detach().contiguous() for n, p in model.state_dict().items()
+                   if n.startswith("model.")}
+    else:
+        tensors = {s.prefix + n: p.detach().contiguous() for n, p in model.state_dict().items()}
     tensors.update({n: v.contiguous() for n, v in t.items()})
     write_safetensors(os.path.join(target, "model", "model.safetensors"), tensors, s.dtype)
 
     reference = {
-        "family": s.model_type,
+        "family": model_type(s),
         "generator": "tests/golden/make_heads.py",
         "head": h.head,
         "inputs": inputs,

@@ -1,7 +1,10 @@
-// The classifier's settings in config.json: id2label ({"0": "NEG", ...}),
-// num_labels, problem_type, and the sentence-transformers CrossEncoder
-// activation ("sentence_transformers": {"activation_fn": ...}, or the older
-// top-level "sbert_ce_default_activation_function").
+// The heads' settings in config.json. The classifier's labels and score
+// activation: id2label ({"0": "NEG", ...}), num_labels, problem_type, and the
+// sentence-transformers CrossEncoder activation ("sentence_transformers":
+// {"activation_fn": ...}, or the older top-level
+// "sbert_ce_default_activation_function"). Both heads' layer settings by the
+// family's keys (ModernBERT's classifier_bias, norm_bias, decoder_bias,
+// classifier_activation, classifier_pooling).
 #include <map>
 #include <string>
 
@@ -30,7 +33,125 @@ const ScoreActivation* ActivationOfModule(const std::string& name) {
   return it == kModules.end() ? nullptr : &it->second;
 }
 
+// The activation a head's names give where config.json does not say.
+void DefaultActivation(HeadActivation activation, const ModelConfig& config,
+                       HeadSettings* settings) {
+  settings->tanh = activation == HeadActivation::kTanh;
+  switch (activation) {
+    case HeadActivation::kRelu:
+      settings->activation = Activation::kRelu;
+      return;
+    case HeadActivation::kGeluErf:
+      settings->activation = Activation::kGeluErf;
+      return;
+    case HeadActivation::kConfig:
+    case HeadActivation::kTanh:  // `tanh` says it
+      break;
+  }
+  settings->activation = config.activation;
+}
+
+// A transformers ACT2FN name under `key`, when the family has the key and
+// config.json holds it.
+absl::Status ReadHeadActivation(const json& j, const char* key, const std::string& source,
+                                HeadSettings* settings) {
+  if (key == nullptr || !j.contains(key)) return absl::OkStatus();
+  static const std::map<std::string, Activation> kNames = {
+      {"gelu", Activation::kGeluErf},
+      {"gelu_new", Activation::kGeluTanh},
+      {"gelu_pytorch_tanh", Activation::kGeluTanh},
+      {"relu", Activation::kRelu},
+      {"silu", Activation::kSilu},
+      {"swish", Activation::kSilu},
+  };
+  const json& value = j[key];
+  if (value == "tanh") {
+    settings->tanh = true;
+    return absl::OkStatus();
+  }
+  const auto it = value.is_string() ? kNames.find(value.get<std::string>()) : kNames.end();
+  if (it == kNames.end()) {
+    return HeadConfigError(source, absl::StrCat("unsupported \"", key, "\" ", value.dump(),
+                                                " (supported: gelu, gelu_new, gelu_pytorch_tanh, "
+                                                "relu, silu, swish, tanh)"));
+  }
+  settings->tanh = false;
+  settings->activation = it->second;
+  return absl::OkStatus();
+}
+
+// Whether a head's bias is in the checkpoint (HeadBias).
+absl::Status ReadHeadBias(const json& j, const HeadBias& bias, const std::string& source,
+                          bool* out) {
+  *out = bias.key == nullptr || bias.fallback;
+  if (bias.key == nullptr || !j.contains(bias.key)) return absl::OkStatus();
+  if (!j[bias.key].is_boolean()) {
+    return HeadConfigError(
+        source, absl::StrCat("\"", bias.key, "\" must be true or false, got ", j[bias.key].dump()));
+  }
+  *out = j[bias.key].get<bool>();
+  return absl::OkStatus();
+}
+
+absl::StatusOr<json> ParseObject(const std::string& json_text, const std::string& source) {
+  json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return HeadConfigError(source, "not a JSON object");
+  return j;
+}
+
 }  // namespace
+
+absl::StatusOr<HeadSettings> ReadClassifierSettings(const ClassifierHeadNames& names,
+                                                    const ModelConfig& config,
+                                                    const std::string& config_text,
+                                                    const std::string& source) {
+  absl::StatusOr<json> j = ParseObject(config_text, source);
+  if (!j.ok()) return j.status();
+  HeadSettings settings;
+  DefaultActivation(names.activation, config, &settings);
+  if (absl::Status s = ReadHeadActivation(*j, names.activation_key, source, &settings); !s.ok()) {
+    return s;
+  }
+  for (auto [bias, out] :
+       {std::pair<const HeadBias*, bool*>{&names.dense_bias, &settings.dense_bias},
+        {&names.norm_bias, &settings.norm_bias}}) {
+    if (absl::Status s = ReadHeadBias(*j, *bias, source, out); !s.ok()) return s;
+  }
+  settings.pooling = names.pooling;
+  const char* key = names.pooling_key;
+  if (key != nullptr && j->contains(key)) {
+    const json& value = (*j)[key];
+    if (value == "cls") {
+      settings.pooling = HeadPooling::kFirstToken;
+    } else if (value == "mean") {
+      settings.pooling = HeadPooling::kMean;
+    } else {
+      return HeadConfigError(source, absl::StrCat("unsupported \"", key, "\" ", value.dump(),
+                                                  " (supported: \"cls\", \"mean\")"));
+    }
+  }
+  return settings;
+}
+
+absl::StatusOr<HeadSettings> ReadMaskedLmSettings(const MaskedLmHeadNames& names,
+                                                  const ModelConfig& config,
+                                                  const std::string& config_text,
+                                                  const std::string& source) {
+  absl::StatusOr<json> j = ParseObject(config_text, source);
+  if (!j.ok()) return j.status();
+  HeadSettings settings;
+  DefaultActivation(names.activation, config, &settings);
+  if (absl::Status s = ReadHeadActivation(*j, names.activation_key, source, &settings); !s.ok()) {
+    return s;
+  }
+  for (auto [bias, out] :
+       {std::pair<const HeadBias*, bool*>{&names.transform_bias, &settings.dense_bias},
+        {&names.norm_bias, &settings.norm_bias},
+        {&names.output_bias, &settings.output_bias}}) {
+    if (absl::Status s = ReadHeadBias(*j, *bias, source, out); !s.ok()) return s;
+  }
+  return settings;
+}
 
 absl::StatusOr<ClassifierConfig> ParseClassifierConfig(const std::string& json_text,
                                                        const std::string& source) {

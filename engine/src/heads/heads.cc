@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "model/pooling.h"
 #include "oneapi/dnnl/dnnl.h"
 
 namespace engine {
@@ -16,16 +17,37 @@ namespace {
 constexpr int64_t kDecoderRows = 64;
 constexpr int64_t kDecoderScratch = int64_t{4} << 20;
 
+// A Linear's weight and, when `bias`, its bias; zeros otherwise.
 absl::Status LoadHeadLinear(const Checkpoint& checkpoint, const std::string& prefix, int64_t in,
-                            int64_t out, HeadLinear* linear) {
+                            int64_t out, bool bias, HeadLinear* linear) {
   absl::StatusOr<std::vector<float>> weight = checkpoint.ReadFloat(prefix + ".weight", {out, in});
   if (!weight.ok()) return weight.status();
-  absl::StatusOr<std::vector<float>> bias = checkpoint.ReadFloat(prefix + ".bias", {out});
-  if (!bias.ok()) return bias.status();
   linear->in = in;
   linear->out = out;
   linear->weight = *std::move(weight);
-  linear->bias = *std::move(bias);
+  if (!bias) {
+    linear->bias.assign(static_cast<size_t>(out), 0.0f);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<float>> values = checkpoint.ReadFloat(prefix + ".bias", {out});
+  if (!values.ok()) return values.status();
+  linear->bias = *std::move(values);
+  return absl::OkStatus();
+}
+
+// A LayerNorm's weight and, when `bias`, its bias; zeros otherwise.
+absl::Status LoadHeadNorm(const Checkpoint& checkpoint, const std::string& prefix, int64_t n,
+                          bool bias, std::vector<float>* gamma, std::vector<float>* beta) {
+  absl::StatusOr<std::vector<float>> weight = checkpoint.ReadFloat(prefix + ".weight", {n});
+  if (!weight.ok()) return weight.status();
+  *gamma = *std::move(weight);
+  if (!bias) {
+    beta->assign(static_cast<size_t>(n), 0.0f);
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::vector<float>> values = checkpoint.ReadFloat(prefix + ".bias", {n});
+  if (!values.ok()) return values.status();
+  *beta = *std::move(values);
   return absl::OkStatus();
 }
 
@@ -53,19 +75,6 @@ float Activate(Activation activation, float x) {
   return x;
 }
 
-Activation ResolveActivation(HeadActivation activation, const ModelConfig& config) {
-  switch (activation) {
-    case HeadActivation::kRelu:
-      return Activation::kRelu;
-    case HeadActivation::kGeluErf:
-      return Activation::kGeluErf;
-    case HeadActivation::kConfig:
-    case HeadActivation::kTanh:  // handled by the caller
-      break;
-  }
-  return config.activation;
-}
-
 void LayerNormRow(float* row, int64_t n, const float* gamma, const float* beta, float eps) {
   double mean = 0.0;
   for (int64_t i = 0; i < n; ++i) mean += row[i];
@@ -86,6 +95,16 @@ bool HasClassifier(const Checkpoint& checkpoint, const ClassifierHeadNames& name
          checkpoint.Has(names.dense + ".weight");
 }
 
+bool HasMaskedLm(const Checkpoint& checkpoint, const MaskedLmHeadNames& names, bool output_bias) {
+  if (names.transform.empty() || !checkpoint.Has(names.transform + ".weight")) return false;
+  if (output_bias) {
+    return std::any_of(names.bias.begin(), names.bias.end(),
+                       [&](const std::string& n) { return checkpoint.Has(n); });
+  }
+  return checkpoint.Has(names.decoder + ".weight") || names.classifier_out.empty() ||
+         !checkpoint.Has(names.classifier_out + ".weight");
+}
+
 absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoint& checkpoint,
                                                                   const ClassifierHeadNames& names,
                                                                   const ModelConfig& config,
@@ -94,6 +113,9 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoi
   if (!HasClassifier(checkpoint, names)) return nullptr;
   absl::StatusOr<ClassifierConfig> parsed = ParseClassifierConfig(config_text, source);
   if (!parsed.ok()) return parsed.status();
+  absl::StatusOr<HeadSettings> settings =
+      ReadClassifierSettings(names, config, config_text, source);
+  if (!settings.ok()) return settings.status();
   const ClassifierConfig& head_config = *parsed;
   const int64_t h = config.hidden_size;
   auto weights = std::make_unique<ClassifierWeights>();
@@ -111,44 +133,52 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoi
       head.activation = head_config.DefaultActivation(head.num_labels);
     }
   }
-  if (absl::Status s = LoadHeadLinear(checkpoint, names.dense, h, h, &weights->dense); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = LoadHeadLinear(checkpoint, names.out, h, head.num_labels, &weights->out);
+  if (absl::Status s =
+          LoadHeadLinear(checkpoint, names.dense, h, h, settings->dense_bias, &weights->dense);
       !s.ok()) {
     return s;
   }
-  weights->tanh = names.activation == HeadActivation::kTanh;
-  weights->activation = ResolveActivation(names.activation, config);
+  if (!names.norm.empty()) {
+    if (absl::Status s = LoadHeadNorm(checkpoint, names.norm, h, settings->norm_bias,
+                                      &weights->norm_gamma, &weights->norm_beta);
+        !s.ok()) {
+      return s;
+    }
+    weights->norm_eps = config.layer_norm_eps;
+  }
+  if (absl::Status s =
+          LoadHeadLinear(checkpoint, names.out, h, head.num_labels, /*bias=*/true, &weights->out);
+      !s.ok()) {
+    return s;
+  }
+  weights->pooling = settings->pooling;
+  weights->tanh = settings->tanh;
+  weights->activation = settings->activation;
   return weights;
 }
 
-absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(const Checkpoint& checkpoint,
-                                                              const MaskedLmHeadNames& names,
-                                                              const ModelConfig& config,
-                                                              const float* word_embeddings) {
+absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(
+    const Checkpoint& checkpoint, const MaskedLmHeadNames& names, const ModelConfig& config,
+    const std::string& config_text, const std::string& source, const float* word_embeddings) {
   if (names.transform.empty() || !checkpoint.Has(names.transform + ".weight")) return nullptr;
-  const auto bias_name = std::find_if(names.bias.begin(), names.bias.end(),
-                                      [&](const std::string& n) { return checkpoint.Has(n); });
-  if (bias_name == names.bias.end()) return nullptr;
+  absl::StatusOr<HeadSettings> settings = ReadMaskedLmSettings(names, config, config_text, source);
+  if (!settings.ok()) return settings.status();
+  if (!HasMaskedLm(checkpoint, names, settings->output_bias)) return nullptr;
   const int64_t h = config.hidden_size;
   const int64_t e = config.embedding_width();
   const int64_t v = config.vocab_size;
   auto weights = std::make_unique<MaskedLmWeights>();
-  if (absl::Status s = LoadHeadLinear(checkpoint, names.transform, h, e, &weights->transform);
+  if (absl::Status s = LoadHeadLinear(checkpoint, names.transform, h, e, settings->dense_bias,
+                                      &weights->transform);
       !s.ok()) {
     return s;
   }
-  weights->activation = ResolveActivation(names.activation, config);
-  if (names.activation == HeadActivation::kTanh) {
-    return absl::InternalError("a tanh masked-LM transform is not implemented");
-  }
-  for (auto [suffix, target] :
-       {std::pair<const char*, std::vector<float>*>{".weight", &weights->norm_gamma},
-        {".bias", &weights->norm_beta}}) {
-    absl::StatusOr<std::vector<float>> values = checkpoint.ReadFloat(names.norm + suffix, {e});
-    if (!values.ok()) return values.status();
-    *target = *std::move(values);
+  weights->activation = settings->activation;
+  weights->tanh = settings->tanh;
+  if (absl::Status s = LoadHeadNorm(checkpoint, names.norm, e, settings->norm_bias,
+                                    &weights->norm_gamma, &weights->norm_beta);
+      !s.ok()) {
+    return s;
   }
   weights->norm_eps = config.layer_norm_eps;
   weights->vocab = v;
@@ -165,16 +195,39 @@ absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(const Checkpoint& 
   } else {
     weights->decoder = word_embeddings;  // tied
   }
+  if (!settings->output_bias) {
+    weights->bias.assign(static_cast<size_t>(v), 0.0f);
+    return weights;
+  }
+  // HasMaskedLm found one of them.
+  const auto bias_name = std::find_if(names.bias.begin(), names.bias.end(),
+                                      [&](const std::string& n) { return checkpoint.Has(n); });
   absl::StatusOr<std::vector<float>> bias = checkpoint.ReadFloat(*bias_name, {v});
   if (!bias.ok()) return bias.status();
   weights->bias = *std::move(bias);
   return weights;
 }
 
-void RunClassifier(const ClassifierWeights& weights, const float* first_token, float* logits) {
+void RunClassifier(const ClassifierWeights& weights, const float* states, int64_t tokens,
+                   float* logits) {
+  const float* pooled = states;  // HeadPooling::kFirstToken
+  std::vector<float> mean;
+  switch (weights.pooling) {
+    case HeadPooling::kFirstToken:
+      break;
+    case HeadPooling::kMean:
+      mean.resize(static_cast<size_t>(weights.dense.in));
+      MeanPool(states, tokens, weights.dense.in, mean.data());
+      pooled = mean.data();
+      break;
+  }
   std::vector<float> hidden(static_cast<size_t>(weights.dense.out));
-  ApplyLinear(weights.dense, first_token, 1, hidden.data());
+  ApplyLinear(weights.dense, pooled, 1, hidden.data());
   for (float& x : hidden) x = weights.tanh ? std::tanh(x) : Activate(weights.activation, x);
+  if (!weights.norm_gamma.empty()) {
+    LayerNormRow(hidden.data(), weights.dense.out, weights.norm_gamma.data(),
+                 weights.norm_beta.data(), weights.norm_eps);
+  }
   ApplyLinear(weights.out, hidden.data(), 1, logits);
 }
 
@@ -196,7 +249,9 @@ void RunSparse(const MaskedLmWeights& weights, const float* states, int64_t toke
     ApplyLinear(weights.transform, states + begin * weights.transform.in, rows, transformed.data());
     for (int64_t r = 0; r < rows; ++r) {
       float* row = transformed.data() + r * e;
-      for (int64_t i = 0; i < e; ++i) row[i] = Activate(weights.activation, row[i]);
+      for (int64_t i = 0; i < e; ++i) {
+        row[i] = weights.tanh ? std::tanh(row[i]) : Activate(weights.activation, row[i]);
+      }
       LayerNormRow(row, e, weights.norm_gamma.data(), weights.norm_beta.data(), weights.norm_eps);
     }
     for (int64_t r = 0; r < rows; ++r) {

@@ -1,6 +1,7 @@
 // The task heads' weights and math (engine/heads.h is the public side): the
-// sequence classifier on the first token's state and the masked-LM head
-// SPLADE pools into sparse lexical weights. Loaded by the names of the
+// sequence classifier on the first token's state (or the mean of the
+// sequence's) and the masked-LM head SPLADE pools into sparse lexical
+// weights. Loaded by the names of the
 // family's architecture (models/architecture.h); float whatever the
 // encoder's precision (one row per sequence for the classifier, and the
 // masked-LM decoder is read once per 64 tokens).
@@ -29,24 +30,31 @@ struct HeadLinear {
 
 struct ClassifierWeights {
   ClassifierHead head;
+  HeadPooling pooling = HeadPooling::kFirstToken;
   HeadLinear dense;  // H -> H
   Activation activation = Activation::kGeluErf;
   bool tanh = false;  // tanh instead of `activation`
-  HeadLinear out;     // H -> num_labels
+  // A LayerNorm after the activation when norm_gamma is not empty; beta
+  // zeros where the checkpoint has none.
+  std::vector<float> norm_gamma;  // [H]
+  std::vector<float> norm_beta;   // [H]
+  float norm_eps = 1e-12f;
+  HeadLinear out;  // H -> num_labels
 };
 
 struct MaskedLmWeights {
-  HeadLinear transform;  // H -> E
+  HeadLinear transform;  // H -> E (bias zeros where the checkpoint has none)
   Activation activation = Activation::kGeluErf;
+  bool tanh = false;              // tanh instead of `activation`
   std::vector<float> norm_gamma;  // [E]
-  std::vector<float> norm_beta;   // [E]
+  std::vector<float> norm_beta;   // [E]; zeros where the checkpoint has none
   float norm_eps = 1e-12f;
   int64_t vocab = 0;
   // [vocab, E]: `own_decoder` when the checkpoint has the weight, else the
   // word embeddings (tied), which outlive this.
   std::vector<float> own_decoder;
   const float* decoder = nullptr;
-  std::vector<float> bias;  // [vocab]
+  std::vector<float> bias;  // [vocab]; zeros where the checkpoint has none
 };
 
 // The classifier's settings from config.json text: labels (id2label, or
@@ -65,8 +73,36 @@ struct ClassifierConfig {
 absl::StatusOr<ClassifierConfig> ParseClassifierConfig(const std::string& json_text,
                                                        const std::string& source);
 
+// What config.json says of a head by the family's keys (ClassifierHeadNames,
+// MaskedLmHeadNames; a family without a key gets its names' fallback):
+// which of its biases the checkpoint holds, its activation and the
+// classifier's pooling. An unknown activation or pooling, or a bias key that
+// is not a boolean, is an error naming `source`, the key and the value.
+struct HeadSettings {
+  bool dense_bias = true;   // the classifier's dense, the masked-LM transform
+  bool norm_bias = true;    // the LayerNorm's beta
+  bool output_bias = true;  // the masked-LM output (the classifier's always has one)
+  Activation activation = Activation::kGeluErf;
+  bool tanh = false;  // tanh instead of `activation`
+  HeadPooling pooling = HeadPooling::kFirstToken;
+};
+absl::StatusOr<HeadSettings> ReadClassifierSettings(const ClassifierHeadNames& names,
+                                                    const ModelConfig& config,
+                                                    const std::string& config_text,
+                                                    const std::string& source);
+absl::StatusOr<HeadSettings> ReadMaskedLmSettings(const MaskedLmHeadNames& names,
+                                                  const ModelConfig& config,
+                                                  const std::string& config_text,
+                                                  const std::string& source);
+
 // Whether the checkpoint holds the family's classifier tensors.
 bool HasClassifier(const Checkpoint& checkpoint, const ClassifierHeadNames& names);
+
+// Whether the checkpoint holds the family's masked-LM head: the transform
+// and, when `output_bias`, the output bias; without an output bias, a
+// decoder weight or no classifier sharing the transform
+// (MaskedLmHeadNames::classifier_out).
+bool HasMaskedLm(const Checkpoint& checkpoint, const MaskedLmHeadNames& names, bool output_bias);
 
 // Null (and OK) when the checkpoint lacks the family's classifier tensors;
 // config.json (`config_text`, named `source` in errors) is read for the
@@ -78,15 +114,19 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoi
                                                                   const std::string& config_text,
                                                                   const std::string& source);
 
-// Null (and OK) when the checkpoint lacks the transform or the bias; the
-// decoder falls back to `word_embeddings` ([vocab, E]) when its weight is absent.
-absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(const Checkpoint& checkpoint,
-                                                              const MaskedLmHeadNames& names,
-                                                              const ModelConfig& config,
-                                                              const float* word_embeddings);
+// Null (and OK) when the checkpoint lacks the head (HasMaskedLm, with
+// config.json's say on the output bias, read only when the transform is
+// there); the decoder falls back to `word_embeddings` ([vocab, E]) when its
+// weight is absent.
+absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(
+    const Checkpoint& checkpoint, const MaskedLmHeadNames& names, const ModelConfig& config,
+    const std::string& config_text, const std::string& source, const float* word_embeddings);
 
-// logits (num_labels floats) of one sequence from its first token's state.
-void RunClassifier(const ClassifierWeights& weights, const float* first_token, float* logits);
+// logits (num_labels floats) of one sequence from its `tokens` states
+// ([tokens, H], tokens >= 1): the first token's or their mean, as
+// `weights.pooling` says.
+void RunClassifier(const ClassifierWeights& weights, const float* states, int64_t tokens,
+                   float* logits);
 
 // SPLADE weights of one sequence's `tokens` states ([tokens, H]): the
 // decoder runs on chunks of rows into per-call scratch, pooled as it goes.

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "engine/config.h"
+#include "heads/heads.h"
 #include "io/safetensors_writer.h"
 #include "models/architecture.h"
 #include "nlohmann/json.hpp"
@@ -154,10 +155,13 @@ void WriteEncoder(const ModelConfig& config, const Architecture& architecture, b
   if (with_pooler && !n.pooler.empty()) w->Linear(n.pooler, h, h);
 }
 
-// The head's tensors, after the encoder's (the pooler included).
+// The head's tensors, after the encoder's (the pooler included), with the
+// biases the config's defaults call for (ModelConfigToJson writes no head
+// keys).
 absl::Status WriteHead(const RandomModelSpec& spec, const ModelConfig& config,
                        const Architecture& architecture, WeightWriter* w) {
   const int64_t h = config.hidden_size;
+  const std::string config_text = ModelConfigToJson(config);
   if (spec.head == RandomHead::kClassifier) {
     const ClassifierHeadNames& names = architecture.names.classifier;
     if (names.out.empty()) {
@@ -168,8 +172,14 @@ absl::Status WriteHead(const RandomModelSpec& spec, const ModelConfig& config,
       return absl::InvalidArgumentError(
           absl::StrCat("bad label count ", spec.num_labels, " (expected 1 to ", kMaxLabels, ")"));
     }
+    absl::StatusOr<HeadSettings> settings =
+        ReadClassifierSettings(names, config, config_text, "config.json");
+    if (!settings.ok()) return settings.status();
     // BERT's classifier reads the pooler: already there with `with_pooler`.
-    if (names.dense != architecture.names.pooler || !spec.with_pooler) w->Linear(names.dense, h, h);
+    if (names.dense != architecture.names.pooler || !spec.with_pooler) {
+      w->Linear(names.dense, h, h, settings->dense_bias);
+    }
+    if (!names.norm.empty()) w->LayerNorm(names.norm, h, settings->norm_bias);
     w->Normal(names.out + ".weight", {spec.num_labels, h}, kClassifierStd);
     w->Constant(names.out + ".bias", {spec.num_labels}, 0.0f);
   } else if (spec.head == RandomHead::kMaskedLm) {
@@ -177,10 +187,13 @@ absl::Status WriteHead(const RandomModelSpec& spec, const ModelConfig& config,
     if (names.transform.empty() || names.bias.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(config.model_type, " has no masked-LM head"));
     }
-    w->Linear(names.transform, h, config.embedding_width());
-    w->LayerNorm(names.norm, config.embedding_width());
+    absl::StatusOr<HeadSettings> settings =
+        ReadMaskedLmSettings(names, config, config_text, "config.json");
+    if (!settings.ok()) return settings.status();
+    w->Linear(names.transform, h, config.embedding_width(), settings->dense_bias);
+    w->LayerNorm(names.norm, config.embedding_width(), settings->norm_bias);
     // The decoder is tied to the word embeddings: no weight, only the bias.
-    w->Constant(names.bias.front(), {config.vocab_size}, 0.0f);
+    if (settings->output_bias) w->Constant(names.bias.front(), {config.vocab_size}, 0.0f);
   }
   return absl::OkStatus();
 }

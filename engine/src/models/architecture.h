@@ -18,7 +18,9 @@
 //   - ConfigKeys: how its config.json spells the hyperparameters, including
 //     the keys only its recipe reads (null where it has none).
 //   - ConfigDefaults: the values when config.json omits a key.
-//   - TensorNames: its checkpoint's module names, heads included.
+//   - TensorNames: its checkpoint's module names, heads included, with the
+//     config.json keys only the heads read (their biases, activation,
+//     pooling).
 // tests/engine/registry_test.cc checks that each family's parts agree (the
 // recipe's tensors are named, its keys spelled, its defaults valid) and that
 // every family round-trips through the random-model writer and the loader.
@@ -207,13 +209,40 @@ struct LayerTensorNames {
 // activation (config.json's hidden_act).
 enum class HeadActivation { kTanh, kRelu, kGeluErf, kConfig };
 
-// The sequence-classification head: out(act(dense(first token))), names of
+// A head Linear's or LayerNorm's bias: in the checkpoint unless config.json's
+// `key` says false (`fallback` where config.json omits the key); an absent
+// bias is zero. No key: always in the checkpoint.
+struct HeadBias {
+  const char* key = nullptr;
+  bool fallback = true;
+};
+
+// What the classifier's dense layer reads of a sequence's last hidden states.
+enum class HeadPooling {
+  kFirstToken,
+  kMean,  // the mean over the sequence's tokens
+};
+
+// The sequence-classification head: out(norm(act(dense(pooled)))), names of
 // torch.nn.Linear modules at the checkpoint's top level ("" when the family
 // has no such head). BERT's dense is its pooler.
 struct ClassifierHeadNames {
   std::string dense;
   HeadActivation activation = HeadActivation::kTanh;
   std::string out;
+  // A LayerNorm after the activation (eps: the encoder's layer_norm_eps);
+  // "": none.
+  std::string norm = "";
+  HeadBias dense_bias = {};
+  HeadBias norm_bias = {};  // `norm`'s beta; the output always has a bias
+  // config.json's key naming the activation (a transformers ACT2FN name:
+  // gelu, gelu_new, gelu_pytorch_tanh, relu, silu, swish, tanh); `activation`
+  // where config.json omits it. Null: always `activation`.
+  const char* activation_key = nullptr;
+  // config.json's key choosing the pooling, "cls" (the first token) or
+  // "mean"; `pooling` where config.json omits it. Null: always `pooling`.
+  const char* pooling_key = nullptr;
+  HeadPooling pooling = HeadPooling::kFirstToken;
 };
 
 // The masked-LM head (SPLADE): decoder(norm(act(transform(h)))) + bias, with
@@ -226,6 +255,16 @@ struct MaskedLmHeadNames {
   std::string decoder;  // ".weight" appended; may be absent (tied)
   // The output bias, the first present of these full tensor names.
   std::vector<std::string> bias;
+  HeadBias transform_bias = {};
+  HeadBias norm_bias = {};
+  HeadBias output_bias = {};  // `bias`
+  // As ClassifierHeadNames::activation_key.
+  const char* activation_key = nullptr;
+  // Where the transform is shared with the classifier (ModernBERT's `head`):
+  // the classifier's output weight, whose presence says the checkpoint holds
+  // the classifier, not the masked-LM head, when neither the output bias nor
+  // the decoder weight tells. "": the transform is the masked-LM head's own.
+  std::string classifier_out = "";
 };
 
 // Checkpoint names of the model's modules ("" where the family has none),

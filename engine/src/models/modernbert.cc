@@ -6,6 +6,12 @@
 // |i - j| <= local_attention / 2), GeGLU Wo(act(input) * gate) with
 // Wi = [input; gate], and no biases in the released checkpoints
 // (attention_bias, mlp_bias, norm_bias). Task models prefix "model.".
+// Heads: ModernBertPredictionHead `head` = norm(act(dense(x))), dense's bias
+// per classifier_bias, act classifier_activation, norm's per norm_bias;
+// ModernBertForSequenceClassification: classifier(head(pooled)) with the
+// first token or the mean (classifier_pooling); ModernBertForMaskedLM:
+// decoder(head(h)), decoder tied to tok_embeddings, its bias per
+// decoder_bias.
 #include "models/architecture.h"
 
 namespace engine {
@@ -60,6 +66,31 @@ Architecture ModernBertArchitecture() {
   n.layer.ffn_out = "mlp.Wo";
   n.layer.ffn_norm = "mlp_norm";
   n.final_norm = "final_norm";
+  // ModernBertConfig's defaults: classifier_bias false, classifier_activation
+  // "gelu", classifier_pooling "cls", norm_bias false, decoder_bias true.
+  const HeadBias dense_bias = {"classifier_bias", false};
+  const HeadBias norm_bias = {"norm_bias", false};
+  ClassifierHeadNames& c = n.classifier;
+  c.dense = "head.dense";
+  c.activation = HeadActivation::kGeluErf;
+  c.activation_key = "classifier_activation";
+  c.norm = "head.norm";
+  c.dense_bias = dense_bias;
+  c.norm_bias = norm_bias;
+  c.out = "classifier";
+  c.pooling_key = "classifier_pooling";
+  c.pooling = HeadPooling::kFirstToken;
+  MaskedLmHeadNames& m = n.masked_lm;
+  m.transform = "head.dense";
+  m.activation = HeadActivation::kGeluErf;
+  m.activation_key = "classifier_activation";
+  m.norm = "head.norm";
+  m.decoder = "decoder";
+  m.bias = {"decoder.bias"};
+  m.transform_bias = dense_bias;
+  m.norm_bias = norm_bias;
+  m.output_bias = {"decoder_bias", true};
+  m.classifier_out = c.out;
   return a;
 }
 
