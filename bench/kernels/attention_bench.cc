@@ -95,6 +95,7 @@ void BM_Attention(benchmark::State& state, Method method, kernels::Isa isa) {
 void AttentionShapes(benchmark::internal::Benchmark* b) {
   b->ArgNames({"L", "seqs"});
   b->Args({128, 8})->Args({128, 1})->Args({32, 8})->Args({16, 8})->Args({8, 8});
+  b->Args({512, 1})->Args({2048, 1})->Args({8192, 1});
   b->UseRealTime()->Unit(benchmark::kMicrosecond);
 }
 
