@@ -45,7 +45,7 @@ class FloatPolicy {
     Workspace& ws = c_.ws;
     if (absl::Status s = Matmul(*layer.qkv.fp32, input, ws.qkv.data()); !s.ok()) return s;
     SelfAttention(ws.qkv.data(), c_.packed, c_.config.num_heads, c_.config.head_size(),
-                  c_.position_bias, ws, ws.context.data());
+                  c_.position_bias, 0, ws, ws.context.data());
     return Matmul(*layer.attention_out.fp32, ws.context.data(), ws.sublayer.data());
   }
 
@@ -104,7 +104,7 @@ class Bf16Policy {
       return s;
     }
     SelfAttention(ws.qkv.data(), c_.packed, c_.config.num_heads, c_.config.head_size(),
-                  c_.position_bias, ws, ws.context.data());
+                  c_.position_bias, 0, ws, ws.context.data());
     return Matmul(*layer.attention_out.fp32, ToBf16(ws.context.data(), hidden), ws.sublayer.data());
   }
 
@@ -166,7 +166,7 @@ class Int8Policy {
       kernels::Dequantize(Accumulator(layer.qkv), tokens, 3 * c_.config.hidden_size, ws.qkv.data());
     }
     SelfAttention(ws.qkv.data(), c_.packed, c_.config.num_heads, c_.config.head_size(),
-                  c_.position_bias, ws, ws.context.data());
+                  c_.position_bias, 0, ws, ws.context.data());
     {
       profile::ScopedOp op(profile::Op::kQuantize);
       kernels::QuantizeRows(ws.context.data(), tokens, c_.config.hidden_size, QuantizedInput());
