@@ -80,6 +80,7 @@ void BM_Encode(benchmark::State& state, Shape shape) {
 BENCHMARK_CAPTURE(BM_Encode, bert_base, kBertBase)
     ->Args({8, 128})
     ->Args({1, 128})
+    ->Args({1, 512})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime();
 BENCHMARK_CAPTURE(BM_Encode, minilm_l6, kMiniLm)

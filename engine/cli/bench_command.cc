@@ -51,9 +51,7 @@ int64_t CheckpointBytes(const std::string& dir) {
 }
 
 // The per-op table: calls and milliseconds per iteration, share of the
-// forward pass. Softmax runs inside attention on every thread, so its time
-// is thread time (and counted within attention's wall time); "other" is the
-// forward pass minus the top-level ops.
+// forward pass; "other" is the forward pass minus the ops.
 std::string ProfileJson(int iters, double forward_seconds_per_iter, std::string* table) {
   using engine::profile::Op;
   const double forward_ms = forward_seconds_per_iter * 1e3;
@@ -67,18 +65,15 @@ std::string ProfileJson(int iters, double forward_seconds_per_iter, std::string*
     const Op op = static_cast<Op>(i);
     const int64_t calls = engine::profile::Calls(op);
     if (calls == 0) continue;
-    const bool nested = op == Op::kSoftmax;
     const double ms = static_cast<double>(engine::profile::Nanoseconds(op)) * 1e-6 / iters;
-    if (!nested) top_level_ms += ms;
+    top_level_ms += ms;
     std::snprintf(line, sizeof(line),
-                  "%s{\"op\":\"%s\",\"calls\":%.1f,\"ms_per_iter\":%.3f,\"share\":%.4f%s}",
+                  "%s{\"op\":\"%s\",\"calls\":%.1f,\"ms_per_iter\":%.3f,\"share\":%.4f}",
                   json.size() > 1 ? "," : "", engine::profile::OpName(op),
-                  static_cast<double>(calls) / iters, ms, ms / forward_ms,
-                  nested ? ",\"thread_time\":true" : "");
+                  static_cast<double>(calls) / iters, ms, ms / forward_ms);
     json += line;
-    std::snprintf(line, sizeof(line), "%-12s %10.1f %14.3f %7.1f%%%s\n",
-                  engine::profile::OpName(op), static_cast<double>(calls) / iters, ms,
-                  100.0 * ms / forward_ms, nested ? "  (thread time, inside attention)" : "");
+    std::snprintf(line, sizeof(line), "%-12s %10.1f %14.3f %7.1f%%\n", engine::profile::OpName(op),
+                  static_cast<double>(calls) / iters, ms, 100.0 * ms / forward_ms);
     *table += line;
   }
   const double other_ms = forward_ms - top_level_ms;

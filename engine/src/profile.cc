@@ -18,8 +18,6 @@ const char* OpName(Op op) {
       return "matmul";
     case Op::kAttention:
       return "attention";
-    case Op::kSoftmax:
-      return "softmax";
     case Op::kAddNorm:
       return "add+norm";
     case Op::kGelu:

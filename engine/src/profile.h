@@ -1,8 +1,9 @@
 // Optional per-op timing of the forward pass, for `encoder-cli bench
 // --profile`. Off by default: a disabled ScopedOp costs one relaxed load.
-// Times are wall-clock nanoseconds summed per op kind; ops inside an OpenMP
-// parallel region (softmax inside attention) add every thread's time, so
-// their row reads as thread-time, not wall-time.
+// Times are wall-clock nanoseconds summed per op kind, each timed on the
+// thread that runs the op (outside the OpenMP parallel regions). The softmax
+// is interleaved with attention's other kernels block by block, so it is
+// part of attention's time.
 #pragma once
 
 #include <array>
@@ -16,7 +17,6 @@ enum class Op {
   kEmbed,       // embedding gather + LayerNorm
   kMatmul,      // oneDNN matmuls (fp32: with bias/GELU post-ops fused)
   kAttention,   // attention core: Q K^T, softmax, P V (wall time)
-  kSoftmax,     // the masked softmax inside attention (thread time)
   kAddNorm,     // fused residual + bias + LayerNorm (int8: with dequantization)
   kGelu,        // int8: dequantize + bias + GELU + quantize epilogue
   kQuantize,    // int8: activation quantization not fused elsewhere; bf16: rounding to bf16

@@ -11,7 +11,6 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
                                             int threads, Precision precision) {
   Workspace ws;
   ws.rows = BucketRows(max_batch_tokens);
-  ws.max_sequence = std::min<int64_t>(config.max_length(), max_batch_tokens);
   ws.threads = std::max(threads, 1);
   const size_t rows = static_cast<size_t>(ws.rows);
   const size_t h = static_cast<size_t>(config.hidden_size);
@@ -20,7 +19,7 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
   // intermediate also holds the embeddings before their projection (ELECTRA).
   const size_t intermediate_width = std::max(ffn_in, static_cast<size_t>(config.embedding_width()));
   const size_t scores =
-      static_cast<size_t>(ws.threads) * static_cast<size_t>(ws.max_sequence * ws.max_sequence);
+      static_cast<size_t>(ws.threads) * static_cast<size_t>(kernels::kAttentionScratchFloats);
   for (auto [buffer, floats] : {std::pair<Buffer*, size_t>{&ws.hidden, rows * h},
                                 {&ws.normed, rows * h},
                                 {&ws.qkv, rows * 3 * h},

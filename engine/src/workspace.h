@@ -9,6 +9,7 @@
 #include "absl/status/statusor.h"
 #include "buffer.h"
 #include "engine/config.h"
+#include "kernels/attention_kernels.h"
 
 namespace engine {
 
@@ -21,7 +22,7 @@ struct Workspace {
   Buffer sublayer;      // a sublayer's output before Add & Norm [rows, H]
   Buffer intermediate;  // FFN inner activations          [rows, max(I or 2I gated, E)]
   Buffer gated;         // gated FFNs: act(gate) * up              [rows, I]
-  Buffer scores;        // attention scores, one L x L block per thread
+  Buffer scores;        // attention scratch, kAttentionScratchFloats per thread
   // Precision::kInt8 only (empty otherwise): a matmul's input quantized per
   // row, and its int32 output. One of each suffices because every int8
   // matmul consumes its input before the next quantization overwrites it.
@@ -33,7 +34,6 @@ struct Workspace {
   // inner activations are bf16 in `intermediate` (Bf16Intermediate).
   Buffer bf16_input;
   int64_t rows = 0;
-  int64_t max_sequence = 0;
   int threads = 1;
 
   static absl::StatusOr<Workspace> Create(const ModelConfig& config, int64_t max_batch_tokens,
@@ -45,8 +45,10 @@ struct Workspace {
   // The bf16 buffers as raw bits.
   uint16_t* bf16_input_bits() const { return reinterpret_cast<uint16_t*>(bf16_input.data()); }
   uint16_t* bf16_intermediate() const { return reinterpret_cast<uint16_t*>(intermediate.data()); }
-  float* scores_for_thread(int thread) const {
-    return scores.data() + static_cast<size_t>(thread) * max_sequence * max_sequence;
+  // Thread `thread`'s scratch of the streaming attention (fixed size,
+  // whatever the sequence length).
+  float* attention_scratch(int thread) const {
+    return scores.data() + static_cast<size_t>(thread) * kernels::kAttentionScratchFloats;
   }
 };
 

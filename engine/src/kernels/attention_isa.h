@@ -11,23 +11,30 @@ namespace engine::kernels::detail {
 
 template <Isa kIsa>
 void AttentionScores(const AttentionHeadArgs& args, int64_t row_begin, int64_t row_end,
-                     float* scores);
+                     int64_t key_begin, int64_t key_end, float* scores, int64_t scores_stride);
+template <Isa kIsa>
+void OnlineSoftmax(float* s, int64_t rows, int64_t cols, int64_t stride, float scale,
+                   int64_t band_begin, int64_t band_end, float* row_max, float* row_sum,
+                   float* rescale);
 template <Isa kIsa>
 void AttentionContext(const AttentionHeadArgs& args, int64_t row_begin, int64_t row_end,
-                      const float* probs);
+                      int64_t key_begin, int64_t key_end, const float* probs, int64_t probs_stride,
+                      ContextScale scale);
 
-template <>
-void AttentionScores<Isa::kScalar>(const AttentionHeadArgs&, int64_t, int64_t, float*);
-template <>
-void AttentionScores<Isa::kAvx2>(const AttentionHeadArgs&, int64_t, int64_t, float*);
-template <>
-void AttentionScores<Isa::kAvx512>(const AttentionHeadArgs&, int64_t, int64_t, float*);
+#define ENGINE_DECLARE_ATTENTION_KERNELS(isa)                                                     \
+  template <>                                                                                     \
+  void AttentionScores<isa>(const AttentionHeadArgs&, int64_t, int64_t, int64_t, int64_t, float*, \
+                            int64_t);                                                             \
+  template <>                                                                                     \
+  void OnlineSoftmax<isa>(float*, int64_t, int64_t, int64_t, float, int64_t, int64_t, float*,     \
+                          float*, float*);                                                        \
+  template <>                                                                                     \
+  void AttentionContext<isa>(const AttentionHeadArgs&, int64_t, int64_t, int64_t, int64_t,        \
+                             const float*, int64_t, ContextScale);
 
-template <>
-void AttentionContext<Isa::kScalar>(const AttentionHeadArgs&, int64_t, int64_t, const float*);
-template <>
-void AttentionContext<Isa::kAvx2>(const AttentionHeadArgs&, int64_t, int64_t, const float*);
-template <>
-void AttentionContext<Isa::kAvx512>(const AttentionHeadArgs&, int64_t, int64_t, const float*);
+ENGINE_DECLARE_ATTENTION_KERNELS(Isa::kScalar)
+ENGINE_DECLARE_ATTENTION_KERNELS(Isa::kAvx2)
+ENGINE_DECLARE_ATTENTION_KERNELS(Isa::kAvx512)
+#undef ENGINE_DECLARE_ATTENTION_KERNELS
 
 }  // namespace engine::kernels::detail

@@ -1,6 +1,12 @@
-// The attention core of one head of one sequence, on a block of query rows:
-//   scores = Q K^T, P = softmax(scale * scores) (ScaledSoftmax of kernels.h),
-//   context = P V.
+// The attention core of one head of one sequence, on a block of query rows,
+// streamed over blocks of keys with an online softmax (memory independent of
+// the sequence length):
+//   for each block of kAttentionQueryRows query rows,
+//     for each block of kAttentionKeyBlock keys (within the rows' window):
+//       S = Q K_blk^T (+ position bias)            AttentionScoresWithIsa
+//       m, l updated; S = exp(scale S - m)         OnlineSoftmaxWithIsa
+//       O = rescale * O + S V_blk                  AttentionContextWithIsa
+//     O /= l                                       (fused into the last P V)
 // Q, K and V are read in place with a row stride (the fused [tokens, 3H]
 // projection: no per-head copies) and the context rows are written in place
 // (the [tokens, H] buffer, heads concatenated). Kernels take raw pointers
@@ -29,21 +35,62 @@ struct AttentionHeadArgs {
   const float* position_bias = nullptr;
 };
 
-// scores[r - row_begin][j] = q[r] . k[j] (+ position_bias[j - r]) for r in
-// [row_begin, row_end) and j in [0, length): a row-major
-// [row_end - row_begin, length] block.
+// Query rows and keys of one streamed block. 256 x 128: a BERT sequence of
+// up to 128 tokens is one key block (no rescaling), every K^T and V pack is
+// reused by up to 256 rows, and the 128 KiB scores block stays in L2
+// between its three kernels (bench/README.md has the measurements against
+// 128 and 256 of each). Sliding windows use blocks of fewer rows (see
+// AttentionWithIsa): the keys a block visits are its rows plus 2w.
+inline constexpr int64_t kAttentionQueryRows = 256;
+inline constexpr int64_t kAttentionKeyBlock = 128;
+// Floats of AttentionWithIsa's scratch: the scores block, then the running
+// row max, row sum and rescale factor of its rows (a multiple of 16 floats,
+// so per-thread scratches do not share cache lines).
+inline constexpr int64_t kAttentionScratchFloats =
+    kAttentionQueryRows * kAttentionKeyBlock + 3 * kAttentionQueryRows;
+
+// scores[r - row_begin][j - key_begin] = q[r] . k[j] (+ position_bias[j - r])
+// for r in [row_begin, row_end) and j in [key_begin, key_end): a row-major
+// block with row stride `scores_stride` >= key_end - key_begin.
 void AttentionScoresWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin,
-                            int64_t row_end, float* scores);
+                            int64_t row_end, int64_t key_begin, int64_t key_end, float* scores,
+                            int64_t scores_stride);
 
-// context[r] = sum_j probs[r - row_begin][j] * v[j] for r in [row_begin, row_end);
-// `probs` has the layout of AttentionScoresWithIsa's `scores`.
+// The online softmax of a [rows, cols] block of scores s (row stride
+// `stride`), in place. Row r's valid columns are [band_begin + r,
+// band_end + r) clipped to [0, cols) (a sliding window is a band; pass
+// band_begin <= -rows and band_end >= cols for all columns); the others
+// become 0 and are not read. With x = scale * s over the valid columns,
+// row_max[r] and row_sum[r] (running, in/out; start at -inf and 0) become
+//   m' = max(m, max x),  l' = l * exp(m - m') + sum exp(x - m'),
+// s becomes exp(x - m') and rescale[r] = exp(m - m') (0 on a row's first
+// valid block, 1 when the max did not grow or the row has no valid column).
+void OnlineSoftmaxWithIsa(Isa isa, float* s, int64_t rows, int64_t cols, int64_t stride,
+                          float scale, int64_t band_begin, int64_t band_end, float* row_max,
+                          float* row_sum, float* rescale);
+
+// Per-row factors of AttentionContextWithIsa (indexed by r - row_begin).
+struct ContextScale {
+  // Null: the context rows are overwritten. Else the rows are accumulated
+  // into, scaled by keep[r] first (the online softmax's rescale).
+  const float* keep = nullptr;
+  // Non-null: the result is multiplied by finish[r] when stored (1 / l).
+  const float* finish = nullptr;
+};
+
+// context[r] = finish[r] * (keep[r] * context[r] + sum_j probs[r - row_begin][j - key_begin] v[j])
+// for r in [row_begin, row_end), j in [key_begin, key_end); `probs` has the
+// layout of AttentionScoresWithIsa's `scores`.
 void AttentionContextWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin,
-                             int64_t row_end, const float* probs);
+                             int64_t row_end, int64_t key_begin, int64_t key_end,
+                             const float* probs, int64_t probs_stride, ContextScale scale = {});
 
-// The three steps on rows [row_begin, row_end): scores, in-place
-// ScaledSoftmax with `scale`, context. `scores` needs
-// (row_end - row_begin) * length floats.
-void AttentionRowsWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin,
-                          int64_t row_end, float scale, float* scores);
+// The attention of query rows [row_begin, row_end): softmax(scale * scores)
+// V into their context rows, streamed as the header describes. `window` <= 0:
+// every key of the sequence; w > 0: row i sees key j iff |i - j| <= w, and
+// only key blocks meeting [row - w, row + w] are computed. `scratch` holds
+// kAttentionScratchFloats floats whatever the length.
+void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin, int64_t row_end,
+                      float scale, int64_t window, float* scratch);
 
 }  // namespace engine::kernels

@@ -1,26 +1,35 @@
 // Attention kernels written once against a vector type V (avx2::Vec,
 // avx512::Vec) and instantiated in the source compiled for V's ISA. Include
-// only from such a source. No std:: algorithms here: an inline library
-// template instantiated in an ISA's source could be the copy the linker
-// hands to portable code.
+// only from such a source. No std:: algorithms or math here: an inline
+// library function instantiated in an ISA's source could be the copy the
+// linker hands to portable code.
 //
+// They work on one streamed block (attention_kernels.h): query rows
+// [row_begin, row_end) against keys [key_begin, key_end), the scores in a
+// block with its own row stride.
 // Scores (Q K^T): K is packed transposed, in chunks of 2W keys ([head_size,
-// 2W] each, zero-padded past the sequence), up to kKeyPackFloats on the
+// 2W] each, zero-padded past the key range), up to kKeyPackFloats on the
 // stack, so a register tile of MR query rows x 2W keys is MR x 2 FMAs per
 // loaded pair of K^T vectors and MR broadcasts of q. The pack is read by
 // every query row of the block, so its cost is 1 / rows of the work.
+// Online softmax: per row, a max pass and an exp + sum pass over the row's
+// valid keys (the window's band; the rest is zeroed), no normalization pass.
 // Context (P V): V rows are contiguous in the head dimension; they are
 // copied chunk by chunk into a compact block (see AttentionContext) and a
-// tile of MR query rows x 2W output columns broadcasts P and loads V rows.
+// tile of MR query rows x 2W output columns broadcasts P and loads V rows,
+// accumulating into the context rows; the online softmax's per-row rescale
+// is applied when a tile loads them and 1 / l when the last one stores them.
 // Both tiles hold 2 * MR accumulators (MR = kTileRows = 6 on full tiles).
 // Ragged edges use masked loads and stores. Stack: at most 64 KiB (the K^T
 // pack).
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "kernels/attention_kernels.h"
+#include "kernels/vec_kernels.h"
 
 namespace engine::kernels::vec {
 
@@ -124,25 +133,41 @@ inline constexpr int64_t kKeyPackFloats = 16384;
 
 template <typename V>
 void AttentionScores(const AttentionHeadArgs& a, int64_t row_begin, int64_t row_end,
-                     float* scores) {
+                     int64_t key_begin, int64_t key_end, float* scores, int64_t ss) {
   constexpr int64_t W = V::kWidth;
   const int64_t d = a.head_size;
-  const int64_t len = a.length;
   const int64_t chunk_floats = d * 2 * W;  // one [d, 2W] chunk
   // At least 2 chunks: d <= kMaxPackedHeadSize, 2W <= 32.
   const int64_t chunks_per_pass = kKeyPackFloats / chunk_floats;
   alignas(64) float kt[kKeyPackFloats];
-  for (int64_t p0 = 0; p0 < len; p0 += chunks_per_pass * 2 * W) {
+  for (int64_t p0 = key_begin; p0 < key_end; p0 += chunks_per_pass * 2 * W) {
     const int64_t pass_keys =
-        len - p0 < chunks_per_pass * 2 * W ? len - p0 : chunks_per_pass * 2 * W;
+        key_end - p0 < chunks_per_pass * 2 * W ? key_end - p0 : chunks_per_pass * 2 * W;
     const int64_t chunks = (pass_keys + 2 * W - 1) / (2 * W);
     // Chunk cc: kt[cc][c][jj] = k[p0 + 2W cc + jj][c]; keys past the end are zero.
     for (int64_t cc = 0; cc < chunks; ++cc) {
       float* chunk = kt + cc * chunk_floats;
       const int64_t n = pass_keys - cc * 2 * W < 2 * W ? pass_keys - cc * 2 * W : 2 * W;
+      if (n == 2 * W && d % W == 0) {
+        // Whole W x W blocks: register transposes, 4x fewer instructions
+        // than the scalar copy below (that copy was ~15 % of a BERT head).
+        for (int64_t h = 0; h < 2; ++h) {
+          const int64_t j = p0 + cc * 2 * W + h * W;
+          for (int64_t i = j + W; i < j + 2 * W && i < key_end; ++i) {
+            PrefetchRow<V>(a.k + i * a.qkv_stride, d);
+          }
+          for (int64_t c = 0; c < d; c += W) {
+            V::Transpose(a.k + j * a.qkv_stride + c, a.qkv_stride, chunk + c * 2 * W + h * W,
+                         2 * W);
+          }
+        }
+        continue;
+      }
       for (int64_t jj = 0; jj < n; ++jj) {
         const int64_t j = p0 + cc * 2 * W + jj;
-        if (j + kPrefetchRows < len) PrefetchRow<V>(a.k + (j + kPrefetchRows) * a.qkv_stride, d);
+        if (j + kPrefetchRows < key_end) {
+          PrefetchRow<V>(a.k + (j + kPrefetchRows) * a.qkv_stride, d);
+        }
         const float* k = a.k + j * a.qkv_stride;
         for (int64_t c = 0; c < d; ++c) chunk[c * 2 * W + jj] = k[c];
       }
@@ -153,17 +178,17 @@ void AttentionScores(const AttentionHeadArgs& a, int64_t row_begin, int64_t row_
     auto tile = [&](int64_t r, auto rows) {
       constexpr int kRows = decltype(rows)::value;
       const float* q = a.q + r * a.qkv_stride;
-      if (p0 == 0) {  // the next tile's query rows, first touched in this pass
+      if (p0 == key_begin) {  // the next tile's query rows, first touched in this pass
         for (int64_t i = r + kRows; i < r + 2 * kRows && i < row_end; ++i) {
           PrefetchRow<V>(a.q + i * a.qkv_stride, d);
         }
       }
-      float* s = scores + (r - row_begin) * len + p0;
+      float* s = scores + (r - row_begin) * ss + (p0 - key_begin);
       for (int64_t cc = 0; cc < chunks; ++cc) {
         const int64_t n = pass_keys - cc * 2 * W < 2 * W ? pass_keys - cc * 2 * W : 2 * W;
         const float* bias =
             a.position_bias != nullptr ? a.position_bias + (p0 + cc * 2 * W - r) : nullptr;
-        ScoresTile<V, kRows>(q, a.qkv_stride, kt + cc * chunk_floats, d, s + cc * 2 * W, len, n,
+        ScoresTile<V, kRows>(q, a.qkv_stride, kt + cc * chunk_floats, d, s + cc * 2 * W, ss, n,
                              bias);
       }
     };
@@ -175,16 +200,108 @@ void AttentionScores(const AttentionHeadArgs& a, int64_t row_begin, int64_t row_
   }
 }
 
+// n floats of 0 at p.
+template <typename V>
+void ZeroFloats(float* p, int64_t n) {
+  constexpr int64_t W = V::kWidth;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) V::Store(p + i, V::Zero());
+  if (i < n) V::Store(p + i, V::Zero(), V::TailMask(n - i));
+}
+
+// One row's block of the online softmax over its n >= 1 valid scores x:
+// x = exp(scale * x - m'), m' = max(*m, max scale * x); *l and *rescale as
+// OnlineSoftmaxWithIsa says. Two passes over an L1 row: the normalization
+// by l is left to the context (a head_size row, not n scores).
+template <typename V>
+void OnlineSoftmaxRow(float* x, int64_t n, float scale, float* m, float* l, float* rescale) {
+  using Reg = typename V::Reg;
+  constexpr int64_t W = V::kWidth;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const Reg vscale = V::Set1(scale);
+  const int64_t tail = n % W;
+  const int64_t body = n - tail;
+  const typename V::Mask mask = V::TailMask(tail);
+
+  // Max of scale * x; inactive tail lanes are filled so that fill * scale
+  // is -inf (or 0 == scale * x when scale is 0), never the maximum.
+  Reg vmax0 = V::Set1(-kInf), vmax1 = V::Set1(-kInf);
+  int64_t i = 0;
+  for (; i + 2 * W <= body; i += 2 * W) {
+    vmax0 = V::Max(vmax0, V::Mul(V::Load(x + i), vscale));
+    vmax1 = V::Max(vmax1, V::Mul(V::Load(x + i + W), vscale));
+  }
+  if (i < body) vmax0 = V::Max(vmax0, V::Mul(V::Load(x + i), vscale));
+  if (tail > 0) {
+    const float fill = scale > 0.0f ? -kInf : (scale < 0.0f ? kInf : 0.0f);
+    vmax1 = V::Max(vmax1, V::Mul(V::Load(x + body, mask, V::Set1(fill)), vscale));
+  }
+  const float block_max = V::ReduceMax(V::Max(vmax0, vmax1));
+  const float m_new = block_max > *m ? block_max : *m;
+  const Reg neg_max = V::Set1(-m_new);
+
+  // The fma keeps scale * x exact before the max is subtracted.
+  Reg a0 = V::Zero(), a1 = V::Zero();
+  for (i = 0; i + 2 * W <= body; i += 2 * W) {
+    const Reg e0 = Exp<V>(V::Fma(V::Load(x + i), vscale, neg_max));
+    const Reg e1 = Exp<V>(V::Fma(V::Load(x + i + W), vscale, neg_max));
+    V::Store(x + i, e0);
+    V::Store(x + i + W, e1);
+    a0 = V::Add(a0, e0);
+    a1 = V::Add(a1, e1);
+  }
+  for (; i < body; i += W) {
+    const Reg e = Exp<V>(V::Fma(V::Load(x + i), vscale, neg_max));
+    V::Store(x + i, e);
+    a0 = V::Add(a0, e);
+  }
+  if (tail > 0) {
+    const Reg e = V::KeepActive(Exp<V>(V::Fma(V::Load(x + body, mask), vscale, neg_max)), mask);
+    V::Store(x + body, e, mask);
+    a1 = V::Add(a1, e);
+  }
+  // exp(m - m'): 0 on the row's first block (m = -inf), 1 when the max held
+  // (most blocks after the first few), else the builtin (libm's expf, not
+  // std::exp: see the header), once per row and block.
+  const float alpha = *m == -kInf ? 0.0f : (m_new == *m ? 1.0f : __builtin_expf(*m - m_new));
+  *l = *l * alpha + V::ReduceAdd(V::Add(a0, a1));
+  *m = m_new;
+  *rescale = alpha;
+}
+
+template <typename V>
+void OnlineSoftmax(float* s, int64_t rows, int64_t cols, int64_t stride, float scale,
+                   int64_t band_begin, int64_t band_end, float* row_max, float* row_sum,
+                   float* rescale) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* x = s + r * stride;
+    int64_t lo = band_begin + r, hi = band_end + r;
+    lo = lo < 0 ? 0 : (lo > cols ? cols : lo);
+    hi = hi < lo ? lo : (hi > cols ? cols : hi);
+    // Masked keys: zero probability, written in the same sweep (no -inf pass).
+    ZeroFloats<V>(x, lo);
+    ZeroFloats<V>(x + hi, cols - hi);
+    if (lo == hi) {
+      rescale[r] = 1.0f;
+      continue;
+    }
+    OnlineSoftmaxRow<V>(x + lo, hi - lo, scale, row_max + r, row_sum + r, rescale + r);
+  }
+}
+
 // Keys per packed chunk of V: 32 x head_size floats (8 KiB at 64, 32 KiB
 // at kMaxPackedHeadSize) stay in L1 while every row tile reads them.
 inline constexpr int64_t kValueChunk = 32;
 
 // MR rows of P (p, stride ps) times n packed rows of V (vp, stride vs)
 // into output columns [0, 2W) of out (stride os), added to what out holds
-// when kAccumulate; kMasked: only the lanes of m0 / m1.
+// (first multiplied by keep[r] when keep is set) when kAccumulate; the
+// result multiplied by finish[r] when finish is set; kMasked: only the
+// lanes of m0 / m1.
 template <typename V, int MR, bool kMasked, bool kAccumulate>
 void ContextTile(const float* p, int64_t ps, const float* vp, int64_t vs, int64_t n, float* out,
-                 int64_t os, typename V::Mask m0, typename V::Mask m1) {
+                 int64_t os, typename V::Mask m0, typename V::Mask m1, const float* keep,
+                 const float* finish) {
   using Reg = typename V::Reg;
   constexpr int64_t W = V::kWidth;
   Reg acc0[MR];
@@ -201,6 +318,14 @@ void ContextTile(const float* p, int64_t ps, const float* vp, int64_t vs, int64_
       acc1[r] = V::Load(out + r * os + W);
     }
   }
+  if (kAccumulate && keep != nullptr) {
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const Reg k = V::Set1(keep[r]);
+      acc0[r] = V::Mul(acc0[r], k);
+      acc1[r] = V::Mul(acc1[r], k);
+    }
+  }
   for (int64_t j = 0; j < n; ++j) {
     // Packed rows are zero past head_size, so full loads are safe and exact.
     const Reg b0 = V::Load(vp + j * vs);
@@ -210,6 +335,14 @@ void ContextTile(const float* p, int64_t ps, const float* vp, int64_t vs, int64_
       const Reg x = V::Set1(p[r * ps + j]);
       acc0[r] = V::Fma(x, b0, acc0[r]);
       acc1[r] = V::Fma(x, b1, acc1[r]);
+    }
+  }
+  if (finish != nullptr) {
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+      const Reg f = V::Set1(finish[r]);
+      acc0[r] = V::Mul(acc0[r], f);
+      acc1[r] = V::Mul(acc1[r], f);
     }
   }
 #pragma GCC unroll 8
@@ -224,54 +357,64 @@ void ContextTile(const float* p, int64_t ps, const float* vp, int64_t vs, int64_
   }
 }
 
-// MR rows x all head_size columns, keys [j0, j0 + n) of the packed chunk
-// vp ([n, vs], vs = head_size rounded up to 2W).
+// MR rows x all head_size columns, n keys of the packed chunk vp ([n, vs],
+// vs = head_size rounded up to 2W); p is the rows' first probability of
+// the chunk (stride ps), keep / finish their factors (or null).
 template <typename V, int MR, bool kAccumulate>
-void ContextRows(const AttentionHeadArgs& a, const float* p, const float* vp, int64_t vs, int64_t n,
-                 float* out) {
+void ContextRows(const AttentionHeadArgs& a, const float* p, int64_t ps, const float* vp,
+                 int64_t vs, int64_t n, float* out, const float* keep, const float* finish) {
   constexpr int64_t W = V::kWidth;
   const int64_t d = a.head_size;
   int64_t c = 0;
   for (; c + 2 * W <= d; c += 2 * W) {
-    ContextTile<V, MR, false, kAccumulate>(p, a.length, vp + c, vs, n, out + c, a.context_stride,
-                                           V::TailMask(0), V::TailMask(0));
+    ContextTile<V, MR, false, kAccumulate>(p, ps, vp + c, vs, n, out + c, a.context_stride,
+                                           V::TailMask(0), V::TailMask(0), keep, finish);
   }
   if (c < d) {
-    ContextTile<V, MR, true, kAccumulate>(p, a.length, vp + c, vs, n, out + c, a.context_stride,
-                                          LanesUpTo<V>(d - c), LanesUpTo<V>(d - c - W));
+    ContextTile<V, MR, true, kAccumulate>(p, ps, vp + c, vs, n, out + c, a.context_stride,
+                                          LanesUpTo<V>(d - c), LanesUpTo<V>(d - c - W), keep,
+                                          finish);
   }
 }
 
 template <typename V, bool kAccumulate>
 void ContextChunk(const AttentionHeadArgs& a, int64_t row_begin, int64_t row_end,
-                  const float* probs, const float* vp, int64_t vs, int64_t n) {
+                  const float* probs, int64_t ps, const float* vp, int64_t vs, int64_t n,
+                  const float* keep, const float* finish) {
+  // Row r's factors, or null.
+  auto at = [&](const float* f, int64_t r) { return f != nullptr ? f + (r - row_begin) : nullptr; };
   int64_t r = row_begin;
   for (; r + kTileRows <= row_end; r += kTileRows) {
-    ContextRows<V, kTileRows, kAccumulate>(a, probs + (r - row_begin) * a.length, vp, vs, n,
-                                           a.context + r * a.context_stride);
+    ContextRows<V, kTileRows, kAccumulate>(a, probs + (r - row_begin) * ps, ps, vp, vs, n,
+                                           a.context + r * a.context_stride, at(keep, r),
+                                           at(finish, r));
   }
   if (r < row_end) {
     ForRows<kTileRows - 1>(row_end - r, [&](auto rows) {
-      ContextRows<V, decltype(rows)::value, kAccumulate>(a, probs + (r - row_begin) * a.length, vp,
-                                                         vs, n, a.context + r * a.context_stride);
+      ContextRows<V, decltype(rows)::value, kAccumulate>(a, probs + (r - row_begin) * ps, ps, vp,
+                                                         vs, n, a.context + r * a.context_stride,
+                                                         at(keep, r), at(finish, r));
     });
   }
 }
 
 // V is read in chunks of kValueChunk keys copied to a contiguous block: in
 // place its rows sit 3H floats apart, a stride that maps them onto few L1
-// sets, so every row tile would fetch them again from L2.
+// sets, so every row tile would fetch them again from L2. The first chunk
+// applies scale.keep (or overwrites), the last one scale.finish: the online
+// softmax's rescaling and final division cost no pass over the context.
 template <typename V>
 void AttentionContext(const AttentionHeadArgs& a, int64_t row_begin, int64_t row_end,
-                      const float* probs) {
+                      int64_t key_begin, int64_t key_end, const float* probs, int64_t ps,
+                      ContextScale scale) {
   constexpr int64_t W = V::kWidth;
   const int64_t d = a.head_size;
   const int64_t vs = (d + 2 * W - 1) / (2 * W) * (2 * W);
   alignas(64) float vp[kValueChunk * (kMaxPackedHeadSize + 2 * W)];
-  for (int64_t j0 = 0; j0 < a.length; j0 += kValueChunk) {
-    const int64_t n = a.length - j0 < kValueChunk ? a.length - j0 : kValueChunk;
+  for (int64_t j0 = key_begin; j0 < key_end; j0 += kValueChunk) {
+    const int64_t n = key_end - j0 < kValueChunk ? key_end - j0 : kValueChunk;
     for (int64_t j = 0; j < n; ++j) {
-      if (j0 + j + kPrefetchRows < a.length) {
+      if (j0 + j + kPrefetchRows < key_end) {
         PrefetchRow<V>(a.v + (j0 + j + kPrefetchRows) * a.qkv_stride, d);
       }
       const float* v = a.v + (j0 + j) * a.qkv_stride;
@@ -284,10 +427,14 @@ void AttentionContext(const AttentionHeadArgs& a, int64_t row_begin, int64_t row
       }
       for (; c < vs; c += W) V::Store(row + c, V::Zero());
     }
-    if (j0 == 0) {
-      ContextChunk<V, false>(a, row_begin, row_end, probs, vp, vs, n);
+    const bool first = j0 == key_begin;
+    const float* finish = j0 + n == key_end ? scale.finish : nullptr;
+    const float* p = probs + (j0 - key_begin);
+    if (first && scale.keep == nullptr) {
+      ContextChunk<V, false>(a, row_begin, row_end, p, ps, vp, vs, n, nullptr, finish);
     } else {
-      ContextChunk<V, true>(a, row_begin, row_end, probs + j0, vp, vs, n);
+      ContextChunk<V, true>(a, row_begin, row_end, p, ps, vp, vs, n, first ? scale.keep : nullptr,
+                            finish);
     }
   }
 }

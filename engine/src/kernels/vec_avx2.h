@@ -50,6 +50,27 @@ struct Vec {
     return _mm256_castsi256_ps(_mm256_slli_epi32(biased, 23));
   }
 
+  // dst[c * ds + j] = src[j * ss + c] for j, c < 8: an 8 x 8 block
+  // transposed (the attention kernel's K^T pack) in 24 shuffles.
+  static void Transpose(const float* src, int64_t ss, float* dst, int64_t ds) {
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(src + i * ss);
+    for (int i = 0; i < 8; i += 2) {  // per 128-bit half: rows i, i+1 interleaved
+      t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+      t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4) {  // r[i + m]: column m (+4 in the high half), 4 rows
+      r[i] = _mm256_shuffle_ps(t[i], t[i + 2], 0x44);
+      r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], 0xEE);
+      r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+      r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int m = 0; m < 4; ++m) {
+      _mm256_storeu_ps(dst + m * ds, _mm256_permute2f128_ps(r[m], r[m + 4], 0x20));
+      _mm256_storeu_ps(dst + (m + 4) * ds, _mm256_permute2f128_ps(r[m], r[m + 4], 0x31));
+    }
+  }
+
   static float ReduceAdd(Reg v) {
     __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
     s = _mm_add_ps(s, _mm_movehl_ps(s, s));

@@ -55,6 +55,36 @@ struct Vec {
     return _mm512_castsi512_ps(_mm512_slli_epi32(biased, 23));
   }
 
+  // dst[c * ds + j] = src[j * ss + c] for j, c < 16: a 16 x 16 block
+  // transposed (the attention kernel's K^T pack) in 64 shuffles.
+  static void Transpose(const float* src, int64_t ss, float* dst, int64_t ds) {
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; ++i) r[i] = _mm512_loadu_ps(src + i * ss);
+    for (int i = 0; i < 16; i += 2) {  // per 128-bit lane: rows i, i+1 interleaved
+      t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+      t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4) {  // r[i + m]: rows i..i+3, column 4k + m in lane k
+      r[i] = _mm512_shuffle_ps(t[i], t[i + 2], 0x44);
+      r[i + 1] = _mm512_shuffle_ps(t[i], t[i + 2], 0xEE);
+      r[i + 2] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0x44);
+      r[i + 3] = _mm512_shuffle_ps(t[i + 1], t[i + 3], 0xEE);
+    }
+    for (int m = 0; m < 4; ++m) {
+      // Lanes 0 and 2 (columns m, 8 + m) and 1 and 3 (4 + m, 12 + m) of
+      // rows 0-7 and of rows 8-15 ...
+      const __m512 a = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x88);
+      const __m512 b = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xDD);
+      const __m512 c = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x88);
+      const __m512 e = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xDD);
+      // ... joined into whole columns.
+      _mm512_storeu_ps(dst + m * ds, _mm512_shuffle_f32x4(a, c, 0x88));
+      _mm512_storeu_ps(dst + (8 + m) * ds, _mm512_shuffle_f32x4(a, c, 0xDD));
+      _mm512_storeu_ps(dst + (4 + m) * ds, _mm512_shuffle_f32x4(b, e, 0x88));
+      _mm512_storeu_ps(dst + (12 + m) * ds, _mm512_shuffle_f32x4(b, e, 0xDD));
+    }
+  }
+
   static float ReduceAdd(Reg v) { return _mm512_reduce_add_ps(v); }
   static float ReduceMax(Reg v) { return _mm512_reduce_max_ps(v); }
 };

@@ -6,7 +6,6 @@
 #include <cmath>
 
 #include "kernels/attention_kernels.h"
-#include "kernels/kernels.h"
 #include "profile.h"
 
 namespace engine {
@@ -21,8 +20,8 @@ constexpr int64_t kTasksPerThread = 4;
 }  // namespace
 
 void SelfAttention(const float* qkv, const PackedBatch& packed, int heads, int head_size,
-                   const RelativePositionBias& position_bias, const Workspace& workspace,
-                   float* context) {
+                   const RelativePositionBias& position_bias, int window,
+                   const Workspace& workspace, float* context) {
   profile::ScopedOp op(profile::Op::kAttention);
   const int64_t hidden = static_cast<int64_t>(heads) * head_size;
   const int64_t qkv_stride = 3 * hidden;
@@ -32,7 +31,7 @@ void SelfAttention(const float* qkv, const PackedBatch& packed, int heads, int h
   for (int s = 0; s < packed.num_sequences; ++s) {
     longest = std::max<int64_t>(longest, packed.offsets[s + 1] - packed.offsets[s]);
   }
-  // Each thread owns one L x L scores block of the workspace.
+  // Each thread owns one fixed-size scratch of the workspace.
   const int threads = std::max(1, std::min(omp_get_max_threads(), workspace.threads));
   const int64_t pairs = static_cast<int64_t>(packed.num_sequences) * heads;
   // Few (sequence, head) pairs (one sequence, 12 heads, 2+ threads): split
@@ -65,14 +64,8 @@ void SelfAttention(const float* qkv, const PackedBatch& packed, int heads, int h
     args.context = context + begin * hidden + head * head_size;
     args.context_stride = hidden;
     if (!position_bias.empty()) args.position_bias = position_bias.ForHead(static_cast<int>(head));
-    // (row_end - row_begin) x len <= L x L floats.
-    float* scores = workspace.scores_for_thread(omp_get_thread_num());
-    kernels::AttentionScoresWithIsa(isa, args, row_begin, row_end, scores);
-    {
-      profile::ScopedOp softmax(profile::Op::kSoftmax);
-      kernels::ScaledSoftmaxWithIsa(isa, scores, row_end - row_begin, len, scale);
-    }
-    kernels::AttentionContextWithIsa(isa, args, row_begin, row_end, scores);
+    kernels::AttentionWithIsa(isa, args, row_begin, row_end, scale, window,
+                              workspace.attention_scratch(omp_get_thread_num()));
   }
 }
 

@@ -47,7 +47,8 @@ inline void AttendInWorkspace(const LayerContext& c, const LayerWeights& layer) 
   const int head_size = c.config.head_size();
   if (layer.rotary >= 0)
     ApplyRotary(c.rotary[layer.rotary], c.packed, heads, head_size, ws.qkv.data());
-  SelfAttention(ws.qkv.data(), c.packed, heads, head_size, c.position_bias, ws, ws.context.data());
+  SelfAttention(ws.qkv.data(), c.packed, heads, head_size, c.position_bias, layer.attention_window,
+                ws, ws.context.data());
 }
 
 // The gated FFN's activation (or the activation of an ungated FFN's
