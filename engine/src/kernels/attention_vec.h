@@ -240,31 +240,12 @@ void OnlineSoftmaxRow(float* x, int64_t n, float scale, float* m, float* l, floa
   const float m_new = block_max > *m ? block_max : *m;
   const Reg neg_max = V::Set1(-m_new);
 
-  // The fma keeps scale * x exact before the max is subtracted.
-  Reg a0 = V::Zero(), a1 = V::Zero();
-  for (i = 0; i + 2 * W <= body; i += 2 * W) {
-    const Reg e0 = Exp<V>(V::Fma(V::Load(x + i), vscale, neg_max));
-    const Reg e1 = Exp<V>(V::Fma(V::Load(x + i + W), vscale, neg_max));
-    V::Store(x + i, e0);
-    V::Store(x + i + W, e1);
-    a0 = V::Add(a0, e0);
-    a1 = V::Add(a1, e1);
-  }
-  for (; i < body; i += W) {
-    const Reg e = Exp<V>(V::Fma(V::Load(x + i), vscale, neg_max));
-    V::Store(x + i, e);
-    a0 = V::Add(a0, e);
-  }
-  if (tail > 0) {
-    const Reg e = V::KeepActive(Exp<V>(V::Fma(V::Load(x + body, mask), vscale, neg_max)), mask);
-    V::Store(x + body, e, mask);
-    a1 = V::Add(a1, e);
-  }
+  const float block_sum = ExpShiftedInPlace<V>(x, n, vscale, neg_max);
   // exp(m - m'): 0 on the row's first block (m = -inf), 1 when the max held
   // (most blocks after the first few), else the builtin (libm's expf, not
   // std::exp: see the header), once per row and block.
   const float alpha = *m == -kInf ? 0.0f : (m_new == *m ? 1.0f : __builtin_expf(*m - m_new));
-  *l = *l * alpha + V::ReduceAdd(V::Add(a0, a1));
+  *l = *l * alpha + block_sum;
   *m = m_new;
   *rescale = alpha;
 }

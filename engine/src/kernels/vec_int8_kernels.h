@@ -206,28 +206,30 @@ void GatedActivationRows(const float* x, int64_t cols, Eltwise act, float* out, 
   });
 }
 
-// DequantizeActivateQuantizeRange for a gated FFN: the row's accumulator
-// holds 2 * cols values (activated half first); the gated cols floats are
-// staged over its first half, each vector after both halves' values at
-// its index were read.
-template <typename V, Eltwise kAct>
-void DequantizeGateQuantizeRange(const Int8Accumulator& in, int64_t cols, const QuantizedRows& out,
-                                 int64_t begin, int64_t end) {
+// The FFN's inner epilogues in one sweep per row: the row of `in` (in_cols
+// int32 values) dequantized, mapped to `cols` floats by value(d, i) and
+// value(d, i, mask) (d: the row's RowDequantizer), staged in place of the
+// row's int32 values, and quantized into `out`. Each staged vector is
+// written after every accumulator value it depends on was read (value(d, i)
+// reads index i, or i and cols + i of a gated row).
+template <typename V, typename Value>
+void DequantizeMapQuantizeRows(const Int8Accumulator& in, int64_t in_cols, int64_t cols,
+                               const QuantizedRows& out, int64_t begin, int64_t end,
+                               const Value& value) {
   constexpr int64_t W = V::kWidth;
   for (int64_t row = begin; row < end; ++row) {
-    const RowDequantizer<V> d(in, row, 2 * cols);
-    float* staged = reinterpret_cast<float*>(const_cast<int32_t*>(in.acc + row * 2 * cols));
+    const RowDequantizer<V> d(in, row, in_cols);  // Reads the row's input scale first.
+    float* staged = reinterpret_cast<float*>(const_cast<int32_t*>(in.acc + row * in_cols));
     MinMax<V> mm;
     int64_t i = 0;
     for (; i + W <= cols; i += W) {
-      const typename V::Reg y = V::Mul(Activate<V, kAct>(d.At(i)), d.At(cols + i));
+      const typename V::Reg y = value(d, i);
       V::Store(staged + i, y);
       mm.Add(y);
     }
     if (i < cols) {
       const typename V::Mask m = V::TailMask(cols - i);
-      const typename V::Reg y =
-          V::KeepActive(V::Mul(Activate<V, kAct>(d.At(i, m)), d.At(cols + i, m)), m);
+      const typename V::Reg y = V::KeepActive(value(d, i, m), m);
       V::Store(staged + i, y, m);
       mm.Add(y);
     }
@@ -241,45 +243,26 @@ void DequantizeGateQuantizeRange(const Int8Accumulator& in, int64_t cols, const 
 template <typename V>
 void DequantizeGateQuantizeRows(const Int8Accumulator& in, int64_t cols, Eltwise act,
                                 const QuantizedRows& out, int64_t begin, int64_t end) {
+  // The accumulator row holds 2 * cols values, the activated half first.
   ForEltwise(act, [&](auto kind) {
-    DequantizeGateQuantizeRange<V, decltype(kind)::value>(in, cols, out, begin, end);
+    constexpr Eltwise kAct = decltype(kind)::value;
+    DequantizeMapQuantizeRows<V>(in, 2 * cols, cols, out, begin, end,
+                                 [&](const RowDequantizer<V>& d, int64_t i, auto... mask) {
+                                   return V::Mul(Activate<V, kAct>(d.At(i, mask...)),
+                                                 d.At(cols + i, mask...));
+                                 });
   });
-}
-
-template <typename V, Eltwise kAct>
-void DequantizeActivateQuantizeRange(const Int8Accumulator& in, int64_t cols,
-                                     const QuantizedRows& out, int64_t begin, int64_t end) {
-  constexpr int64_t W = V::kWidth;
-  for (int64_t row = begin; row < end; ++row) {
-    const RowDequantizer<V> d(in, row, cols);  // Reads the row's input scale first.
-    // The row's activations replace its int32 values in place (same size);
-    // each vector is read before it is overwritten.
-    float* staged = reinterpret_cast<float*>(const_cast<int32_t*>(in.acc + row * cols));
-    MinMax<V> mm;
-    int64_t i = 0;
-    for (; i + W <= cols; i += W) {
-      const typename V::Reg y = Activate<V, kAct>(d.At(i));
-      V::Store(staged + i, y);
-      mm.Add(y);
-    }
-    if (i < cols) {
-      const typename V::Mask m = V::TailMask(cols - i);
-      const typename V::Reg y = V::KeepActive(Activate<V, kAct>(d.At(i, m)), m);
-      V::Store(staged + i, y, m);
-      mm.Add(y);
-    }
-    const QuantParams p = mm.Params();
-    QuantizeRowWith<V>(staged, cols, p, out.q + row * cols);
-    out.scale[row] = p.scale;
-    out.zero[row] = p.zero;
-  }
 }
 
 template <typename V>
 void DequantizeActivateQuantizeRows(const Int8Accumulator& in, int64_t cols, Eltwise act,
                                     const QuantizedRows& out, int64_t begin, int64_t end) {
   ForEltwise(act, [&](auto kind) {
-    DequantizeActivateQuantizeRange<V, decltype(kind)::value>(in, cols, out, begin, end);
+    constexpr Eltwise kAct = decltype(kind)::value;
+    DequantizeMapQuantizeRows<V>(in, cols, cols, out, begin, end,
+                                 [&](const RowDequantizer<V>& d, int64_t i, auto... mask) {
+                                   return Activate<V, kAct>(d.At(i, mask...));
+                                 });
   });
 }
 

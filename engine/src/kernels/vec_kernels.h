@@ -157,6 +157,38 @@ void AddLayerNormRows(const AddLayerNormArgs& a, int64_t begin, int64_t end) {
   }
 }
 
+// x[i] = exp(scale * x[i] + neg_max) for i < n, in place; returns their
+// sum. The fma keeps scale * x exact before the max is subtracted.
+template <typename V>
+float ExpShiftedInPlace(float* x, int64_t n, typename V::Reg vscale, typename V::Reg neg_max) {
+  using Reg = typename V::Reg;
+  constexpr int64_t W = V::kWidth;
+  const int64_t tail = n % W;
+  const int64_t body = n - tail;
+  Reg a0 = V::Zero(), a1 = V::Zero();
+  int64_t i = 0;
+  for (; i + 2 * W <= body; i += 2 * W) {
+    const Reg e0 = Exp<V>(V::Fma(V::Load(x + i), vscale, neg_max));
+    const Reg e1 = Exp<V>(V::Fma(V::Load(x + i + W), vscale, neg_max));
+    V::Store(x + i, e0);
+    V::Store(x + i + W, e1);
+    a0 = V::Add(a0, e0);
+    a1 = V::Add(a1, e1);
+  }
+  for (; i < body; i += W) {
+    const Reg e = Exp<V>(V::Fma(V::Load(x + i), vscale, neg_max));
+    V::Store(x + i, e);
+    a0 = V::Add(a0, e);
+  }
+  if (tail > 0) {
+    const typename V::Mask m = V::TailMask(tail);
+    const Reg e = V::KeepActive(Exp<V>(V::Fma(V::Load(x + body, m), vscale, neg_max)), m);
+    V::Store(x + body, e, m);
+    a1 = V::Add(a1, e);
+  }
+  return V::ReduceAdd(V::Add(a0, a1));
+}
+
 // x = exp(scale * x - max) / sum, in place, three passes over an L1 row.
 template <typename V>
 void ScaledSoftmaxRow(float* x, int64_t n, float scale) {
@@ -178,30 +210,11 @@ void ScaledSoftmaxRow(float* x, int64_t n, float scale) {
   }
   const Reg neg_max = V::Set1(-V::ReduceMax(vmax));
 
-  // The fma keeps scale * x exact before the max is subtracted.
-  Reg a0 = V::Zero(), a1 = V::Zero();
-  int64_t i = 0;
-  for (; i + 2 * W <= body; i += 2 * W) {
-    const Reg e0 = Exp<V>(V::Fma(V::Load(x + i), vscale, neg_max));
-    const Reg e1 = Exp<V>(V::Fma(V::Load(x + i + W), vscale, neg_max));
-    V::Store(x + i, e0);
-    V::Store(x + i + W, e1);
-    a0 = V::Add(a0, e0);
-    a1 = V::Add(a1, e1);
-  }
-  for (; i < body; i += W) {
-    const Reg e = Exp<V>(V::Fma(V::Load(x + i), vscale, neg_max));
-    V::Store(x + i, e);
-    a0 = V::Add(a0, e);
-  }
-  if (tail > 0) {
-    const Reg e = V::KeepActive(Exp<V>(V::Fma(V::Load(x + body, m), vscale, neg_max)), m);
-    V::Store(x + body, e, m);
-    a1 = V::Add(a1, e);
-  }
-  const Reg inv_sum = V::Set1(1.0f / V::ReduceAdd(V::Add(a0, a1)));
+  const Reg inv_sum = V::Set1(1.0f / ExpShiftedInPlace<V>(x, n, vscale, neg_max));
 
-  for (i = 0; i < body; i += W) V::Store(x + i, V::Mul(V::Load(x + i), inv_sum));
+  int64_t i = 0;
+
+  for (; i < body; i += W) V::Store(x + i, V::Mul(V::Load(x + i), inv_sum));
   if (tail > 0) V::Store(x + body, V::Mul(V::Load(x + body, m), inv_sum), m);
 }
 
