@@ -75,7 +75,8 @@ log "server on 127.0.0.1:$port (metrics $metrics_port), load average $(load_aver
 # workspace: activations sized at load from --max-batch-tokens (16384, rounded
 #   up to a row bucket, at most x1.125): rows x (7 H + I) floats
 #   (engine/src/workspace.cc: hidden, normed, context, sublayer [H], qkv [3H],
-#   intermediate [I]), plus one L x L score block per thread (L = 128)
+#   intermediate [I]), plus the attention's fixed scratch per thread
+#   (kernels::kAttentionScratchFloats = 256 x 128 + 3 x 256 floats)
 # queue: --max-queue-tokens (65536) x 64 bytes (ids, token types, bookkeeping)
 # calls held: a call whose client gave up (deadline) frees its HTTP/2 stream
 #   at once but stays in the queue until the batcher drops it, so the server
@@ -86,7 +87,7 @@ log "server on 127.0.0.1:$port (metrics $metrics_port), load average $(load_aver
 #   reactor and HTTP/2 buffers)
 # base: 64 MiB for code, libraries (ICU data, oneDNN, gRPC), threads, allocator
 weights=$(stat -c %s "$work/model/model.safetensors")
-workspace=$((4 * 16384 * 9 / 8 * (7 * hidden + intermediate) + 4 * 2 * 128 * 128))
+workspace=$((4 * 16384 * 9 / 8 * (7 * hidden + intermediate) + 4 * 2 * (256 * 128 + 3 * 256)))
 queue=$((65536 * 64))
 calls=$(((connections * 256 + 65536 / 6) * 32 * 1024))
 base=$((64 * 1024 * 1024))

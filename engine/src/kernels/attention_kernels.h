@@ -48,6 +48,7 @@ inline constexpr int64_t kAttentionKeyBlock = 128;
 // so per-thread scratches do not share cache lines).
 inline constexpr int64_t kAttentionScratchFloats =
     kAttentionQueryRows * kAttentionKeyBlock + 3 * kAttentionQueryRows;
+static_assert(kAttentionScratchFloats % 16 == 0);
 
 // scores[r - row_begin][j - key_begin] = q[r] . k[j] (+ position_bias[j - r])
 // for r in [row_begin, row_end) and j in [key_begin, key_end): a row-major
