@@ -47,6 +47,22 @@ absl::Status RunInspect(const CommonOptions& common, std::ostream& out) {
       << "  layer_norm_eps           " << config->layer_norm_eps << "\n"
       << "  layer_norm_placement     "
       << engine::LayerNormPlacementName(config->layer_norm_placement) << "\n";
+  // The long-context recipes' parts, where the family has them.
+  if (config->position_embedding == engine::PositionEmbedding::kRotary) {
+    const engine::RotaryConfig& r = config->rotary;
+    out << "  rotary                   base " << r.base;
+    if (config->local_rotary_base > 0) out << " (local layers " << config->local_rotary_base << ")";
+    out << ", " << (r.dims > 0 ? r.dims : config->head_size()) << " dims of " << config->head_size()
+        << (r.interleaved ? ", interleaved" : ", rotate_half");
+    if (r.ntk_factor > 0) out << ", NTK x" << r.ntk_factor;
+    out << "\n";
+  }
+  if (config->alibi) out << "  alibi                    yes\n";
+  if (config->local_window > 0) {
+    out << "  sliding window           +-" << config->local_window << " tokens, global every "
+        << config->global_every_n << " layers\n";
+  }
+  if (config->gated_ffn) out << "  feed_forward             gated (act(gate) * up)\n";
   const engine::Checkpoint& c = **checkpoint;
   const engine::ClassifierHeadNames& cn = architecture.names.classifier;
   out << "  classifier               ";
