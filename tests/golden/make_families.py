@@ -486,11 +486,12 @@ def make_inputs(s: Spec, rng: np.random.RandomState) -> List[dict]:
     return inputs
 
 
-def run(model: Model, inputs: List[dict], dtype, mutation=None):
-    s = model.spec
+def padded_batch(inputs: List[dict], pad: int):
+    """ids, token types and the attention mask of `inputs` right-padded with
+    `pad` into one batch, as transformers runs them."""
     L = max(len(x["ids"]) for x in inputs)
     B = len(inputs)
-    ids = torch.full((B, L), s.pad, dtype=torch.long)
+    ids = torch.full((B, L), pad, dtype=torch.long)
     types = torch.zeros(B, L, dtype=torch.long)
     mask = torch.zeros(B, L, dtype=torch.long)
     for b, item in enumerate(inputs):
@@ -499,6 +500,12 @@ def run(model: Model, inputs: List[dict], dtype, mutation=None):
         if "token_type_ids" in item:
             types[b, :n] = torch.tensor(item["token_type_ids"])
         mask[b, :n] = 1
+    return ids, types, mask
+
+
+def run(model: Model, inputs: List[dict], dtype, mutation=None):
+    s = model.spec
+    ids, types, mask = padded_batch(inputs, s.pad)
     model = model.to(dtype)
     with torch.no_grad():
         states, pooled = model(ids, types, mask, mutation)

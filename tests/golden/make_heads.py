@@ -356,17 +356,7 @@ def apply_modernbert_heads(h: HeadSpec, model, t: Dict, states, mask, mutation: 
 
 def run(h: HeadSpec, model: fam.Model, t: Dict, inputs, dtype, mutation=None):
     s = h.encoder
-    L = max(len(x["ids"]) for x in inputs)
-    B = len(inputs)
-    ids = torch.full((B, L), s.pad, dtype=torch.long)
-    types = torch.zeros(B, L, dtype=torch.long)
-    mask = torch.zeros(B, L, dtype=torch.long)
-    for b, item in enumerate(inputs):
-        n = len(item["ids"])
-        ids[b, :n] = torch.tensor(item["ids"])
-        if "token_type_ids" in item:
-            types[b, :n] = torch.tensor(item["token_type_ids"])
-        mask[b, :n] = 1
+    ids, types, mask = fam.padded_batch(inputs, s.pad)
     model = model.to(dtype)
     with torch.no_grad():
         if is_modernbert(s):

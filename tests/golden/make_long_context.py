@@ -822,16 +822,7 @@ def make_inputs(s: Spec, rng: np.random.RandomState) -> List[dict]:
 
 def run(model: nn.Module, inputs: List[dict], dtype, mutation=None):
     s = model.spec
-    B, L = len(inputs), max(len(x["ids"]) for x in inputs)
-    ids = torch.full((B, L), s.pad, dtype=torch.long)
-    types = torch.zeros(B, L, dtype=torch.long)
-    mask = torch.zeros(B, L, dtype=torch.long)
-    for b, item in enumerate(inputs):
-        n = len(item["ids"])
-        ids[b, :n] = torch.tensor(item["ids"])
-        if "token_type_ids" in item:
-            types[b, :n] = torch.tensor(item["token_type_ids"])
-        mask[b, :n] = 1
+    ids, types, mask = fam.padded_batch(inputs, s.pad)
     model = model.to(dtype)
     model.mutation = mutation
     try:
