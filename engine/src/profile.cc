@@ -26,8 +26,6 @@ const char* OpName(Op op) {
       return "quantize";
     case Op::kDequantize:
       return "dequantize";
-    case Op::kRotary:
-      return "rotary";
     case Op::kGate:
       return "gate";
     case Op::kCount:

@@ -21,7 +21,6 @@ enum class Op {
   kGelu,        // int8: dequantize + bias + GELU + quantize epilogue
   kQuantize,    // int8: activation quantization not fused elsewhere; bf16: rounding to bf16
   kDequantize,  // int8: dequantize + bias epilogues not fused into Add & Norm
-  kRotary,      // rotary positions applied to Q and K
   kGate,        // gated FFNs: act(gate) * up (int8: with dequantize and quantize)
   kCount,
 };

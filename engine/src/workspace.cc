@@ -12,6 +12,8 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
   Workspace ws;
   ws.rows = BucketRows(max_batch_tokens);
   ws.threads = std::max(threads, 1);
+  ws.attention_scratch_floats = kernels::AttentionScratchFloats(
+      config.head_size(), config.position_embedding == PositionEmbedding::kRotary);
   const size_t rows = static_cast<size_t>(ws.rows);
   const size_t h = static_cast<size_t>(config.hidden_size);
   const size_t inter = static_cast<size_t>(config.intermediate_size);
@@ -19,7 +21,7 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
   // intermediate also holds the embeddings before their projection (ELECTRA).
   const size_t intermediate_width = std::max(ffn_in, static_cast<size_t>(config.embedding_width()));
   const size_t scores =
-      static_cast<size_t>(ws.threads) * static_cast<size_t>(kernels::kAttentionScratchFloats);
+      static_cast<size_t>(ws.threads) * static_cast<size_t>(ws.attention_scratch_floats);
   for (auto [buffer, floats] : {std::pair<Buffer*, size_t>{&ws.hidden, rows * h},
                                 {&ws.normed, rows * h},
                                 {&ws.qkv, rows * 3 * h},

@@ -22,7 +22,7 @@ struct Workspace {
   Buffer sublayer;      // a sublayer's output before Add & Norm [rows, H]
   Buffer intermediate;  // FFN inner activations          [rows, max(I or 2I gated, E)]
   Buffer gated;         // gated FFNs: act(gate) * up              [rows, I]
-  Buffer scores;        // attention scratch, kAttentionScratchFloats per thread
+  Buffer scores;        // attention scratch, attention_scratch_floats per thread
   // Precision::kInt8 only (empty otherwise): a matmul's input quantized per
   // row, and its int32 output. One of each suffices because every int8
   // matmul consumes its input before the next quantization overwrites it.
@@ -35,6 +35,8 @@ struct Workspace {
   Buffer bf16_input;
   int64_t rows = 0;
   int threads = 1;
+  // kernels::AttentionScratchFloats of the model's heads.
+  int64_t attention_scratch_floats = 0;
 
   static absl::StatusOr<Workspace> Create(const ModelConfig& config, int64_t max_batch_tokens,
                                           int threads, Precision precision = Precision::kFloat32);
@@ -48,7 +50,7 @@ struct Workspace {
   // Thread `thread`'s scratch of the streaming attention (fixed size,
   // whatever the sequence length).
   float* attention_scratch(int thread) const {
-    return scores.data() + static_cast<size_t>(thread) * kernels::kAttentionScratchFloats;
+    return scores.data() + static_cast<size_t>(thread) * attention_scratch_floats;
   }
 };
 

@@ -1,5 +1,6 @@
-// Rotary positions and ALiBi slopes against their definitions written out
-// here in double precision. The family fixtures (tests/golden/
+// Rotary positions (tables, and the row rotation the attention kernel
+// applies as it reads Q and K) and ALiBi slopes against their definitions
+// written out here in double precision. The family fixtures (tests/golden/
 // make_long_context.py) check them end to end; these pin each rule on its
 // own, at positions far beyond the fixtures' 300 tokens.
 #include <gtest/gtest.h>
@@ -7,8 +8,8 @@
 #include <cmath>
 #include <vector>
 
+#include "kernels/attention_kernels.h"
 #include "layers/alibi.h"
-#include "layers/packed_batch.h"
 #include "layers/rotary.h"
 
 namespace engine {
@@ -58,26 +59,23 @@ std::vector<double> Rotate(const std::vector<double>& x, int64_t position,
   return out;
 }
 
-TEST(ApplyRotaryTest, RotatesQAndKOfEveryTokenByItsPositionInItsSequence) {
-  const int heads = 2, head = 8, hidden = heads * head;
-  const std::vector<int> offsets = {0, 3, 10};  // two sequences: 3 and 7 tokens
-  const PackedBatch packed{offsets.data(), 2, 10};
+TEST(RotateRowsTest, TurnsEachRowByItsPosition) {
+  const int head = 8;
   for (const RotaryConfig& rotary :
        {RotaryConfig{10000, 0, false, 0}, RotaryConfig{100, 4, true, 0}}) {
-    std::vector<float> qkv(10 * 3 * hidden);
-    for (size_t i = 0; i < qkv.size(); ++i) qkv[i] = std::sin(0.37 * i) + 0.1f;
-    const std::vector<float> before = qkv;
-    ApplyRotary(MakeRotaryTable(rotary, rotary.base, head, 16), packed, heads, head, qkv.data());
-    for (int t = 0; t < 10; ++t) {
-      const int64_t position = t < 3 ? t : t - 3;
-      for (int h = 0; h < 3 * heads; ++h) {  // Q's heads, K's, V's
-        const float* was = before.data() + t * 3 * hidden + h * head;
-        const std::vector<double> x(was, was + head);
-        const std::vector<double> want = h < 2 * heads ? Rotate(x, position, rotary, head) : x;
-        for (int c = 0; c < head; ++c) {
-          EXPECT_NEAR(qkv[t * 3 * hidden + h * head + c], want[c], 1e-6)
-              << "token " << t << " head " << h << " dim " << c;
-        }
+    const RotaryTable table = MakeRotaryTable(rotary, rotary.base, head, 16);
+    const kernels::RotaryView view{table.cos.data(), table.sin.data(), table.pairs,
+                                   table.interleaved};
+    const int64_t stride = 3 * head;  // rows of a fused projection
+    std::vector<float> x(16 * stride);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = std::sin(0.37 * i) + 0.1f;
+    std::vector<float> out((12 - 5) * head);
+    kernels::RotateRows(view, x.data(), stride, 5, 12, head, out.data());
+    for (int64_t r = 5; r < 12; ++r) {
+      const std::vector<double> row(x.begin() + r * stride, x.begin() + r * stride + head);
+      const std::vector<double> want = Rotate(row, r, rotary, head);
+      for (int c = 0; c < head; ++c) {
+        EXPECT_NEAR(out[(r - 5) * head + c], want[c], 1e-6) << "row " << r << " dim " << c;
       }
     }
   }

@@ -2,7 +2,9 @@
 // past 1,000 tokens: many key blocks) against per-sequence attention
 // written plainly in double, at every kernel ISA the CPU has (BestIsa
 // capped), global and sliding-window, with MPNet's relative-position bias,
-// and with the query rows of few (sequence, head) pairs split across tasks.
+// with rotary positions (against attention on Q and K turned beforehand by
+// the formula, in double), and with the query rows of few (sequence, head)
+// pairs split across tasks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -15,6 +17,7 @@
 #include "kernel_test_util.h"
 #include "kernels/attention_kernels.h"
 #include "layers/attention.h"
+#include "layers/rotary.h"
 #include "workspace.h"
 
 namespace engine {
@@ -90,15 +93,47 @@ std::vector<double> NaiveAttention(const Batch& b, const RelativePositionBias& b
   return out;
 }
 
-std::vector<float> RunSelfAttention(const Batch& b, const RelativePositionBias& bias, int window) {
+std::vector<float> RunSelfAttention(const Batch& b, const RelativePositionBias& bias, int window,
+                                    const RotaryTable* rotary) {
   Workspace ws;
   ws.threads = 2;
-  absl::StatusOr<Buffer> scratch = Buffer::Allocate(ws.threads * kernels::kAttentionScratchFloats);
+  ws.attention_scratch_floats = kernels::AttentionScratchFloats(b.head_size, rotary != nullptr);
+  absl::StatusOr<Buffer> scratch = Buffer::Allocate(ws.threads * ws.attention_scratch_floats);
   EXPECT_TRUE(scratch.ok());
   ws.scores = *std::move(scratch);
   std::vector<float> context(static_cast<size_t>(b.packed.tokens * b.hidden()), NAN);
-  SelfAttention(b.qkv.data(), b.packed, b.heads, b.head_size, bias, window, ws, context.data());
+  SelfAttention(b.qkv.data(), b.packed, b.heads, b.head_size, bias, rotary, window, ws,
+                context.data());
   return context;
+}
+
+// `b` with every token's Q and K heads turned by its position in its
+// sequence, by the RoPE formula in double: pair i (i, i + dims / 2, or 2i,
+// 2i + 1 interleaved) by position / base^(2i / dims).
+Batch Rotated(const Batch& b, const RotaryConfig& rotary) {
+  Batch out = b;
+  out.packed.offsets = out.offsets.data();
+  const int dims = rotary.dims > 0 ? rotary.dims : b.head_size;
+  for (int s = 0; s < b.packed.num_sequences; ++s) {
+    for (int64_t t = b.offsets[s]; t < b.offsets[s + 1]; ++t) {
+      const double position = static_cast<double>(t - b.offsets[s]);
+      for (int part = 0; part < 2; ++part) {
+        for (int h = 0; h < b.heads; ++h) {
+          float* row = out.qkv.data() + t * 3 * b.hidden() + part * b.hidden() + h * b.head_size;
+          for (int i = 0; i < dims / 2; ++i) {
+            const double angle =
+                position / std::pow(static_cast<double>(rotary.base), 2.0 * i / dims);
+            const int x = rotary.interleaved ? 2 * i : i;
+            const int y = rotary.interleaved ? 2 * i + 1 : i + dims / 2;
+            const double x1 = b.At(part, t, h, x), x2 = b.At(part, t, h, y);
+            row[x] = static_cast<float>(x1 * std::cos(angle) - x2 * std::sin(angle));
+            row[y] = static_cast<float>(x2 * std::cos(angle) + x1 * std::sin(angle));
+          }
+        }
+      }
+    }
+  }
+  return out;
 }
 
 // Absolute tolerance: outputs are convex combinations of V in [-1, 1]; the
@@ -109,12 +144,19 @@ constexpr double kTolerance = 2e-6;
 
 // SelfAttention at every kernel ISA this CPU has (BestIsa capped) against
 // the double reference, computed once.
-void ExpectEveryIsaMatches(const Batch& b, const RelativePositionBias& bias, int window) {
-  const std::vector<double> want = NaiveAttention(b, bias, window);
+void ExpectEveryIsaMatches(const Batch& b, const RelativePositionBias& bias, int window,
+                           const RotaryConfig* rotary = nullptr) {
+  const std::vector<double> want =
+      NaiveAttention(rotary != nullptr ? Rotated(b, *rotary) : b, bias, window);
+  const int64_t longest = 1100;
+  const RotaryTable table = rotary != nullptr
+                                ? MakeRotaryTable(*rotary, rotary->base, b.head_size, longest)
+                                : RotaryTable();
   for (Isa isa : {Isa::kScalar, Isa::kAvx2, Isa::kAvx512}) {
     if (!kernels::IsaSupported(isa)) continue;
     kernels::CapIsa(isa);
-    const std::vector<float> got = RunSelfAttention(b, bias, window);
+    const std::vector<float> got =
+        RunSelfAttention(b, bias, window, rotary != nullptr ? &table : nullptr);
     kernels::CapIsa(Isa::kAvx512);
     for (size_t i = 0; i < want.size(); ++i) {
       // Also fails on NaN: every context value must have been written.
@@ -135,6 +177,19 @@ TEST(SelfAttentionTest, SlidingWindowPerSequence) {
   std::mt19937 rng(32);
   const Batch b({5, 200, 1100, 64}, 3, 64, rng);
   for (int window : {1, 16, 64}) ExpectEveryIsaMatches(b, RelativePositionBias(), window);
+}
+
+// Rotary positions turned inside the kernel, block by block: every key
+// block of the 1,100-token sequence and a query block starting mid-sequence
+// (windowed) must use each row's own position.
+TEST(SelfAttentionTest, RotaryPositionsPerSequence) {
+  std::mt19937 rng(34);
+  const Batch b({3, 1100, 130}, 2, 32, rng);
+  for (const RotaryConfig& rotary :
+       {RotaryConfig{10000, 0, false, 0}, RotaryConfig{1000, 16, true, 0}}) {
+    ExpectEveryIsaMatches(b, RelativePositionBias(), 0, &rotary);
+    ExpectEveryIsaMatches(b, RelativePositionBias(), 64, &rotary);
+  }
 }
 
 // One sequence and one head: fewer pairs than tasks for the threads, so

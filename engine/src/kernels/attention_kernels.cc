@@ -61,6 +61,27 @@ void AttentionContextWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row
                                          probs_stride, scale);
 }
 
+void RotateRows(const RotaryView& rotary, const float* x, int64_t stride, int64_t row_begin,
+                int64_t row_end, int64_t head_size, float* out) {
+  const int64_t pairs = rotary.pairs;
+  // Pair p is (first + p * step, first + p * step + offset).
+  const int64_t step = rotary.interleaved ? 2 : 1;
+  const int64_t offset = rotary.interleaved ? 1 : pairs;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const float* in = x + r * stride;
+    float* o = out + (r - row_begin) * head_size;
+    const float* cos = rotary.cos + r * pairs;
+    const float* sin = rotary.sin + r * pairs;
+    for (int64_t c = 2 * pairs; c < head_size; ++c) o[c] = in[c];  // past the rotated share
+    for (int64_t p = 0; p < pairs; ++p) {
+      const float x1 = in[p * step];
+      const float x2 = in[p * step + offset];
+      o[p * step] = x1 * cos[p] - x2 * sin[p];
+      o[p * step + offset] = x2 * cos[p] + x1 * sin[p];
+    }
+  }
+}
+
 void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin, int64_t row_end,
                       float scale, int64_t window, float* scratch) {
   constexpr int64_t kRows = kAttentionQueryRows;
@@ -73,6 +94,12 @@ void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin,
   float* row_max = scratch + kRows * kKeys;
   float* row_sum = row_max + kRows;
   float* rescale = row_sum + kRows;
+  // Rotary: the scores kernel reads Q and K turned, from dense blocks here.
+  const bool rotary = args.rotary.cos != nullptr;
+  const int64_t d = args.head_size;
+  float* q_turned = scratch + kAttentionScratchFloats;
+  float* k_turned = q_turned + kRows * d;
+  AttentionHeadArgs turned = args;
   // A window's block of r rows computes r + 2w keys per row for 2w + 1
   // useful ones: blocks of about w rows (at least 16, for the tiles) waste
   // less than full ones.
@@ -95,7 +122,19 @@ void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin,
       const int64_t keys = ke - kb;
       // A short last block packed densely, rows on 64-byte boundaries.
       const int64_t stride = (keys + 15) / 16 * 16;
-      AttentionScoresWithIsa(isa, args, qb, qe, kb, ke, scores, stride);
+      if (rotary) {
+        // Rows [0, rows) of q_turned are query rows qb.., rows [0, keys) of
+        // k_turned keys kb..; the bias is indexed by key - query as before.
+        if (kb == key_lo) RotateRows(args.rotary, args.q, args.qkv_stride, qb, qe, d, q_turned);
+        RotateRows(args.rotary, args.k, args.qkv_stride, kb, ke, d, k_turned);
+        turned.q = q_turned;
+        turned.k = k_turned;
+        turned.qkv_stride = d;
+        if (args.position_bias != nullptr) turned.position_bias = args.position_bias + (kb - qb);
+        AttentionScoresWithIsa(isa, turned, 0, rows, 0, keys, scores, stride);
+      } else {
+        AttentionScoresWithIsa(isa, args, qb, qe, kb, ke, scores, stride);
+      }
       // Row qb + r sees keys [qb + r - w, qb + r + w]: a band in block columns.
       const int64_t band_begin = window > 0 ? qb - window - kb : -rows;
       const int64_t band_end = window > 0 ? qb + window + 1 - kb : keys;

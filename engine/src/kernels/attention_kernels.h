@@ -20,6 +20,21 @@
 
 namespace engine::kernels {
 
+// Rotary positions (RoPE) of Q and K: token i's dimension pairs turn by the
+// angles of row i of the [positions, pairs] tables; pairs (c, c + pairs)
+// (rotate_half) or, interleaved, (2c, 2c + 1). Null cos: none.
+struct RotaryView {
+  const float* cos = nullptr;
+  const float* sin = nullptr;
+  int64_t pairs = 0;
+  bool interleaved = false;
+};
+
+// Rows [row_begin, row_end) of x (row stride `stride`, head_size floats each)
+// turned by their positions, into out ([rows, head_size], dense).
+void RotateRows(const RotaryView& rotary, const float* x, int64_t stride, int64_t row_begin,
+                int64_t row_end, int64_t head_size, float* out);
+
 struct AttentionHeadArgs {
   const float* q = nullptr;  // row 0 of the sequence, this head's columns
   const float* k = nullptr;
@@ -33,6 +48,10 @@ struct AttentionHeadArgs {
   // key j get position_bias[j - i] added to q[i] . k[j], so it must be
   // valid for offsets -(length - 1) .. length - 1. Null: none.
   const float* position_bias = nullptr;
+  // Optional rotary positions: Q and K rows are turned as AttentionWithIsa
+  // reads them (into its scratch, a block at a time), so the activations
+  // get no pass of their own. The scores and context kernels ignore it.
+  RotaryView rotary;
 };
 
 // Query rows and keys of one streamed block. 256 x 128: a BERT sequence of
@@ -49,6 +68,13 @@ inline constexpr int64_t kAttentionKeyBlock = 128;
 inline constexpr int64_t kAttentionScratchFloats =
     kAttentionQueryRows * kAttentionKeyBlock + 3 * kAttentionQueryRows;
 static_assert(kAttentionScratchFloats % 16 == 0);
+// The scratch AttentionWithIsa needs for heads of `head_size`: with rotary
+// positions, also the rotated Q rows of a block and K rows of a key block
+// (rounded to 16 floats).
+inline constexpr int64_t AttentionScratchFloats(int64_t head_size, bool rotary) {
+  return kAttentionScratchFloats +
+         (rotary ? ((kAttentionQueryRows + kAttentionKeyBlock) * head_size + 15) / 16 * 16 : 0);
+}
 
 // scores[r - row_begin][j - key_begin] = q[r] . k[j] (+ position_bias[j - r])
 // for r in [row_begin, row_end) and j in [key_begin, key_end): a row-major
@@ -90,7 +116,7 @@ void AttentionContextWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row
 // V into their context rows, streamed as the header describes. `window` <= 0:
 // every key of the sequence; w > 0: row i sees key j iff |i - j| <= w, and
 // only key blocks meeting [row - w, row + w] are computed. `scratch` holds
-// kAttentionScratchFloats floats whatever the length.
+// AttentionScratchFloats(head_size, rotary) floats whatever the length.
 void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin, int64_t row_end,
                       float scale, int64_t window, float* scratch);
 

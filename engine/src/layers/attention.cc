@@ -20,7 +20,7 @@ constexpr int64_t kTasksPerThread = 4;
 }  // namespace
 
 void SelfAttention(const float* qkv, const PackedBatch& packed, int heads, int head_size,
-                   const RelativePositionBias& position_bias, int window,
+                   const RelativePositionBias& position_bias, const RotaryTable* rotary, int window,
                    const Workspace& workspace, float* context) {
   profile::ScopedOp op(profile::Op::kAttention);
   const int64_t hidden = static_cast<int64_t>(heads) * head_size;
@@ -64,6 +64,9 @@ void SelfAttention(const float* qkv, const PackedBatch& packed, int heads, int h
     args.context = context + begin * hidden + head * head_size;
     args.context_stride = hidden;
     if (!position_bias.empty()) args.position_bias = position_bias.ForHead(static_cast<int>(head));
+    if (rotary != nullptr) {
+      args.rotary = {rotary->cos.data(), rotary->sin.data(), rotary->pairs, rotary->interleaved};
+    }
     kernels::AttentionWithIsa(isa, args, row_begin, row_end, scale, window,
                               workspace.attention_scratch(omp_get_thread_num()));
   }

@@ -2,8 +2,8 @@
 //   PrepareInput(first_norm)  the embeddings in workspace.hidden become the
 //                             first layer's input (pre-LN: normed = LN(hidden),
 //                             or a copy where that norm is an identity)
-//   Attention(layer, input)   Q|K|V, rotary positions, attention, output
-//                             projection
+//   Attention(layer, input)   Q|K|V, attention (rotary positions inside),
+//                             output projection
 //   FeedForward(layer, input) FFN in + activation (or gate), FFN out
 //   AddNorm(residual, producer, norm, out, residual_out)
 //                             out = norm(residual + producer's output + its
@@ -39,16 +39,14 @@ struct LayerContext {
   const std::vector<RotaryTable>& rotary;
 };
 
-// The attention core on the float Q|K|V in workspace.qkv, after the
-// layer's rotary positions; the context goes to workspace.context.
+// The attention core on the float Q|K|V in workspace.qkv (rotary positions,
+// where the layer has them, turned as the kernel reads Q and K); the context
+// goes to workspace.context.
 inline void AttendInWorkspace(const LayerContext& c, const LayerWeights& layer) {
   Workspace& ws = c.ws;
-  const int heads = c.config.num_heads;
-  const int head_size = c.config.head_size();
-  if (layer.rotary >= 0)
-    ApplyRotary(c.rotary[layer.rotary], c.packed, heads, head_size, ws.qkv.data());
-  SelfAttention(ws.qkv.data(), c.packed, heads, head_size, c.position_bias, layer.attention_window,
-                ws, ws.context.data());
+  SelfAttention(ws.qkv.data(), c.packed, c.config.num_heads, c.config.head_size(), c.position_bias,
+                layer.rotary >= 0 ? &c.rotary[layer.rotary] : nullptr, layer.attention_window, ws,
+                ws.context.data());
 }
 
 // The gated FFN's activation (or the activation of an ungated FFN's

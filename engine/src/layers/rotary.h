@@ -1,7 +1,8 @@
 // Rotary position embedding (RoFormer's RoPE) of Q and K, as the
 // transformers / remote-code implementations of NomicBert, GTE and
 // ModernBERT define it: dimension pair i of every head turns by
-// position * inv_freq(i). The angles' cosines and sines are tabulated at
+// position * inv_freq(i) (the attention kernel turns Q and K as it reads
+// them: kernels::RotaryView). The angles' cosines and sines are tabulated at
 // load for every position a sequence can have, in double: torch's float32
 // tables are off by up to ~1e-4 rad at a few thousand positions, a rounding
 // error of that implementation rather than part of the model.
@@ -11,7 +12,6 @@
 #include <vector>
 
 #include "engine/config.h"
-#include "layers/packed_batch.h"
 
 namespace engine {
 
@@ -29,10 +29,5 @@ struct RotaryTable {
 // positions [0, positions).
 RotaryTable MakeRotaryTable(const RotaryConfig& rotary, float base, int head_size,
                             int64_t positions);
-
-// Rotates the Q and K heads of every token of `packed` in place, by the
-// token's position in its sequence (from 0). `qkv` is [tokens, 3H]: Q | K | V.
-void ApplyRotary(const RotaryTable& table, const PackedBatch& packed, int heads, int head_size,
-                 float* qkv);
 
 }  // namespace engine
