@@ -42,4 +42,14 @@ void AttentionContext<Isa::kAvx2>(const AttentionHeadArgs& args, int64_t row_beg
                                    probs_stride, scale);
 }
 
+template <>
+void RotateRows<Isa::kAvx2>(const RotaryView& rotary, const float* x, int64_t stride,
+                            int64_t row_begin, int64_t row_end, int64_t head_size, float* out) {
+  if (rotary.interleaved) {
+    RotateRows<Isa::kScalar>(rotary, x, stride, row_begin, row_end, head_size, out);
+    return;
+  }
+  vec::RotateHalfRows<avx2::Vec>(rotary, x, stride, row_begin, row_end, head_size, out);
+}
+
 }  // namespace engine::kernels::detail

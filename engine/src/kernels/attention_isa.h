@@ -21,6 +21,10 @@ void AttentionContext(const AttentionHeadArgs& args, int64_t row_begin, int64_t 
                       int64_t key_begin, int64_t key_end, const float* probs, int64_t probs_stride,
                       ContextScale scale);
 
+template <Isa kIsa>
+void RotateRows(const RotaryView& rotary, const float* x, int64_t stride, int64_t row_begin,
+                int64_t row_end, int64_t head_size, float* out);
+
 #define ENGINE_DECLARE_ATTENTION_KERNELS(isa)                                                     \
   template <>                                                                                     \
   void AttentionScores<isa>(const AttentionHeadArgs&, int64_t, int64_t, int64_t, int64_t, float*, \
@@ -30,7 +34,10 @@ void AttentionContext(const AttentionHeadArgs& args, int64_t row_begin, int64_t 
                           float*, float*);                                                        \
   template <>                                                                                     \
   void AttentionContext<isa>(const AttentionHeadArgs&, int64_t, int64_t, int64_t, int64_t,        \
-                             const float*, int64_t, ContextScale);
+                             const float*, int64_t, ContextScale);                                \
+  template <>                                                                                     \
+  void RotateRows<isa>(const RotaryView&, const float*, int64_t, int64_t, int64_t, int64_t,       \
+                       float*);
 
 ENGINE_DECLARE_ATTENTION_KERNELS(Isa::kScalar)
 ENGINE_DECLARE_ATTENTION_KERNELS(Isa::kAvx2)

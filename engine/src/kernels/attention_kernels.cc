@@ -63,23 +63,21 @@ void AttentionContextWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row
 
 void RotateRows(const RotaryView& rotary, const float* x, int64_t stride, int64_t row_begin,
                 int64_t row_end, int64_t head_size, float* out) {
-  const int64_t pairs = rotary.pairs;
-  // Pair p is (first + p * step, first + p * step + offset).
-  const int64_t step = rotary.interleaved ? 2 : 1;
-  const int64_t offset = rotary.interleaved ? 1 : pairs;
-  for (int64_t r = row_begin; r < row_end; ++r) {
-    const float* in = x + r * stride;
-    float* o = out + (r - row_begin) * head_size;
-    const float* cos = rotary.cos + r * pairs;
-    const float* sin = rotary.sin + r * pairs;
-    for (int64_t c = 2 * pairs; c < head_size; ++c) o[c] = in[c];  // past the rotated share
-    for (int64_t p = 0; p < pairs; ++p) {
-      const float x1 = in[p * step];
-      const float x2 = in[p * step + offset];
-      o[p * step] = x1 * cos[p] - x2 * sin[p];
-      o[p * step + offset] = x2 * cos[p] + x1 * sin[p];
-    }
+  detail::RotateRows<Isa::kScalar>(rotary, x, stride, row_begin, row_end, head_size, out);
+}
+
+void RotateRowsWithIsa(Isa isa, const RotaryView& rotary, const float* x, int64_t stride,
+                       int64_t row_begin, int64_t row_end, int64_t head_size, float* out) {
+  switch (isa) {
+    case Isa::kAvx512:
+      return detail::RotateRows<Isa::kAvx512>(rotary, x, stride, row_begin, row_end, head_size,
+                                              out);
+    case Isa::kAvx2:
+      return detail::RotateRows<Isa::kAvx2>(rotary, x, stride, row_begin, row_end, head_size, out);
+    case Isa::kScalar:
+      break;
   }
+  RotateRows(rotary, x, stride, row_begin, row_end, head_size, out);
 }
 
 void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin, int64_t row_end,
@@ -125,8 +123,10 @@ void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin,
       if (rotary) {
         // Rows [0, rows) of q_turned are query rows qb.., rows [0, keys) of
         // k_turned keys kb..; the bias is indexed by key - query as before.
-        if (kb == key_lo) RotateRows(args.rotary, args.q, args.qkv_stride, qb, qe, d, q_turned);
-        RotateRows(args.rotary, args.k, args.qkv_stride, kb, ke, d, k_turned);
+        if (kb == key_lo) {
+          RotateRowsWithIsa(isa, args.rotary, args.q, args.qkv_stride, qb, qe, d, q_turned);
+        }
+        RotateRowsWithIsa(isa, args.rotary, args.k, args.qkv_stride, kb, ke, d, k_turned);
         turned.q = q_turned;
         turned.k = k_turned;
         turned.qkv_stride = d;

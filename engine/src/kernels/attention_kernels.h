@@ -34,6 +34,9 @@ struct RotaryView {
 // turned by their positions, into out ([rows, head_size], dense).
 void RotateRows(const RotaryView& rotary, const float* x, int64_t stride, int64_t row_begin,
                 int64_t row_end, int64_t head_size, float* out);
+// The same with the ISA's kernel (rotate_half pairs vectorized).
+void RotateRowsWithIsa(Isa isa, const RotaryView& rotary, const float* x, int64_t stride,
+                       int64_t row_begin, int64_t row_end, int64_t head_size, float* out);
 
 struct AttentionHeadArgs {
   const float* q = nullptr;  // row 0 of the sequence, this head's columns

@@ -77,4 +77,26 @@ void AttentionContext<Isa::kScalar>(const AttentionHeadArgs& a, int64_t row_begi
   }
 }
 
+template <>
+void RotateRows<Isa::kScalar>(const RotaryView& rotary, const float* x, int64_t stride,
+                              int64_t row_begin, int64_t row_end, int64_t head_size, float* out) {
+  const int64_t pairs = rotary.pairs;
+  // Pair p is (first + p * step, first + p * step + offset).
+  const int64_t step = rotary.interleaved ? 2 : 1;
+  const int64_t offset = rotary.interleaved ? 1 : pairs;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const float* in = x + r * stride;
+    float* o = out + (r - row_begin) * head_size;
+    const float* cos = rotary.cos + r * pairs;
+    const float* sin = rotary.sin + r * pairs;
+    for (int64_t c = 2 * pairs; c < head_size; ++c) o[c] = in[c];  // past the rotated share
+    for (int64_t p = 0; p < pairs; ++p) {
+      const float x1 = in[p * step];
+      const float x2 = in[p * step + offset];
+      o[p * step] = x1 * cos[p] - x2 * sin[p];
+      o[p * step + offset] = x2 * cos[p] + x1 * sin[p];
+    }
+  }
+}
+
 }  // namespace engine::kernels::detail

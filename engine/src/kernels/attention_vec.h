@@ -420,4 +420,30 @@ void AttentionContext(const AttentionHeadArgs& a, int64_t row_begin, int64_t row
   }
 }
 
+// RotateRows (attention_kernels.h) for rotate_half pairs (c, c + pairs),
+// W pairs at a time; interleaved pairs take the scalar kernel.
+template <typename V>
+void RotateHalfRows(const RotaryView& rotary, const float* x, int64_t stride, int64_t row_begin,
+                    int64_t row_end, int64_t head_size, float* out) {
+  using Reg = typename V::Reg;
+  constexpr int64_t W = V::kWidth;
+  const int64_t pairs = rotary.pairs;
+  for (int64_t r = row_begin; r < row_end; ++r) {
+    const float* in = x + r * stride;
+    float* o = out + (r - row_begin) * head_size;
+    const float* cos = rotary.cos + r * pairs;
+    const float* sin = rotary.sin + r * pairs;
+    for (int64_t p = 0; p < pairs; p += W) {
+      const typename V::Mask m = LanesUpTo<V>(pairs - p);
+      const Reg x1 = V::Load(in + p, m);
+      const Reg x2 = V::Load(in + pairs + p, m);
+      const Reg c = V::Load(cos + p, m);
+      const Reg s = V::Load(sin + p, m);
+      V::Store(o + p, V::Sub(V::Mul(x1, c), V::Mul(x2, s)), m);
+      V::Store(o + pairs + p, V::Add(V::Mul(x2, c), V::Mul(x1, s)), m);
+    }
+    for (int64_t c = 2 * pairs; c < head_size; ++c) o[c] = in[c];  // past the rotated share
+  }
+}
+
 }  // namespace engine::kernels::vec
