@@ -5,6 +5,7 @@
 // "sbert_ce_default_activation_function"). Both heads' layer settings by the
 // family's keys (ModernBERT's classifier_bias, norm_bias, decoder_bias,
 // classifier_activation, classifier_pooling).
+#include <initializer_list>
 #include <map>
 #include <string>
 
@@ -99,6 +100,20 @@ absl::StatusOr<json> ParseObject(const std::string& json_text, const std::string
   return j;
 }
 
+// What every head reads: its activation and which of `biases` (the names'
+// bias and the HeadSettings field it sets) the checkpoint has.
+absl::Status ReadHeadCommon(
+    const json& j, HeadActivation activation, const char* activation_key, const ModelConfig& config,
+    std::initializer_list<std::pair<const HeadBias*, bool HeadSettings::*>> biases,
+    const std::string& source, HeadSettings* settings) {
+  DefaultActivation(activation, config, settings);
+  if (absl::Status s = ReadHeadActivation(j, activation_key, source, settings); !s.ok()) return s;
+  for (auto [bias, field] : biases) {
+    if (absl::Status s = ReadHeadBias(j, *bias, source, &(settings->*field)); !s.ok()) return s;
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<HeadSettings> ReadClassifierSettings(const ClassifierHeadNames& names,
@@ -108,14 +123,12 @@ absl::StatusOr<HeadSettings> ReadClassifierSettings(const ClassifierHeadNames& n
   absl::StatusOr<json> j = ParseObject(config_text, source);
   if (!j.ok()) return j.status();
   HeadSettings settings;
-  DefaultActivation(names.activation, config, &settings);
-  if (absl::Status s = ReadHeadActivation(*j, names.activation_key, source, &settings); !s.ok()) {
+  if (absl::Status s = ReadHeadCommon(*j, names.activation, names.activation_key, config,
+                                      {{&names.dense_bias, &HeadSettings::dense_bias},
+                                       {&names.norm_bias, &HeadSettings::norm_bias}},
+                                      source, &settings);
+      !s.ok()) {
     return s;
-  }
-  for (auto [bias, out] :
-       {std::pair<const HeadBias*, bool*>{&names.dense_bias, &settings.dense_bias},
-        {&names.norm_bias, &settings.norm_bias}}) {
-    if (absl::Status s = ReadHeadBias(*j, *bias, source, out); !s.ok()) return s;
   }
   settings.pooling = names.pooling;
   const char* key = names.pooling_key;
@@ -140,23 +153,22 @@ absl::StatusOr<HeadSettings> ReadMaskedLmSettings(const MaskedLmHeadNames& names
   absl::StatusOr<json> j = ParseObject(config_text, source);
   if (!j.ok()) return j.status();
   HeadSettings settings;
-  DefaultActivation(names.activation, config, &settings);
-  if (absl::Status s = ReadHeadActivation(*j, names.activation_key, source, &settings); !s.ok()) {
+  if (absl::Status s = ReadHeadCommon(*j, names.activation, names.activation_key, config,
+                                      {{&names.transform_bias, &HeadSettings::dense_bias},
+                                       {&names.norm_bias, &HeadSettings::norm_bias},
+                                       {&names.output_bias, &HeadSettings::output_bias}},
+                                      source, &settings);
+      !s.ok()) {
     return s;
-  }
-  for (auto [bias, out] :
-       {std::pair<const HeadBias*, bool*>{&names.transform_bias, &settings.dense_bias},
-        {&names.norm_bias, &settings.norm_bias},
-        {&names.output_bias, &settings.output_bias}}) {
-    if (absl::Status s = ReadHeadBias(*j, *bias, source, out); !s.ok()) return s;
   }
   return settings;
 }
 
 absl::StatusOr<ClassifierConfig> ParseClassifierConfig(const std::string& json_text,
                                                        const std::string& source) {
-  const json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return HeadConfigError(source, "not a JSON object");
+  absl::StatusOr<json> parsed = ParseObject(json_text, source);
+  if (!parsed.ok()) return parsed.status();
+  const json& j = *parsed;
   ClassifierConfig config;
   ClassifierHead& head = config.head;
   if (j.contains("id2label")) {

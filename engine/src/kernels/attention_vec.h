@@ -215,32 +215,10 @@ void ZeroFloats(float* p, int64_t n) {
 // by l is left to the context (a head_size row, not n scores).
 template <typename V>
 void OnlineSoftmaxRow(float* x, int64_t n, float scale, float* m, float* l, float* rescale) {
-  using Reg = typename V::Reg;
-  constexpr int64_t W = V::kWidth;
   constexpr float kInf = std::numeric_limits<float>::infinity();
-  const Reg vscale = V::Set1(scale);
-  const int64_t tail = n % W;
-  const int64_t body = n - tail;
-  const typename V::Mask mask = V::TailMask(tail);
-
-  // Max of scale * x; inactive tail lanes are filled so that fill * scale
-  // is -inf (or 0 == scale * x when scale is 0), never the maximum.
-  Reg vmax0 = V::Set1(-kInf), vmax1 = V::Set1(-kInf);
-  int64_t i = 0;
-  for (; i + 2 * W <= body; i += 2 * W) {
-    vmax0 = V::Max(vmax0, V::Mul(V::Load(x + i), vscale));
-    vmax1 = V::Max(vmax1, V::Mul(V::Load(x + i + W), vscale));
-  }
-  if (i < body) vmax0 = V::Max(vmax0, V::Mul(V::Load(x + i), vscale));
-  if (tail > 0) {
-    const float fill = scale > 0.0f ? -kInf : (scale < 0.0f ? kInf : 0.0f);
-    vmax1 = V::Max(vmax1, V::Mul(V::Load(x + body, mask, V::Set1(fill)), vscale));
-  }
-  const float block_max = V::ReduceMax(V::Max(vmax0, vmax1));
+  const float block_max = ScaledMax<V>(x, n, scale);
   const float m_new = block_max > *m ? block_max : *m;
-  const Reg neg_max = V::Set1(-m_new);
-
-  const float block_sum = ExpShiftedInPlace<V>(x, n, vscale, neg_max);
+  const float block_sum = ExpShiftedInPlace<V>(x, n, V::Set1(scale), V::Set1(-m_new));
   // exp(m - m'): 0 on the row's first block (m = -inf), 1 when the max held
   // (most blocks after the first few), else the builtin (libm's expf, not
   // std::exp: see the header), once per row and block.

@@ -157,6 +157,31 @@ void AddLayerNormRows(const AddLayerNormArgs& a, int64_t begin, int64_t end) {
   }
 }
 
+// max over i < n of scale * x[i]. Inactive tail lanes are filled so that
+// fill * scale is -inf (or 0 == scale * x when scale is 0), never the
+// maximum; two accumulators, as max is exact in any order.
+template <typename V>
+float ScaledMax(const float* x, int64_t n, float scale) {
+  using Reg = typename V::Reg;
+  constexpr int64_t W = V::kWidth;
+  constexpr float kInf = std::numeric_limits<float>::infinity();
+  const Reg vscale = V::Set1(scale);
+  const int64_t tail = n % W;
+  const int64_t body = n - tail;
+  Reg vmax0 = V::Set1(-kInf), vmax1 = V::Set1(-kInf);
+  int64_t i = 0;
+  for (; i + 2 * W <= body; i += 2 * W) {
+    vmax0 = V::Max(vmax0, V::Mul(V::Load(x + i), vscale));
+    vmax1 = V::Max(vmax1, V::Mul(V::Load(x + i + W), vscale));
+  }
+  if (i < body) vmax0 = V::Max(vmax0, V::Mul(V::Load(x + i), vscale));
+  if (tail > 0) {
+    const float fill = scale > 0.0f ? -kInf : (scale < 0.0f ? kInf : 0.0f);
+    vmax1 = V::Max(vmax1, V::Mul(V::Load(x + body, V::TailMask(tail), V::Set1(fill)), vscale));
+  }
+  return V::ReduceMax(V::Max(vmax0, vmax1));
+}
+
 // x[i] = exp(scale * x[i] + neg_max) for i < n, in place; returns their
 // sum. The fma keeps scale * x exact before the max is subtracted.
 template <typename V>
@@ -194,28 +219,15 @@ template <typename V>
 void ScaledSoftmaxRow(float* x, int64_t n, float scale) {
   using Reg = typename V::Reg;
   constexpr int64_t W = V::kWidth;
-  constexpr float kInf = std::numeric_limits<float>::infinity();
-  const Reg vscale = V::Set1(scale);
   const int64_t tail = n % W;
   const int64_t body = n - tail;
-  const typename V::Mask m = V::TailMask(tail);
-
-  // Max of scale * x; inactive tail lanes are filled so that fill * scale
-  // is -inf (or 0 == scale * x when scale is 0), never the maximum.
-  Reg vmax = V::Set1(-kInf);
-  for (int64_t i = 0; i < body; i += W) vmax = V::Max(vmax, V::Mul(V::Load(x + i), vscale));
+  const Reg neg_max = V::Set1(-ScaledMax<V>(x, n, scale));
+  const Reg inv_sum = V::Set1(1.0f / ExpShiftedInPlace<V>(x, n, V::Set1(scale), neg_max));
+  for (int64_t i = 0; i < body; i += W) V::Store(x + i, V::Mul(V::Load(x + i), inv_sum));
   if (tail > 0) {
-    const float fill = scale > 0.0f ? -kInf : (scale < 0.0f ? kInf : 0.0f);
-    vmax = V::Max(vmax, V::Mul(V::Load(x + body, m, V::Set1(fill)), vscale));
+    const typename V::Mask m = V::TailMask(tail);
+    V::Store(x + body, V::Mul(V::Load(x + body, m), inv_sum), m);
   }
-  const Reg neg_max = V::Set1(-V::ReduceMax(vmax));
-
-  const Reg inv_sum = V::Set1(1.0f / ExpShiftedInPlace<V>(x, n, vscale, neg_max));
-
-  int64_t i = 0;
-
-  for (; i < body; i += W) V::Store(x + i, V::Mul(V::Load(x + i), inv_sum));
-  if (tail > 0) V::Store(x + body, V::Mul(V::Load(x + body, m), inv_sum), m);
 }
 
 template <typename V>
