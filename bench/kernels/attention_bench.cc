@@ -69,7 +69,9 @@ void Run(AttentionProblem& p, Method method, kernels::Isa isa) {
       args.head_size = kHeadSize;
       args.context = out;
       args.context_stride = hidden;
-      kernels::AttentionWithIsa(isa, args, 0, len, scale, p.window, scores);
+      kernels::AttentionWithIsa(
+          isa, args, 0, len, scale,
+          p.window > 0 ? kernels::KeyBand::Window(p.window) : kernels::KeyBand::All(), scores);
     } else {
       dnnl_sgemm('N', 'T', len, len, kHeadSize, 1.0f, q, stride, q + hidden, stride, 0.0f, scores,
                  len);

@@ -47,7 +47,11 @@ struct MakeModelOptions {
   int vocab_size = 0;  // > 0: the demo vocabulary padded to this many tokens
   // "" (none), classifier or masked-lm (engine::RandomHead).
   std::string head;
-  int labels = 1;  // head classifier
+  int labels = 1;    // head classifier
+  int kv_heads = 0;  // grouped-query K/V heads; 0: heads
+  int head_dim = 0;  // 0: hidden / heads
+  // "bidirectional" or "causal"; empty: the family's.
+  std::string attention;
 };
 
 absl::Status RunEncode(const CommonOptions& common, const std::string& pooling, bool normalize,

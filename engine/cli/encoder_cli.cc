@@ -83,6 +83,15 @@ ABSL_FLAG(std::string, head, "",
           "make-model: a task head on the encoder: classifier (XForSequenceClassification, "
           "id2label LABEL_0..) or masked-lm (XForMaskedLM, decoder tied; for SPLADE); empty: none");
 ABSL_FLAG(int, labels, 1, "make-model: the classifier head's label count (1: a reranker)");
+ABSL_FLAG(int, kv_heads, 0,
+          "make-model: K/V heads of grouped-query attention, for families with "
+          "num_key_value_heads (qwen3, gemma3_text); 0: --heads");
+ABSL_FLAG(int, head_dim, 0,
+          "make-model: each head's width, for families with head_dim (qwen3, gemma3_text); 0: "
+          "--hidden / --heads");
+ABSL_FLAG(std::string, attention, "",
+          "make-model: bidirectional or causal, for families whose config chooses "
+          "(gemma3_text: use_bidirectional_attention); empty: the family's default");
 
 namespace {
 
@@ -161,6 +170,9 @@ absl::Status Run(const std::string& command) {
     make.vocab_size = absl::GetFlag(FLAGS_vocab_size);
     make.head = absl::GetFlag(FLAGS_head);
     make.labels = absl::GetFlag(FLAGS_labels);
+    make.kv_heads = absl::GetFlag(FLAGS_kv_heads);
+    make.head_dim = absl::GetFlag(FLAGS_head_dim);
+    make.attention = absl::GetFlag(FLAGS_attention);
     return cli::RunMakeModel(make, std::cout);
   }
   return absl::InvalidArgumentError(

@@ -1,4 +1,5 @@
 #include <fstream>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
@@ -27,10 +28,40 @@ absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
     spec.config = engine::FamilyDefaults(*architecture, model_type);
   }
   engine::ModelConfig& c = spec.config;
+  const engine::Architecture& architecture = engine::ArchitectureOf(c);
   c.hidden_size = options.hidden;
   c.num_layers = options.layers;
   c.num_heads = options.heads;
   c.intermediate_size = options.intermediate;
+  for (auto [value, key, field, flag] :
+       {std::tuple<int, const char*, int*, const char*>{
+            options.kv_heads, architecture.keys.num_kv_heads, &c.num_kv_heads, "--kv-heads"},
+        {options.head_dim, architecture.keys.head_dim, &c.head_dim, "--head-dim"}}) {
+    if (value == 0) continue;
+    if (key == nullptr || value < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          flag, " needs a positive value and a family with it (", c.model_type, " has none)"));
+    }
+    *field = value;
+  }
+  if (!options.attention.empty()) {
+    if (architecture.recipe.mask != engine::AttentionMask::kFromConfig) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--attention: ", c.model_type, "'s attention is fixed"));
+    }
+    if (options.attention != "bidirectional" && options.attention != "causal") {
+      return absl::InvalidArgumentError("--attention must be bidirectional or causal");
+    }
+    c.causal = options.attention == "causal";
+  }
+  if (architecture.recipe.attention == engine::AttentionPattern::kLayerTypes) {
+    // The family's default layer pattern and window (Gemma 3: five sliding
+    // layers, then a full one).
+    const engine::ConfigDefaults& d = architecture.defaults;
+    c.sliding_layers.clear();
+    for (int l = 0; l < c.num_layers; ++l) c.sliding_layers.push_back((l + 1) % d.sliding_pattern);
+    c.local_window = c.causal ? d.sliding_window - 1 : d.sliding_window / 2;
+  }
   c.max_position_embeddings = options.max_position;
   if (c.position_ids == engine::PositionIds::kAfterPadding) {
     // Positions 0 .. pad are never a real token's (roberta-base: 514 rows for 512).

@@ -14,6 +14,7 @@
 #include "engine/isa.h"
 #include "engine/model_files.h"
 #include "engine/thread_count.h"
+#include "engine/tokenizer.h"
 #include "heads/heads.h"
 #include "io/checkpoint.h"
 #include "layers/embeddings.h"
@@ -38,10 +39,36 @@ struct Encoder::Impl {
   ModelWeights weights;
   std::unique_ptr<ClassifierWeights> classifier;  // null: none in the checkpoint
   std::unique_ptr<MaskedLmWeights> masked_lm;     // null: none in the checkpoint
+  std::unique_ptr<PairPrompt> pair_prompt;        // causal-LM rerankers
   Workspace workspace;
 };
 
 namespace {
+
+// The id of `token` as the model directory's tokenizer encodes it alone
+// (Qwen3-Reranker's convert_tokens_to_ids("yes")); an error unless it is one id.
+absl::StatusOr<int32_t> SingleTokenId(const Tokenizer& tokenizer, const std::string& token) {
+  absl::StatusOr<Encoding> encoding =
+      tokenizer.Encode(token, 0, TruncationSide::kRight, /*add_special_tokens=*/false);
+  if (!encoding.ok()) return encoding.status();
+  if (encoding->ids.size() != 1) {
+    return absl::InvalidArgumentError(absl::StrCat(tokenizer.source(), ": \"", token,
+                                                   "\" is not one token (", encoding->ids.size(),
+                                                   " ids); the reranker scores it"));
+  }
+  return encoding->ids.front();
+}
+
+// A causal LM saved with its task prefix scores pairs as its family's
+// CausalLmScorerNames say; null when the family has no such scorer or the
+// checkpoint is the bare model (an embedder: Qwen3-Embedding).
+// word_embeddings: the encoder's [vocab, H] table (a tied LM head).
+absl::Status LoadCausalLmScorerIfAny(const Checkpoint& checkpoint, const Architecture& architecture,
+                                     const ModelConfig& config, const std::string& model_dir,
+                                     const std::string& config_text, const std::string& config_path,
+                                     const float* word_embeddings,
+                                     std::unique_ptr<ClassifierWeights>* classifier,
+                                     std::unique_ptr<PairPrompt>* prompt);
 
 // OK when `model_dir` is a directory; else the path and why not.
 absl::Status CheckModelDirectory(const std::string& model_dir) {
@@ -103,6 +130,14 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
                      impl->weights.embeddings.word.data());
     if (!masked_lm.ok()) return masked_lm.status();
     impl->masked_lm = *std::move(masked_lm);
+    if (impl->classifier == nullptr) {
+      if (absl::Status s = LoadCausalLmScorerIfAny(
+              **checkpoint, architecture, impl->config, model_dir, *text, config_path,
+              impl->weights.embeddings.word.data(), &impl->classifier, &impl->pair_prompt);
+          !s.ok()) {
+        return s;
+      }
+    }
   }
   // Load's temporaries are freed, but glibc may keep freed heap pages (its
   // mmap threshold grows with large frees); hand them back so resident
@@ -114,6 +149,37 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
   impl->workspace = *std::move(workspace);
   return std::unique_ptr<Encoder>(new Encoder(std::move(impl)));
 }
+
+namespace {
+
+absl::Status LoadCausalLmScorerIfAny(const Checkpoint& checkpoint, const Architecture& architecture,
+                                     const ModelConfig& config, const std::string& model_dir,
+                                     const std::string& config_text, const std::string& config_path,
+                                     const float* word_embeddings,
+                                     std::unique_ptr<ClassifierWeights>* classifier,
+                                     std::unique_ptr<PairPrompt>* prompt) {
+  const CausalLmScorerNames& names = architecture.names.causal_lm;
+  if (names.task_prefix.empty() || !checkpoint.SavedWithPrefix(names.task_prefix)) {
+    return absl::OkStatus();
+  }
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::Load(model_dir);
+  if (!tokenizer.ok()) return tokenizer.status();
+  absl::StatusOr<int32_t> positive = SingleTokenId(**tokenizer, names.positive_token);
+  if (!positive.ok()) return positive.status();
+  absl::StatusOr<int32_t> negative = SingleTokenId(**tokenizer, names.negative_token);
+  if (!negative.ok()) return negative.status();
+  absl::StatusOr<std::unique_ptr<ClassifierWeights>> scorer = LoadCausalLmScorer(
+      checkpoint, names, config, config_text, config_path, *positive, *negative, word_embeddings);
+  if (!scorer.ok()) return scorer.status();
+  *classifier = *std::move(scorer);
+  *prompt = std::make_unique<PairPrompt>(
+      PairPrompt{names.prefix, names.middle, names.suffix, names.default_instruction});
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+const PairPrompt* Encoder::pair_prompt() const { return impl_->pair_prompt.get(); }
 
 const ModelConfig& Encoder::config() const { return impl_->config; }
 const EncoderOptions& Encoder::options() const { return impl_->options; }

@@ -18,14 +18,18 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
   const size_t h = static_cast<size_t>(config.hidden_size);
   const size_t inter = static_cast<size_t>(config.intermediate_size);
   const size_t ffn_in = static_cast<size_t>(config.ffn_in_width());
+  // Q | K | V and the context: wider or narrower than H where heads have a
+  // width of their own or K and V fewer heads (Qwen3, Gemma 3).
+  const size_t qkv = static_cast<size_t>(config.qkv_width());
+  const size_t context = static_cast<size_t>(config.query_width());
   // intermediate also holds the embeddings before their projection (ELECTRA).
   const size_t intermediate_width = std::max(ffn_in, static_cast<size_t>(config.embedding_width()));
   const size_t scores =
       static_cast<size_t>(ws.threads) * static_cast<size_t>(ws.attention_scratch_floats);
   for (auto [buffer, floats] : {std::pair<Buffer*, size_t>{&ws.hidden, rows * h},
                                 {&ws.normed, rows * h},
-                                {&ws.qkv, rows * 3 * h},
-                                {&ws.context, rows * h},
+                                {&ws.qkv, rows * qkv},
+                                {&ws.context, rows * context},
                                 {&ws.sublayer, rows * h},
                                 {&ws.intermediate, rows * intermediate_width},
                                 {&ws.gated, config.gated_ffn ? rows * inter : 0},
@@ -36,17 +40,17 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
   }
   if (precision == Precision::kBf16) {
     // Buffer counts 4-byte floats: bf16 rows take half as many.
-    absl::StatusOr<Buffer> allocated = Buffer::Allocate((rows * h + 1) / 2);
+    absl::StatusOr<Buffer> allocated = Buffer::Allocate((rows * std::max(h, context) + 1) / 2);
     if (!allocated.ok()) return allocated.status();
     ws.bf16_input = *std::move(allocated);
   }
   if (precision == Precision::kInt8) {
     // Buffer counts 4-byte floats: u8 rows take a quarter as many.
-    const size_t quantized = (rows * std::max(h, inter) + 3) / 4;
+    const size_t quantized = (rows * std::max({h, inter, context}) + 3) / 4;
     for (auto [buffer, floats] : {std::pair<Buffer*, size_t>{&ws.quantized, quantized},
                                   {&ws.row_scale, rows},
                                   {&ws.row_zero, rows},
-                                  {&ws.accumulator, rows * std::max(3 * h, ffn_in)}}) {
+                                  {&ws.accumulator, rows * std::max(qkv, ffn_in)}}) {
       absl::StatusOr<Buffer> allocated = Buffer::Allocate(floats);
       if (!allocated.ok()) return allocated.status();
       *buffer = *std::move(allocated);

@@ -17,8 +17,8 @@ struct Workspace {
   // All [rows, width] with rows = BucketRows(max_batch_tokens).
   Buffer hidden;        // the residual stream / layer output    [rows, H]
   Buffer normed;        // pre-LN: LN(hidden), the sublayer input [rows, H]
-  Buffer qkv;           // fused Q, K, V projections             [rows, 3H]
-  Buffer context;       // attention output before projection    [rows, H]
+  Buffer qkv;           // fused Q, K, V projections  [rows, qkv_width (3H)]
+  Buffer context;       // attention output before projection [rows, query_width (H)]
   Buffer sublayer;      // a sublayer's output before Add & Norm [rows, H]
   Buffer intermediate;  // FFN inner activations          [rows, max(I or 2I gated, E)]
   Buffer gated;         // gated FFNs: act(gate) * up              [rows, I]

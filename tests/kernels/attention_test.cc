@@ -66,11 +66,11 @@ struct HeadProblem {
 };
 
 // Row r's output written plainly in double: softmax over the whole row of
-// scale * (q_r . k_j + bias[j - r]) for the keys r sees (|r - j| <= window,
-// or all for window 0), then the weighted sum of V.
-std::vector<double> ExpectedRow(const HeadProblem& p, int64_t r, double scale, int64_t window) {
-  const int64_t lo = window > 0 ? std::max<int64_t>(0, r - window) : 0;
-  const int64_t hi = window > 0 ? std::min(p.length, r + window + 1) : p.length;
+// scale * (q_r . k_j + bias[j - r]) for the keys r sees (r - before <= j <=
+// r + after, a negative bound meaning none), then the weighted sum of V.
+std::vector<double> ExpectedRow(const HeadProblem& p, int64_t r, double scale, KeyBand band) {
+  const int64_t lo = band.before >= 0 ? std::max<int64_t>(0, r - band.before) : 0;
+  const int64_t hi = band.after >= 0 ? std::min(p.length, r + band.after + 1) : p.length;
   std::vector<double> z(static_cast<size_t>(p.length), 0.0);  // 0 outside [lo, hi)
   double max = -INFINITY;
   for (int64_t j = lo; j < hi; ++j) {
@@ -88,10 +88,10 @@ std::vector<double> ExpectedRow(const HeadProblem& p, int64_t r, double scale, i
   return out;
 }
 
-void RunAttention(Isa isa, HeadProblem& p, int64_t row_begin, int64_t row_end, int64_t window) {
+void RunAttention(Isa isa, HeadProblem& p, int64_t row_begin, int64_t row_end, KeyBand band) {
   const float scale = 1.0f / std::sqrt(static_cast<float>(p.head_size));
   std::vector<float> scratch(static_cast<size_t>(kAttentionScratchFloats + 1), kSentinel);
-  AttentionWithIsa(isa, p.Args(), row_begin, row_end, scale, window, scratch.data());
+  AttentionWithIsa(isa, p.Args(), row_begin, row_end, scale, band, scratch.data());
   EXPECT_EQ(scratch.back(), kSentinel) << "scratch written past its end";
 }
 
@@ -109,16 +109,16 @@ std::vector<float> HeadContext(const HeadProblem& p, int64_t row_begin, int64_t 
 // relative) and that nothing outside those rows' head columns or past the
 // scratch was written. Returns the context of the rows for comparisons.
 std::vector<float> ExpectAttention(Isa isa, HeadProblem& p, int64_t row_begin, int64_t row_end,
-                                   int64_t window, double tolerance = 2e-6) {
+                                   KeyBand band, double tolerance = 2e-6) {
   std::fill(p.context.begin(), p.context.end(), kSentinel);
-  RunAttention(isa, p, row_begin, row_end, window);
+  RunAttention(isa, p, row_begin, row_end, band);
   const float scale = 1.0f / std::sqrt(static_cast<float>(p.head_size));
   std::vector<float> got;
   for (int64_t r = 0; r < p.length; ++r) {
     const float* row = p.context.data() + r * p.out_stride;
     const bool inside = r >= row_begin && r < row_end;
     std::vector<double> want;
-    if (inside) want = ExpectedRow(p, r, scale, window);
+    if (inside) want = ExpectedRow(p, r, scale, band);
     for (int64_t c = 0; c < p.out_stride; ++c) {
       const bool ours = inside && c >= p.offset && c < p.offset + p.head_size;
       if (!ours) {
@@ -132,10 +132,10 @@ std::vector<float> ExpectAttention(Isa isa, HeadProblem& p, int64_t row_begin, i
       const double w = want[c - p.offset];
       got.push_back(row[c]);
       if (!(std::fabs(row[c] - w) <= tolerance + tolerance * std::fabs(w))) {
-        ADD_FAILURE() << IsaName(isa) << " L " << p.length << " d " << p.head_size << " window "
-                      << window << (p.bias.empty() ? "" : " bias") << " rows [" << row_begin << ","
-                      << row_end << ") at [" << r << "," << c - p.offset << "]: got " << row[c]
-                      << ", want " << w;
+        ADD_FAILURE() << IsaName(isa) << " L " << p.length << " d " << p.head_size << " band ["
+                      << band.before << "," << band.after << "]" << (p.bias.empty() ? "" : " bias")
+                      << " rows [" << row_begin << "," << row_end << ") at [" << r << ","
+                      << c - p.offset << "]: got " << row[c] << ", want " << w;
         return got;
       }
     }
@@ -146,7 +146,7 @@ std::vector<float> ExpectAttention(Isa isa, HeadProblem& p, int64_t row_begin, i
 void ExpectAttention(Isa isa, int64_t length, int64_t head_size, int64_t row_begin, int64_t row_end,
                      std::mt19937& rng) {
   HeadProblem p(length, head_size, rng);
-  ExpectAttention(isa, p, row_begin, row_end, 0);
+  ExpectAttention(isa, p, row_begin, row_end, KeyBand::All());
 }
 
 class AttentionTest : public ::testing::TestWithParam<Isa> {};
@@ -215,9 +215,9 @@ TEST_P(AttentionTest, StreamsOverKeyBlocks) {
         HeadProblem p(length, d, rng, bias);
         HeadProblem scalar = p;
         const std::vector<float> got =
-            ExpectAttention(GetParam(), p, 0, length, 0, kStreamTolerance);
+            ExpectAttention(GetParam(), p, 0, length, KeyBand::All(), kStreamTolerance);
         if (GetParam() == Isa::kScalar) continue;
-        RunAttention(Isa::kScalar, scalar, 0, length, 0);
+        RunAttention(Isa::kScalar, scalar, 0, length, KeyBand::All());
         const std::vector<float> want = HeadContext(scalar, 0, length);
         ASSERT_EQ(got.size(), want.size());
         for (size_t i = 0; i < got.size(); ++i) {
@@ -235,7 +235,7 @@ TEST_P(AttentionTest, LongSequence) {
   std::mt19937 rng(22);
   HeadProblem p(2100, 64, rng, /*with_bias=*/true);
   for (auto [begin, end] : {std::pair<int64_t, int64_t>{0, 40}, {1000, 1061}, {2070, 2100}}) {
-    ExpectAttention(GetParam(), p, begin, end, 0, kStreamTolerance);
+    ExpectAttention(GetParam(), p, begin, end, KeyBand::All(), kStreamTolerance);
   }
 }
 
@@ -248,15 +248,31 @@ TEST_P(AttentionTest, SlidingWindow) {
     for (int64_t length : {int64_t{1}, int64_t{7}, kBc + 1, 3 * kBc + 5, int64_t{1100}}) {
       for (bool bias : {false, true}) {
         HeadProblem p(length, 64, rng, bias);
-        ExpectAttention(GetParam(), p, 0, length, window, kStreamTolerance);
+        ExpectAttention(GetParam(), p, 0, length, KeyBand::Window(window), kStreamTolerance);
       }
     }
     HeadProblem p(700, 32, rng);
-    ExpectAttention(GetParam(), p, 333, 517, window, kStreamTolerance);
+    ExpectAttention(GetParam(), p, 333, 517, KeyBand::Window(window), kStreamTolerance);
   }
   // A window reaching every key is global attention.
   HeadProblem p(50, 32, rng);
-  ExpectAttention(GetParam(), p, 0, 50, 49, kStreamTolerance);
+  ExpectAttention(GetParam(), p, 0, 50, KeyBand::Window(49), kStreamTolerance);
+}
+
+// Causal attention (decoder embedders): query i sees keys j <= i, alone and
+// within a causal window (i - w <= j <= i), over several key and query
+// blocks, with rows blocks that start anywhere.
+TEST_P(AttentionTest, CausalAndCausalWindow) {
+  SKIP_IF_ISA_UNSUPPORTED(GetParam());
+  std::mt19937 rng(25);
+  for (KeyBand band : {KeyBand{-1, 0}, KeyBand{16, 0}, KeyBand{200, 0}}) {
+    for (int64_t length : {int64_t{1}, int64_t{7}, kBc + 1, 3 * kBc + 5}) {
+      HeadProblem p(length, 64, rng, /*with_bias=*/false);
+      ExpectAttention(GetParam(), p, 0, length, band, kStreamTolerance);
+    }
+    HeadProblem p(700, 32, rng);
+    ExpectAttention(GetParam(), p, 333, 517, band, kStreamTolerance);
+  }
 }
 
 TEST_P(AttentionTest, SlidingWindowMatchesScalar) {
@@ -267,8 +283,8 @@ TEST_P(AttentionTest, SlidingWindowMatchesScalar) {
     HeadProblem p(3 * kBc + 5, d, rng, /*with_bias=*/true);
     HeadProblem scalar = p;
     const std::vector<float> got =
-        ExpectAttention(GetParam(), p, 0, p.length, 64, kStreamTolerance);
-    RunAttention(Isa::kScalar, scalar, 0, p.length, 64);
+        ExpectAttention(GetParam(), p, 0, p.length, KeyBand::Window(64), kStreamTolerance);
+    RunAttention(Isa::kScalar, scalar, 0, p.length, KeyBand::Window(64));
     const std::vector<float> want = HeadContext(scalar, 0, p.length);
     ASSERT_EQ(got.size(), want.size());
     for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], want[i], kStreamTolerance) << i;
@@ -458,8 +474,8 @@ TEST(AttentionDispatchTest, BestIsaMatchesScalar) {
   HeadProblem a(300, 64, rng);
   HeadProblem b = a;
   std::vector<float> scratch(static_cast<size_t>(kAttentionScratchFloats));
-  AttentionWithIsa(BestIsa(), a.Args(), 0, 300, 0.125f, 0, scratch.data());
-  AttentionWithIsa(Isa::kScalar, b.Args(), 0, 300, 0.125f, 0, scratch.data());
+  AttentionWithIsa(BestIsa(), a.Args(), 0, 300, 0.125f, KeyBand::All(), scratch.data());
+  AttentionWithIsa(Isa::kScalar, b.Args(), 0, 300, 0.125f, KeyBand::All(), scratch.data());
   for (size_t i = 0; i < a.context.size(); ++i) {
     ASSERT_NEAR(a.context[i], b.context[i], 1e-5) << i;
   }

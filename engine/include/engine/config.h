@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -71,6 +72,12 @@ struct ModelConfig {
   int hidden_size = 0;
   int num_layers = 0;
   int num_heads = 0;
+  // Grouped-query attention: K and V have this many heads, query head h
+  // reading K/V head h / (num_heads / num_kv_heads). 0: num_heads.
+  int num_kv_heads = 0;
+  // Each head's width where config.json gives it (Qwen3: 16 heads of 128 on
+  // a hidden size of 1,024). 0: hidden_size / num_heads.
+  int head_dim = 0;
   int intermediate_size = 0;
   int max_position_embeddings = 0;
   int type_vocab_size = 0;  // 0: the family has no token-type embeddings
@@ -102,8 +109,34 @@ struct ModelConfig {
   // global_every_n-th layer (0, n, 2n ...) is global. 0: all layers global.
   int local_window = 0;
   int global_every_n = 1;
+  // Where non-empty, whether each layer is a sliding-window layer (Gemma 3's
+  // layer_types), instead of the global_every_n rule.
+  std::vector<bool> sliding_layers;
+  // Decoder-style layers:
+  // Norms are RMSNorm: x * rsqrt(mean(x^2) + eps) * gamma (no mean, no beta).
+  bool rms_norm = false;
+  // Q and K each RMS-normalized per head (own gamma of head_size) before
+  // rotary positions (Qwen3, Gemma 3).
+  bool qk_norm = false;
+  // Token i sees only tokens j <= i of its sequence (and, in a window
+  // layer, j >= i - local_window).
+  bool causal = false;
+  // Each sublayer's output is normalized before the residual add (Gemma's
+  // post_attention / post_feedforward norms).
+  bool sublayer_output_norm = false;
+  // The attention scores are scaled by attention_scale_base^-1/2 (Gemma's
+  // query_pre_attn_scalar); 0: by head_size^-1/2.
+  float attention_scale_base = 0;
+  // The word embeddings are multiplied by this (Gemma: sqrt(hidden_size)); 0: 1.
+  float embedding_scale = 0;
 
-  int head_size() const { return hidden_size / num_heads; }
+  int head_size() const { return head_dim > 0 ? head_dim : hidden_size / num_heads; }
+  int kv_heads() const { return num_kv_heads > 0 ? num_kv_heads : num_heads; }
+  // Widths of the attention's projections: Q and the context, K and V each,
+  // and the fused Q | K | V.
+  int query_width() const { return num_heads * head_size(); }
+  int kv_width() const { return kv_heads() * head_size(); }
+  int qkv_width() const { return query_width() + 2 * kv_width(); }
   int embedding_width() const { return embedding_size > 0 ? embedding_size : hidden_size; }
   bool has_embedding_projection() const { return embedding_width() != hidden_size; }
   // The longest input in tokens: the position table's size less the ids
@@ -116,6 +149,11 @@ struct ModelConfig {
   int token_types() const { return type_vocab_size > 0 ? type_vocab_size : 1; }
   // Layer `layer`'s attention window (0: global).
   int attention_window(int layer) const {
+    if (!sliding_layers.empty()) {
+      return static_cast<size_t>(layer) < sliding_layers.size() && sliding_layers[layer]
+                 ? local_window
+                 : 0;
+    }
     return local_window > 0 && layer % global_every_n != 0 ? local_window : 0;
   }
   // The width of the FFN's first matmul: both halves when gated.

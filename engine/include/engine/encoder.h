@@ -99,6 +99,10 @@ class Encoder {
   // floats; the score activation is the caller's). FailedPrecondition
   // without a classifier. Thread-safe.
   absl::Status Classify(const EncodeResult& result, int index, float* logits) const;
+  // The prompt a causal-LM reranker scores pairs in (Qwen3-Reranker: its
+  // classifier() is the judgment "yes" against "no" at the last token), or
+  // null where pairs are the tokenizer's pair encoding.
+  const PairPrompt* pair_prompt() const;
 
   // Whether the checkpoint carries its masked-LM head (SPLADE).
   bool has_masked_lm_head() const;

@@ -21,6 +21,18 @@ const char* ScoreActivationName(ScoreActivation activation);
 // Applies `activation` to `n` logits in place (softmax over all n).
 void ApplyScoreActivation(ScoreActivation activation, float* values, int n);
 
+// A reranker that scores a prompt built around each (query, document) pair
+// instead of the tokenizer's pair encoding (Qwen3-Reranker): prefix + middle
+// with "{instruction}", "{query}" and "{document}" replaced + suffix, each
+// part tokenized without special tokens; a document too long for the model
+// is cut at its end, never the query or the prompt.
+struct PairPrompt {
+  std::string prefix;
+  std::string middle;
+  std::string suffix;
+  std::string default_instruction;
+};
+
 struct ClassifierHead {
   int num_labels = 0;
   // id2label in id order; "LABEL_<i>" where config.json has none.

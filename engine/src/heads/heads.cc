@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "model/pooling.h"
+#include "nlohmann/json.hpp"
 #include "oneapi/dnnl/dnnl.h"
 
 namespace engine {
@@ -157,6 +158,52 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoi
   return weights;
 }
 
+absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadCausalLmScorer(
+    const Checkpoint& checkpoint, const CausalLmScorerNames& names, const ModelConfig& config,
+    const std::string& config_text, const std::string& source, int32_t positive_id,
+    int32_t negative_id, const float* word_embeddings) {
+  const int64_t h = config.hidden_size;
+  const int64_t v = config.vocab_size;
+  for (int32_t id : {positive_id, negative_id}) {
+    if (id < 0 || id >= v) {
+      return absl::InvalidArgumentError(absl::StrCat(source, ": the judgment token id ", id,
+                                                     " is outside the vocabulary of ", v));
+    }
+  }
+  bool tied = false;
+  if (names.tie_key != nullptr) {
+    const nlohmann::json j = nlohmann::json::parse(config_text, nullptr, false);
+    if (j.is_object() && j.contains(names.tie_key) && j[names.tie_key].is_boolean()) {
+      tied = j[names.tie_key].get<bool>();
+    }
+  }
+  auto weights = std::make_unique<ClassifierWeights>();
+  weights->head.num_labels = 1;
+  weights->head.labels = {names.positive_token};
+  weights->head.activation = ScoreActivation::kSigmoid;
+  weights->pooling = HeadPooling::kLastToken;
+  HeadLinear& out = weights->out;
+  out.in = h;
+  out.out = 1;
+  out.weight.assign(static_cast<size_t>(h), 0.0f);
+  out.bias.assign(1, 0.0f);
+  const std::string lm_head = names.lm_head + ".weight";
+  std::vector<float> row(static_cast<size_t>(h));
+  for (auto [id, sign] : {std::pair<int32_t, float>{positive_id, 1.0f}, {negative_id, -1.0f}}) {
+    const float* values = word_embeddings + static_cast<int64_t>(id) * h;
+    if (!tied) {
+      // One row of the [vocab, H] head: check the whole tensor, read the row.
+      if (absl::Status s = checkpoint.Check(lm_head, {v, h}); !s.ok()) return s;
+      if (absl::Status s = checkpoint.ReadFloatRow(lm_head, {v, h}, id, row.data()); !s.ok()) {
+        return s;
+      }
+      values = row.data();
+    }
+    for (int64_t c = 0; c < h; ++c) out.weight[c] += sign * values[c];
+  }
+  return weights;
+}
+
 absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(
     const Checkpoint& checkpoint, const MaskedLmHeadNames& names, const ModelConfig& config,
     const std::string& config_text, const std::string& source, const float* word_embeddings) {
@@ -216,10 +263,17 @@ void RunClassifier(const ClassifierWeights& weights, const float* states, int64_
     case HeadPooling::kFirstToken:
       break;
     case HeadPooling::kMean:
-      mean.resize(static_cast<size_t>(weights.dense.in));
-      MeanPool(states, tokens, weights.dense.in, mean.data());
+      mean.resize(static_cast<size_t>(weights.out.in));
+      MeanPool(states, tokens, weights.out.in, mean.data());
       pooled = mean.data();
       break;
+    case HeadPooling::kLastToken:
+      pooled = states + (tokens - 1) * weights.out.in;
+      break;
+  }
+  if (weights.dense.weight.empty()) {
+    ApplyLinear(weights.out, pooled, 1, logits);
+    return;
   }
   std::vector<float> hidden(static_cast<size_t>(weights.dense.out));
   ApplyLinear(weights.dense, pooled, 1, hidden.data());

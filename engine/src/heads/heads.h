@@ -31,7 +31,7 @@ struct HeadLinear {
 struct ClassifierWeights {
   ClassifierHead head;
   HeadPooling pooling = HeadPooling::kFirstToken;
-  HeadLinear dense;  // H -> H
+  HeadLinear dense;  // H -> H; empty weight: none (out reads the pooled state)
   Activation activation = Activation::kGeluErf;
   bool tanh = false;  // tanh instead of `activation`
   // A LayerNorm after the activation when norm_gamma is not empty; beta
@@ -121,6 +121,15 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoi
 absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(
     const Checkpoint& checkpoint, const MaskedLmHeadNames& names, const ModelConfig& config,
     const std::string& config_text, const std::string& source, const float* word_embeddings);
+
+// A causal LM's judgment as a one-label classifier (CausalLmScorerNames):
+// out = lm_head[positive] - lm_head[negative] on the last token, no bias, so
+// that sigmoid(logit) = softmax(positive, negative)[positive]. Only those two
+// rows of the LM head (or, tied, of `word_embeddings` [vocab, H]) are read.
+absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadCausalLmScorer(
+    const Checkpoint& checkpoint, const CausalLmScorerNames& names, const ModelConfig& config,
+    const std::string& config_text, const std::string& source, int32_t positive_id,
+    int32_t negative_id, const float* word_embeddings);
 
 // logits (num_labels floats) of one sequence from its `tokens` states
 // ([tokens, H], tokens >= 1): the first token's or their mean, as

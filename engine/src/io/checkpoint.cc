@@ -82,6 +82,9 @@ std::string ShapeString(const std::vector<int64_t>& shape) {
 
 absl::Status Checkpoint::AddFile(std::unique_ptr<SafetensorsFile> file) {
   for (const auto& [name, view] : file->tensors()) {
+    for (const std::string& prefix : task_prefixes_) {
+      if (absl::StartsWith(name, prefix)) prefixes_seen_.insert(prefix);
+    }
     const std::string canonical = CanonicalTensorName(name, task_prefixes_);
     auto [it, inserted] = entries_.emplace(canonical, Entry{file.get(), &view});
     if (!inserted) {
@@ -148,6 +151,10 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(
   return checkpoint;
 }
 
+bool Checkpoint::SavedWithPrefix(const std::string& task_prefix) const {
+  return prefixes_seen_.count(task_prefix) > 0;
+}
+
 bool Checkpoint::Has(const std::string& canonical_name) const {
   return entries_.count(canonical_name) > 0;
 }
@@ -178,6 +185,24 @@ absl::Status Checkpoint::ReadFloat(const std::string& canonical_name,
   const Entry& entry = entries_.at(canonical_name);
   ConvertToFloat(*entry.view, out);
   entry.file->Release(*entry.view);
+  return absl::OkStatus();
+}
+
+absl::Status Checkpoint::ReadFloatRow(const std::string& canonical_name,
+                                      const std::vector<int64_t>& expected_shape, int64_t row,
+                                      float* out) const {
+  if (absl::Status s = Check(canonical_name, expected_shape); !s.ok()) return s;
+  if (expected_shape.size() != 2 || row < 0 || row >= expected_shape[0]) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(canonical_name, ": no row ", row, " in ", ShapeString(expected_shape)));
+  }
+  const TensorView& view = *entries_.at(canonical_name).view;
+  const size_t row_bytes = view.nbytes / static_cast<size_t>(expected_shape[0]);
+  TensorView one = view;
+  one.shape = {expected_shape[1]};
+  one.data = view.data + static_cast<size_t>(row) * row_bytes;
+  one.nbytes = row_bytes;
+  ConvertToFloat(one, out);
   return absl::OkStatus();
 }
 

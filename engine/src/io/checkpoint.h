@@ -7,6 +7,7 @@
 
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,10 @@ class Checkpoint {
       const std::string& model_dir, const std::vector<std::string>& task_prefixes);
 
   bool Has(const std::string& canonical_name) const;
+  // Whether some tensor's stored name began with `task_prefix` (one of
+  // Open's): the checkpoint was saved from that task model ("model." of
+  // Qwen3ForCausalLM).
+  bool SavedWithPrefix(const std::string& task_prefix) const;
 
   // Whether the tensor exists with a float dtype (F32, F16, BF16) and shape
   // `expected_shape`; the error names the file and the tensor. Check before
@@ -37,6 +42,13 @@ class Checkpoint {
   // The same into a new vector, allocated only once the tensor has passed Check.
   absl::StatusOr<std::vector<float>> ReadFloat(const std::string& canonical_name,
                                                const std::vector<int64_t>& expected_shape) const;
+
+  // Row `row` of a 2-D tensor of `expected_shape` as float32 into `out`
+  // (expected_shape[1] floats), without converting the rest (one row of a
+  // [vocab, H] LM head).
+  absl::Status ReadFloatRow(const std::string& canonical_name,
+                            const std::vector<int64_t>& expected_shape, int64_t row,
+                            float* out) const;
 
   // The tensor as bf16 bits into `out` (ConvertToBf16: a BF16 tensor keeps
   // its stored values), after the same checks as ReadFloat.
@@ -60,6 +72,7 @@ class Checkpoint {
   std::vector<std::unique_ptr<SafetensorsFile>> files_;
   std::vector<std::string> file_names_;
   std::map<std::string, Entry> entries_;
+  std::set<std::string> prefixes_seen_;
 };
 
 // "bert.encoder.layer.0.attention.output.LayerNorm.gamma" ->

@@ -1,3 +1,5 @@
+#include <algorithm>
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -143,6 +145,72 @@ absl::Status ReadRotary(const json& j, const ConfigKeys& keys, const ConfigDefau
   return absl::OkStatus();
 }
 
+// The attention's heads where a family's config gives them apart from the
+// hidden size (decoder families): K/V heads, the head width and the scale.
+absl::Status ReadAttentionHeads(const json& j, const ConfigKeys& keys, ModelConfig* config,
+                                const std::string& source) {
+  for (auto [key, field] : {std::pair<const char*, int*>{keys.num_kv_heads, &config->num_kv_heads},
+                            {keys.head_dim, &config->head_dim}}) {
+    if (key == nullptr) continue;
+    if (absl::Status s = ReadPositiveInt(j, key, false, field, source); !s.ok()) return s;
+  }
+  if (config->num_heads % config->kv_heads() != 0) {
+    return ConfigError(
+        source, absl::StrCat("num_attention_heads ", config->num_heads, " is not a multiple of \"",
+                             keys.num_kv_heads, "\" ", config->num_kv_heads));
+  }
+  if (config->head_dim == 0 && config->hidden_size % config->num_heads != 0) {
+    return ConfigError(
+        source, absl::StrCat("hidden_size ", config->hidden_size,
+                             " is not divisible by num_attention_heads ", config->num_heads));
+  }
+  return ReadPositiveNumber(j, keys.attention_scale_base, &config->attention_scale_base, source);
+}
+
+// Gemma 3's sliding-window and full layers: layer_types, or every
+// sliding_pattern-th layer (counting from 1) full without it.
+absl::Status ReadLayerTypes(const json& j, const ConfigKeys& keys, const ConfigDefaults& defaults,
+                            ModelConfig* config, const std::string& source) {
+  int pattern = defaults.sliding_pattern;
+  if (absl::Status s = ReadPositiveInt(j, keys.sliding_pattern, false, &pattern, source); !s.ok()) {
+    return s;
+  }
+  std::vector<bool>& sliding = config->sliding_layers;
+  sliding.clear();
+  if (j.contains(keys.layer_types) && !j[keys.layer_types].is_null()) {
+    const json& types = j[keys.layer_types];
+    if (!types.is_array() || types.size() != static_cast<size_t>(config->num_layers)) {
+      return ConfigError(source, absl::StrCat("\"", keys.layer_types, "\" must list ",
+                                              config->num_layers, " layer types"));
+    }
+    for (const json& type : types) {
+      if (type != "sliding_attention" && type != "full_attention") {
+        return ConfigError(source,
+                           absl::StrCat("unsupported ", keys.layer_types, " entry ", type.dump(),
+                                        " (supported: sliding_attention, full_attention)"));
+      }
+      sliding.push_back(type == "sliding_attention");
+    }
+  } else {
+    for (int l = 0; l < config->num_layers; ++l) sliding.push_back((l + 1) % pattern != 0);
+  }
+  int window = defaults.sliding_window;
+  if (j.contains(keys.sliding_window) && !j[keys.sliding_window].is_null()) {
+    if (absl::Status s = ReadPositiveInt(j, keys.sliding_window, false, &window, source); !s.ok()) {
+      return s;
+    }
+  }
+  // transformers' masks: i - j < sliding_window causal; bidirectional, the
+  // window becomes sliding_window / 2 + 1 with exclusive bounds.
+  config->local_window = config->causal ? window - 1 : window / 2;
+  const bool any_sliding = std::find(sliding.begin(), sliding.end(), true) != sliding.end();
+  if (any_sliding && config->local_window < 1) {
+    return ConfigError(source,
+                       absl::StrCat("\"", keys.sliding_window, "\" ", window, " is too small"));
+  }
+  return absl::OkStatus();
+}
+
 // The config.json spelling of an activation (the gated unit's name where
 // the family's key names the unit: "swiglu").
 const char* ActivationConfigName(Activation activation, bool gated) {
@@ -275,14 +343,39 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
       }
       break;
   }
-  if (keys.prenorm != nullptr && j.contains(keys.prenorm) && j[keys.prenorm] != false) {
-    return ConfigError(source, absl::StrCat("unsupported ", keys.prenorm, " ",
-                                            j[keys.prenorm].dump(), " (supported: false)"));
+  if (absl::Status s = ReadAttentionHeads(j, keys, &config, source); !s.ok()) return s;
+  for (const char* key : {keys.prenorm, keys.sliding_switch}) {
+    if (key != nullptr && j.contains(key) && j[key] != false) {
+      return ConfigError(
+          source, absl::StrCat("unsupported ", key, " ", j[key].dump(), " (supported: false)"));
+    }
   }
-  if (config.hidden_size % config.num_heads != 0) {
+  if (keys.attention_softcap != nullptr && j.contains(keys.attention_softcap) &&
+      !j[keys.attention_softcap].is_null()) {
     return ConfigError(source,
-                       absl::StrCat("hidden_size ", config.hidden_size,
-                                    " is not divisible by num_attention_heads ", config.num_heads));
+                       absl::StrCat("unsupported ", keys.attention_softcap, " ",
+                                    j[keys.attention_softcap].dump(), " (supported: null)"));
+  }
+  switch (recipe.mask) {
+    case AttentionMask::kBidirectional:
+    case AttentionMask::kCausal:
+      break;
+    case AttentionMask::kFromConfig: {
+      bool bidirectional = !config.causal;
+      if (absl::Status s = ReadBool(j, keys.bidirectional, &bidirectional, source); !s.ok()) {
+        return s;
+      }
+      config.causal = !bidirectional;
+      break;
+    }
+  }
+  switch (recipe.embedding_scale) {
+    case EmbeddingScale::kNone:
+      break;
+    case EmbeddingScale::kSqrtHidden:
+      config.embedding_scale =
+          static_cast<float>(std::sqrt(static_cast<double>(config.hidden_size)));
+      break;
   }
   if (absl::Status s = CheckPositionEmbeddingType(j, keys, source); !s.ok()) return s;
   switch (recipe.positions) {
@@ -308,6 +401,12 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
       config.local_window = local_attention / 2;
       break;
     }
+    case AttentionPattern::kLayerTypes:
+      if (absl::Status s = ReadLayerTypes(j, keys, architecture->defaults, &config, source);
+          !s.ok()) {
+        return s;
+      }
+      break;
   }
   for (auto [key, field] :
        {std::pair<const char*, bool*>{keys.attention_bias, &config.biases.attention},
@@ -381,6 +480,29 @@ std::string ModelConfigToJson(const ModelConfig& config) {
       j[keys.local_attention] = 2 * config.local_window;
       j[keys.global_every_n] = config.global_every_n;
       break;
+    case AttentionPattern::kLayerTypes: {
+      json types = json::array();
+      for (int l = 0; l < config.num_layers; ++l) {
+        types.push_back(config.attention_window(l) > 0 ? "sliding_attention" : "full_attention");
+      }
+      j[keys.layer_types] = types;
+      // The inverse of ReadLayerTypes.
+      j[keys.sliding_window] = config.causal ? config.local_window + 1 : 2 * config.local_window;
+      break;
+    }
+  }
+  switch (recipe.mask) {
+    case AttentionMask::kBidirectional:
+    case AttentionMask::kCausal:
+      break;
+    case AttentionMask::kFromConfig:
+      j[keys.bidirectional] = !config.causal;
+      break;
+  }
+  if (keys.num_kv_heads != nullptr) j[keys.num_kv_heads] = config.kv_heads();
+  if (keys.head_dim != nullptr) j[keys.head_dim] = config.head_size();
+  if (keys.attention_scale_base != nullptr && config.attention_scale_base > 0) {
+    j[keys.attention_scale_base] = config.attention_scale_base;
   }
   for (auto [key, value] :
        {std::pair<const char*, bool>{keys.attention_bias, config.biases.attention},

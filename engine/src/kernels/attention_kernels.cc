@@ -81,13 +81,14 @@ void RotateRowsWithIsa(Isa isa, const RotaryView& rotary, const float* x, int64_
 }
 
 void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin, int64_t row_end,
-                      float scale, int64_t window, float* scratch) {
+                      float scale, KeyBand band, float* scratch) {
   constexpr int64_t kRows = kAttentionQueryRows;
   constexpr int64_t kKeys = kAttentionKeyBlock;
   const int64_t length = args.length;
   if (row_end <= row_begin) return;
-  // A window that reaches every key is global attention, without the band.
-  if (window >= length - 1) window = 0;
+  // A bound that reaches every key is no bound.
+  const int64_t before = band.before >= length - 1 ? -1 : band.before;
+  const int64_t after = band.after >= length - 1 ? -1 : band.after;
   float* scores = scratch;
   float* row_max = scratch + kRows * kKeys;
   float* row_sum = row_max + kRows;
@@ -101,6 +102,7 @@ void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin,
   // A window's block of r rows computes r + 2w keys per row for 2w + 1
   // useful ones: blocks of about w rows (at least 16, for the tiles) waste
   // less than full ones.
+  const int64_t window = before >= 0 && after >= 0 ? std::max(before, after) : 0;
   const int64_t max_rows = window > 0 ? std::clamp<int64_t>(window, 16, kRows) : kRows;
   // Query blocks of equal size: a short last block would re-read every key
   // for a few rows.
@@ -110,9 +112,9 @@ void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin,
   for (int64_t qb = row_begin; qb < row_end; qb += block_rows) {
     const int64_t qe = std::min(row_end, qb + block_rows);
     const int64_t rows = qe - qb;
-    // Keys some row of the block may see: [qb - w, qe - 1 + w].
-    const int64_t key_lo = window > 0 ? std::max<int64_t>(0, qb - window) : 0;
-    const int64_t key_hi = window > 0 ? std::min(length, qe + window) : length;
+    // Keys some row of the block may see: [qb - before, qe - 1 + after].
+    const int64_t key_lo = before >= 0 ? std::max<int64_t>(0, qb - before) : 0;
+    const int64_t key_hi = after >= 0 ? std::min(length, qe + after) : length;
     std::fill(row_max, row_max + rows, -std::numeric_limits<float>::infinity());
     std::fill(row_sum, row_sum + rows, 0.0f);
     for (int64_t kb = key_lo; kb < key_hi; kb += kKeys) {
@@ -135,9 +137,10 @@ void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin,
       } else {
         AttentionScoresWithIsa(isa, args, qb, qe, kb, ke, scores, stride);
       }
-      // Row qb + r sees keys [qb + r - w, qb + r + w]: a band in block columns.
-      const int64_t band_begin = window > 0 ? qb - window - kb : -rows;
-      const int64_t band_end = window > 0 ? qb + window + 1 - kb : keys;
+      // Row qb + r sees keys [qb + r - before, qb + r + after]: a band in
+      // block columns.
+      const int64_t band_begin = before >= 0 ? qb - before - kb : -rows;
+      const int64_t band_end = after >= 0 ? qb + after + 1 - kb : keys;
       OnlineSoftmaxWithIsa(isa, scores, rows, keys, stride, scale, band_begin, band_end, row_max,
                            row_sum, rescale);
       ContextScale context_scale;

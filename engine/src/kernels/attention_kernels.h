@@ -115,12 +115,24 @@ void AttentionContextWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row
                              int64_t row_end, int64_t key_begin, int64_t key_end,
                              const float* probs, int64_t probs_stride, ContextScale scale = {});
 
+// The keys each query row sees: row i sees key j iff
+// i - before <= j <= i + after, a negative bound meaning no bound on that
+// side. Bidirectional attention: {-1, -1}; a sliding window of w: {w, w};
+// causal: {-1, 0}; a causal window: {w, 0}.
+struct KeyBand {
+  int64_t before = -1;
+  int64_t after = -1;
+
+  static KeyBand All() { return {}; }
+  static KeyBand Window(int64_t w) { return {w, w}; }
+};
+
 // The attention of query rows [row_begin, row_end): softmax(scale * scores)
-// V into their context rows, streamed as the header describes. `window` <= 0:
-// every key of the sequence; w > 0: row i sees key j iff |i - j| <= w, and
-// only key blocks meeting [row - w, row + w] are computed. `scratch` holds
-// AttentionScratchFloats(head_size, rotary) floats whatever the length.
+// V into their context rows, streamed as the header describes, over the
+// keys `band` lets each row see; only key blocks some row of a query block
+// sees are computed. `scratch` holds AttentionScratchFloats(head_size,
+// rotary) floats whatever the length.
 void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin, int64_t row_end,
-                      float scale, int64_t window, float* scratch);
+                      float scale, KeyBand band, float* scratch);
 
 }  // namespace engine::kernels

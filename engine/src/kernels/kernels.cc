@@ -205,4 +205,29 @@ void DequantizeGateQuantizeWithIsa(Isa isa, const Int8Accumulator& in, int64_t r
   DequantizeGateQuantizeFor(isa)(in, cols, act, out, 0, rows);
 }
 
+namespace {
+
+// One head of head_size floats, in place; float sums of squares (head
+// sizes are 64-256: well within float's accuracy for an RMS).
+void RmsNormHead(float* x, int64_t n, const float* gamma, float eps) {
+  float squares = 0.0f;
+  for (int64_t i = 0; i < n; ++i) squares += x[i] * x[i];
+  const float rstd = 1.0f / std::sqrt(squares / static_cast<float>(n) + eps);
+  for (int64_t i = 0; i < n; ++i) x[i] = x[i] * rstd * gamma[i];
+}
+
+}  // namespace
+
+void RmsNormHeads(const RmsNormHeadsArgs& a) {
+  const int64_t d = a.head_size;
+  ParallelRows(a.rows, (a.q_heads + a.k_heads) * d, [&](int64_t begin, int64_t end) {
+    for (int64_t row = begin; row < end; ++row) {
+      float* x = a.x + row * a.stride;
+      for (int64_t h = 0; h < a.q_heads; ++h) RmsNormHead(x + h * d, d, a.q_gamma, a.eps);
+      x += a.q_heads * d;
+      for (int64_t h = 0; h < a.k_heads; ++h) RmsNormHead(x + h * d, d, a.k_gamma, a.eps);
+    }
+  });
+}
+
 }  // namespace engine::kernels

@@ -37,6 +37,8 @@ struct AddLayerNormArgs {
   const float* gamma = nullptr;
   const float* beta = nullptr;
   float eps = 1e-12f;
+  // RMSNorm (decoder families): the mean is taken as 0, beta is zeros.
+  bool rms = false;
   int64_t rows = 0;
   int64_t hidden = 0;
   float* out = nullptr;
@@ -119,6 +121,7 @@ struct AddLayerNormInt8Args {
   const float* gamma = nullptr;
   const float* beta = nullptr;
   float eps = 1e-12f;
+  bool rms = false;  // as AddLayerNormArgs::rms
   int64_t rows = 0;
   int64_t hidden = 0;
   float* out = nullptr;
@@ -128,6 +131,25 @@ struct AddLayerNormInt8Args {
 
 void AddLayerNormInt8(const AddLayerNormInt8Args& args);
 void AddLayerNormInt8WithIsa(Isa isa, const AddLayerNormInt8Args& args);
+
+// ---- per-head Q/K norms (Qwen3, Gemma 3) ----
+//
+// In place over rows of a fused Q | K | V projection (row stride `stride`):
+// each of the first q_heads head_size-wide heads of a row becomes
+// x * rsqrt(mean(x^2) + eps) * q_gamma, each of the next k_heads the same
+// with k_gamma; V is untouched.
+struct RmsNormHeadsArgs {
+  float* x = nullptr;
+  int64_t rows = 0;
+  int64_t stride = 0;
+  int64_t head_size = 0;
+  int64_t q_heads = 0;
+  int64_t k_heads = 0;
+  const float* q_gamma = nullptr;
+  const float* k_gamma = nullptr;
+  float eps = 1e-6f;
+};
+void RmsNormHeads(const RmsNormHeadsArgs& args);
 
 // ---- gated feed-forward (GLU) ----
 //

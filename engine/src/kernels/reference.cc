@@ -59,7 +59,7 @@ void AddLayerNormRow(const AddLayerNormArgs& a, int64_t row) {
     x[i] = v;
     sum.Add(v);
   }
-  NormalizeRow(x, n, sum.value(), a.gamma, a.beta, a.eps, out);
+  NormalizeRow(x, n, a.rms ? 0.0f : sum.value(), a.gamma, a.beta, a.eps, out);
 }
 
 void ScaledSoftmaxRow(float* x, int64_t n, float scale) {
@@ -214,7 +214,7 @@ void AddLayerNormInt8Rows<Isa::kScalar>(const AddLayerNormInt8Args& a, int64_t b
       x[i] = v;
       sum.Add(v);
     }
-    NormalizeRow(x, n, sum.value(), a.gamma, a.beta, a.eps, out);
+    NormalizeRow(x, n, a.rms ? 0.0f : sum.value(), a.gamma, a.beta, a.eps, out);
     if (a.quantized.q != nullptr) QuantizeRow(out, n, a.quantized, row);
   }
 }

@@ -315,7 +315,7 @@ void AddLayerNormInt8Row(const AddLayerNormInt8Args& a, int64_t row, float* xbuf
       a1 = V::Add(a1, x);
     }
   }
-  const float mean = V::ReduceAdd(V::Add(a0, a1)) / n;
+  const float mean = a.rms ? 0.0f : V::ReduceAdd(V::Add(a0, a1)) / n;
   const Reg vmean = V::Set1(mean);
 
   a0 = a1 = V::Zero();

@@ -58,7 +58,7 @@ typename V::Reg LoadSum(const float* r, const float* s, const float* b, int64_t 
 // about an ulp of exact for rows of thousands (the tests check 4096).
 template <typename V, bool kSub, bool kBias>
 void AddLayerNormRow(const float* r, const float* s, const float* b, const float* gamma,
-                     const float* beta, float eps, int64_t n, float* xbuf, float* out) {
+                     const float* beta, float eps, bool rms, int64_t n, float* xbuf, float* out) {
   using Reg = typename V::Reg;
   constexpr int64_t W = V::kWidth;
   Reg a0 = V::Zero(), a1 = V::Zero(), a2 = V::Zero(), a3 = V::Zero();
@@ -89,7 +89,8 @@ void AddLayerNormRow(const float* r, const float* s, const float* b, const float
     V::Store(xbuf + i, x, m);
     a1 = V::Add(a1, x);
   }
-  const float mean = V::ReduceAdd(V::Add(V::Add(a0, a1), V::Add(a2, a3))) / n;
+  // RMSNorm: the same sweep about 0.
+  const float mean = rms ? 0.0f : V::ReduceAdd(V::Add(V::Add(a0, a1), V::Add(a2, a3))) / n;
 
   const Reg vmean = V::Set1(mean);
   a0 = a1 = a2 = a3 = V::Zero();
@@ -138,7 +139,7 @@ void AddLayerNormRowRange(const AddLayerNormArgs& a, int64_t begin, int64_t end)
     // is safe because each element is read before it is overwritten.
     float* xbuf = a.residual_out != nullptr ? a.residual_out + o : out;
     AddLayerNormRow<V, kSub, kBias>(a.residual + o, kSub ? a.sublayer + o : nullptr, a.bias,
-                                    a.gamma, a.beta, a.eps, h, xbuf, out);
+                                    a.gamma, a.beta, a.eps, a.rms, h, xbuf, out);
   }
 }
 

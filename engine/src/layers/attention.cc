@@ -19,13 +19,19 @@ constexpr int64_t kTasksPerThread = 4;
 
 }  // namespace
 
-void SelfAttention(const float* qkv, const PackedBatch& packed, int heads, int head_size,
-                   const RelativePositionBias& position_bias, const RotaryTable* rotary, int window,
-                   const Workspace& workspace, float* context) {
+void SelfAttention(const float* qkv, const PackedBatch& packed, const AttentionShape& shape,
+                   const RelativePositionBias& position_bias, const RotaryTable* rotary,
+                   kernels::KeyBand band, const Workspace& workspace, float* context) {
   profile::ScopedOp op(profile::Op::kAttention);
-  const int64_t hidden = static_cast<int64_t>(heads) * head_size;
-  const int64_t qkv_stride = 3 * hidden;
-  const float scale = 1.0f / std::sqrt(static_cast<float>(head_size));
+  const int heads = shape.heads;
+  const int head_size = shape.head_size;
+  const int kv_heads = shape.kv_heads > 0 ? shape.kv_heads : heads;
+  const int group = heads / kv_heads;  // query heads per K/V head
+  const int64_t q_width = static_cast<int64_t>(heads) * head_size;
+  const int64_t kv_width = static_cast<int64_t>(kv_heads) * head_size;
+  const int64_t qkv_stride = q_width + 2 * kv_width;
+  const float scale =
+      shape.scale > 0 ? shape.scale : 1.0f / std::sqrt(static_cast<float>(head_size));
   const kernels::Isa isa = kernels::BestIsa();
   int64_t longest = 0;
   for (int s = 0; s < packed.num_sequences; ++s) {
@@ -55,19 +61,21 @@ void SelfAttention(const float* qkv, const PackedBatch& packed, int heads, int h
     if (row_begin >= len) continue;
     const int64_t row_end = std::min(len, row_begin + block_rows);
     kernels::AttentionHeadArgs args;
-    args.q = qkv + begin * qkv_stride + head * head_size;
-    args.k = args.q + hidden;
-    args.v = args.q + 2 * hidden;
+    const float* row = qkv + begin * qkv_stride;
+    const int64_t kv_head = head / group;
+    args.q = row + head * head_size;
+    args.k = row + q_width + kv_head * head_size;
+    args.v = row + q_width + kv_width + kv_head * head_size;
     args.qkv_stride = qkv_stride;
     args.length = len;
     args.head_size = head_size;
-    args.context = context + begin * hidden + head * head_size;
-    args.context_stride = hidden;
+    args.context = context + begin * q_width + head * head_size;
+    args.context_stride = q_width;
     if (!position_bias.empty()) args.position_bias = position_bias.ForHead(static_cast<int>(head));
     if (rotary != nullptr) {
       args.rotary = {rotary->cos.data(), rotary->sin.data(), rotary->pairs, rotary->interleaved};
     }
-    kernels::AttentionWithIsa(isa, args, row_begin, row_end, scale, window,
+    kernels::AttentionWithIsa(isa, args, row_begin, row_end, scale, band,
                               workspace.attention_scratch(omp_get_thread_num()));
   }
 }

@@ -6,6 +6,7 @@
 // so no padding mask is needed.
 #pragma once
 
+#include "kernels/attention_kernels.h"
 #include "layers/packed_batch.h"
 #include "layers/relative_position.h"
 #include "layers/rotary.h"
@@ -13,16 +14,27 @@
 
 namespace engine {
 
-// `qkv` is [tokens, 3H] (Q | K | V, heads contiguous within each);
-// `context` receives [tokens, H] with the heads concatenated. A non-empty
-// `position_bias` (MPNet, ALiBi) is added to the scores inside the kernel;
-// a non-null `rotary` turns Q and K by their positions as the kernel reads
-// them (NomicBert, GTE, ModernBERT).
-// `window` 0: every token sees its whole sequence; w > 0: token i sees
-// token j of its sequence iff |i - j| <= w (sliding-window attention:
-// ModernBERT's local layers, w = local_attention / 2).
-void SelfAttention(const float* qkv, const PackedBatch& packed, int heads, int head_size,
-                   const RelativePositionBias& position_bias, const RotaryTable* rotary, int window,
-                   const Workspace& workspace, float* context);
+// The heads of one attention layer.
+struct AttentionShape {
+  int heads = 0;
+  // Grouped-query attention: query head h reads K/V head h / (heads /
+  // kv_heads). 0: heads.
+  int kv_heads = 0;
+  int head_size = 0;
+  // The scores' scale; 0: 1 / sqrt(head_size).
+  float scale = 0;
+};
+
+// `qkv` is [tokens, (heads + 2 kv_heads) * head_size] (Q | K | V, heads
+// contiguous within each); `context` receives [tokens, heads * head_size]
+// with the heads concatenated. A non-empty `position_bias` (MPNet, ALiBi)
+// is added to the scores inside the kernel; a non-null `rotary` turns Q and
+// K by their positions as the kernel reads them (NomicBert, GTE, ModernBERT,
+// Qwen3, Gemma 3). `band` says which keys of its sequence each token sees:
+// all, a sliding window (ModernBERT's local layers, w = local_attention /
+// 2), causal, or a causal window.
+void SelfAttention(const float* qkv, const PackedBatch& packed, const AttentionShape& shape,
+                   const RelativePositionBias& position_bias, const RotaryTable* rotary,
+                   kernels::KeyBand band, const Workspace& workspace, float* context);
 
 }  // namespace engine

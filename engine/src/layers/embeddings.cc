@@ -36,6 +36,8 @@ absl::Status EmbedTokens(const EmbeddingWeights& weights, const ModelConfig& con
   const bool token_types = !weights.token_type.empty();
   // Rotary and ALiBi models add no position vector here.
   const bool learned_positions = !weights.position.empty();
+  // Gemma scales the word embeddings by sqrt(hidden_size).
+  const float word_scale = config.embedding_scale > 0 ? config.embedding_scale : 1.0f;
 #pragma omp parallel for schedule(dynamic, 1)
   for (int s = 0; s < packed.num_sequences; ++s) {
     const Sequence& seq = batch[s];
@@ -44,7 +46,7 @@ absl::Status EmbedTokens(const EmbeddingWeights& weights, const ModelConfig& con
       const int32_t position = positions.Next(seq.ids[p]);
       const float* word = weights.word.data() + static_cast<int64_t>(seq.ids[p]) * e;
       float* row = embedded + (packed.offsets[s] + p) * e;
-      for (int64_t c = 0; c < e; ++c) row[c] = word[c];
+      for (int64_t c = 0; c < e; ++c) row[c] = word[c] * word_scale;
       if (learned_positions) {
         const float* pos = weights.position.data() + static_cast<int64_t>(position) * e;
         for (int64_t c = 0; c < e; ++c) row[c] += pos[c];
@@ -56,15 +58,19 @@ absl::Status EmbedTokens(const EmbeddingWeights& weights, const ModelConfig& con
       }
     }
   }
-  kernels::AddLayerNormArgs args;
-  args.residual = embedded;
-  args.gamma = weights.norm.gamma.data();
-  args.beta = weights.norm.beta.data();
-  args.eps = config.layer_norm_eps;
-  args.rows = packed.tokens;
-  args.hidden = e;
-  args.out = embedded;
-  kernels::AddLayerNorm(args);
+  // Decoder families have no norm here: their first layer normalizes.
+  if (!weights.norm.identity()) {
+    kernels::AddLayerNormArgs args;
+    args.residual = embedded;
+    args.gamma = weights.norm.gamma.data();
+    args.beta = weights.norm.beta.data();
+    args.eps = config.layer_norm_eps;
+    args.rms = config.rms_norm;
+    args.rows = packed.tokens;
+    args.hidden = e;
+    args.out = embedded;
+    kernels::AddLayerNorm(args);
+  }
   if (weights.project) return weights.project->Forward(embedded, packed.tokens, out);
   return absl::OkStatus();
 }

@@ -22,13 +22,13 @@ absl::Status RunLayers(Policy& policy, ModelWeights& weights, const ModelConfig&
     LayerWeights& layer = weights.layers[l];
     if (absl::Status s = policy.Attention(layer, input); !s.ok()) return s;
     policy.AddNorm(x, layer.attention_out, post ? layer.attention_norm : layer.ffn_norm, input,
-                   residual_out);
+                   residual_out, layer.attention_out_norm);
     if (absl::Status s = policy.FeedForward(layer, input); !s.ok()) return s;
     const LayerNormWeights& next = post ? layer.ffn_norm
                                    : l + 1 < weights.layers.size()
                                        ? weights.layers[l + 1].attention_norm
                                        : weights.final_norm;
-    policy.AddNorm(x, layer.ffn_out, next, input, residual_out);
+    policy.AddNorm(x, layer.ffn_out, next, input, residual_out, layer.ffn_out_norm);
   }
   return absl::OkStatus();
 }

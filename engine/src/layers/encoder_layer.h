@@ -16,6 +16,8 @@ namespace engine {
 // Runs every layer of `weights` over the embeddings in workspace.hidden.
 // Post-LN (BERT): x = LN1(x + Attn(x)); x = LN2(x + FFN(x)).
 // Pre-LN: x = x + Attn(LN1(x)); x = x + FFN(LN2(x)), then the final LN.
+// With output norms (Gemma): x = x + N(Attn(LN1(x))); x = x + N'(FFN(LN2(x))).
+// RMSNorm in place of LayerNorm where the config says so.
 // Returns the buffer holding the last hidden states (workspace.hidden
 // post-LN, workspace.normed pre-LN).
 absl::StatusOr<const float*> RunEncoderLayers(ModelWeights& weights, Precision precision,

@@ -5,9 +5,11 @@
 //   Attention(layer, input)   Q|K|V, attention (rotary positions inside),
 //                             output projection
 //   FeedForward(layer, input) FFN in + activation (or gate), FFN out
-//   AddNorm(residual, producer, norm, out, residual_out)
+//   AddNorm(residual, producer, norm, out, residual_out, output_norm)
 //                             out = norm(residual + producer's output + its
-//                             bias), and residual_out = the sum when set.
+//                             bias), and residual_out = the sum when set;
+//                             with an output_norm (Gemma), the producer's
+//                             output + bias is normalized by it first.
 // The float policy passes activations in float; the int8 policy keeps each
 // matmul's input quantized per row in the workspace (so `input` is unused
 // there) and fuses the next quantization into every epilogue; the bf16
@@ -15,6 +17,7 @@
 // inner activations come out of their matmul in bf16 already).
 #pragma once
 
+#include <cmath>
 #include <cstring>
 #include <vector>
 
@@ -39,14 +42,55 @@ struct LayerContext {
   const std::vector<RotaryTable>& rotary;
 };
 
-// The attention core on the float Q|K|V in workspace.qkv (rotary positions,
-// where the layer has them, turned as the kernel reads Q and K); the context
-// goes to workspace.context.
+// The attention core on the float Q|K|V in workspace.qkv (Q and K
+// RMS-normalized per head first where the layer has Q/K norms; rotary
+// positions, where the layer has them, turned as the kernel reads Q and K);
+// the context goes to workspace.context.
 inline void AttendInWorkspace(const LayerContext& c, const LayerWeights& layer) {
   Workspace& ws = c.ws;
-  SelfAttention(ws.qkv.data(), c.packed, c.config.num_heads, c.config.head_size(), c.position_bias,
-                layer.rotary >= 0 ? &c.rotary[layer.rotary] : nullptr, layer.attention_window, ws,
-                ws.context.data());
+  const ModelConfig& config = c.config;
+  if (!layer.q_norm.empty()) {
+    profile::ScopedOp op(profile::Op::kAddNorm);
+    kernels::RmsNormHeadsArgs args;
+    args.x = ws.qkv.data();
+    args.rows = c.packed.tokens;
+    args.stride = config.qkv_width();
+    args.head_size = config.head_size();
+    args.q_heads = config.num_heads;
+    args.k_heads = config.kv_heads();
+    args.q_gamma = layer.q_norm.data();
+    args.k_gamma = layer.k_norm.data();
+    args.eps = config.layer_norm_eps;
+    kernels::RmsNormHeads(args);
+  }
+  SelfAttention(
+      ws.qkv.data(), c.packed,
+      AttentionShape{
+          config.num_heads, config.kv_heads(), config.head_size(),
+          config.attention_scale_base > 0 ? 1.0f / std::sqrt(config.attention_scale_base) : 0.0f},
+      c.position_bias, layer.rotary >= 0 ? &c.rotary[layer.rotary] : nullptr, layer.band, ws,
+      ws.context.data());
+}
+
+// The float Add & Norm sweep: out = norm(residual + sublayer + bias), and
+// residual_out = the sum when set (null sublayer and bias: the residual
+// alone).
+inline void AddNormRows(const LayerContext& c, const float* residual, const float* sublayer,
+                        const float* bias, const LayerNormWeights& norm, float* out,
+                        float* residual_out) {
+  kernels::AddLayerNormArgs args;
+  args.residual = residual;
+  args.sublayer = sublayer;
+  args.bias = bias;
+  args.gamma = norm.gamma.data();
+  args.beta = norm.beta.data();
+  args.eps = c.config.layer_norm_eps;
+  args.rms = c.config.rms_norm;
+  args.rows = c.packed.tokens;
+  args.hidden = c.config.hidden_size;
+  args.out = out;
+  args.residual_out = residual_out;
+  kernels::AddLayerNorm(args);
 }
 
 // The gated FFN's activation (or the activation of an ungated FFN's
@@ -110,8 +154,16 @@ class FloatPolicy {
   }
 
   void AddNorm(const float* residual, const Linear& producer, const LayerNormWeights& norm,
-               float* out, float* residual_out) {
-    AddNorm(residual, &producer, norm, out, residual_out);
+               float* out, float* residual_out, const LayerNormWeights& output_norm) {
+    profile::ScopedOp op(profile::Op::kAddNorm);
+    float* sublayer = c_.ws.sublayer.data();
+    const float* bias = producer.bias.empty() ? nullptr : producer.bias.data();
+    if (!output_norm.identity()) {
+      // Gemma: the sublayer's output normalized in place, then added.
+      AddNormRows(c_, sublayer, nullptr, bias, output_norm, sublayer, nullptr);
+      bias = nullptr;
+    }
+    AddNormRows(c_, residual, sublayer, bias, norm, out, residual_out);
   }
 
  private:
@@ -120,24 +172,11 @@ class FloatPolicy {
     return dense.Forward(x, c_.packed.tokens, y);
   }
 
-  // producer null: normalize the residual alone.
-  void AddNorm(const float* residual, const Linear* producer, const LayerNormWeights& norm,
-               float* out, float* residual_out) {
+  // Normalizes the residual alone.
+  void AddNorm(const float* residual, std::nullptr_t, const LayerNormWeights& norm, float* out,
+               float* residual_out) {
     profile::ScopedOp op(profile::Op::kAddNorm);
-    kernels::AddLayerNormArgs args;
-    args.residual = residual;
-    if (producer != nullptr) {
-      args.sublayer = c_.ws.sublayer.data();
-      args.bias = producer->bias.data();
-    }
-    args.gamma = norm.gamma.data();
-    args.beta = norm.beta.data();
-    args.eps = c_.config.layer_norm_eps;
-    args.rows = c_.packed.tokens;
-    args.hidden = c_.config.hidden_size;
-    args.out = out;
-    args.residual_out = residual_out;
-    kernels::AddLayerNorm(args);
+    AddNormRows(c_, residual, nullptr, nullptr, norm, out, residual_out);
   }
 
   LayerContext c_;
@@ -156,7 +195,8 @@ class Bf16Policy {
       return s;
     }
     AttendInWorkspace(c_, layer);
-    return Matmul(*layer.attention_out.fp32, ToBf16(ws.context.data(), hidden), ws.sublayer.data());
+    return Matmul(*layer.attention_out.fp32, ToBf16(ws.context.data(), c_.config.query_width()),
+                  ws.sublayer.data());
   }
 
   absl::Status FeedForward(LayerWeights& layer, const float* input) {
@@ -186,8 +226,8 @@ class Bf16Policy {
   }
 
   void AddNorm(const float* residual, const Linear& producer, const LayerNormWeights& norm,
-               float* out, float* residual_out) {
-    float_.AddNorm(residual, producer, norm, out, residual_out);
+               float* out, float* residual_out, const LayerNormWeights& output_norm) {
+    float_.AddNorm(residual, producer, norm, out, residual_out, output_norm);
   }
 
  private:
@@ -230,12 +270,12 @@ class Int8Policy {
     {
       // Attention itself runs in float.
       profile::ScopedOp op(profile::Op::kDequantize);
-      kernels::Dequantize(Accumulator(layer.qkv), tokens, 3 * c_.config.hidden_size, ws.qkv.data());
+      kernels::Dequantize(Accumulator(layer.qkv), tokens, c_.config.qkv_width(), ws.qkv.data());
     }
     AttendInWorkspace(c_, layer);
     {
       profile::ScopedOp op(profile::Op::kQuantize);
-      kernels::QuantizeRows(ws.context.data(), tokens, c_.config.hidden_size, QuantizedInput());
+      kernels::QuantizeRows(ws.context.data(), tokens, c_.config.query_width(), QuantizedInput());
     }
     return Matmul(*layer.attention_out.int8);
   }
@@ -257,8 +297,19 @@ class Int8Policy {
   }
 
   void AddNorm(const float* residual, const Linear& producer, const LayerNormWeights& norm,
-               float* out, float* residual_out) {
-    AddNorm(residual, &producer, norm, out, residual_out);
+               float* out, float* residual_out, const LayerNormWeights& output_norm) {
+    if (output_norm.identity()) {
+      AddNorm(residual, &producer, norm, out, residual_out);
+      return;
+    }
+    // Gemma: the sublayer's output dequantized (with its bias) and
+    // normalized in float, added in the float sweep, then quantized.
+    profile::ScopedOp op(profile::Op::kAddNorm);
+    float* sublayer = c_.ws.sublayer.data();
+    kernels::Dequantize(Accumulator(producer), c_.packed.tokens, c_.config.hidden_size, sublayer);
+    AddNormRows(c_, sublayer, nullptr, nullptr, output_norm, sublayer, nullptr);
+    AddNormRows(c_, residual, sublayer, nullptr, norm, out, residual_out);
+    kernels::QuantizeRows(out, c_.packed.tokens, c_.config.hidden_size, QuantizedInput());
   }
 
  private:
@@ -297,6 +348,7 @@ class Int8Policy {
     args.gamma = norm.gamma.data();
     args.beta = norm.beta.data();
     args.eps = c_.config.layer_norm_eps;
+    args.rms = c_.config.rms_norm;
     args.rows = c_.packed.tokens;
     args.hidden = c_.config.hidden_size;
     args.out = out;

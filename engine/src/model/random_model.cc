@@ -61,8 +61,11 @@ class WeightWriter {
     Normal(prefix + ".weight", {out, in}, 0.02f);
     if (bias) Constant(prefix + ".bias", {out}, 0.0f);
   }
-  void LayerNorm(const std::string& prefix, int64_t hidden, bool bias = true) {
-    Constant(prefix + ".weight", {hidden}, 1.0f);
+  // `identity`: the stored weight that scales by 1 (0 where the family
+  // scales by 1 + w).
+  void LayerNorm(const std::string& prefix, int64_t hidden, bool bias = true,
+                 float identity = 1.0f) {
+    Constant(prefix + ".weight", {hidden}, identity);
     if (bias) Constant(prefix + ".bias", {hidden}, 0.0f);
   }
   const std::vector<NamedTensor>& tensors() const { return tensors_; }
@@ -105,25 +108,36 @@ void WriteEncoder(const ModelConfig& config, const Architecture& architecture, b
     w->Normal(n.token_type_embeddings + ".weight", {config.type_vocab_size, e}, 0.02f);
   }
   const Biases& biases = config.biases;
-  w->LayerNorm(n.embeddings_norm, e, biases.norm);
+  const float one = recipe.norm == NormKind::kRmsUnitOffset ? 0.0f : 1.0f;
+  if (!n.embeddings_norm.empty()) w->LayerNorm(n.embeddings_norm, e, biases.norm, one);
   if (config.has_embedding_projection()) w->Linear(n.embeddings_project, e, h);
   const LayerTensorNames& l = n.layer;
+  const int64_t q_width = config.query_width();
+  const int64_t kv_width = config.kv_width();
   for (int index = 0; index < config.num_layers; ++index) {
     const std::string p = absl::StrCat(n.layer_prefix, index, ".");
     switch (recipe.qkv) {
       case QkvLayout::kSeparate:
-        w->Linear(p + l.query, h, h, biases.attention);
-        w->Linear(p + l.key, h, h, biases.attention);
-        w->Linear(p + l.value, h, h, biases.attention);
+        w->Linear(p + l.query, h, q_width, biases.attention);
+        w->Linear(p + l.key, h, kv_width, biases.attention);
+        w->Linear(p + l.value, h, kv_width, biases.attention);
         break;
       case QkvLayout::kFused:
-        w->Linear(p + l.qkv, h, 3 * h, biases.attention);
+        w->Linear(p + l.qkv, h, config.qkv_width(), biases.attention);
         break;
     }
-    w->Linear(p + l.attention_out, h, h, biases.attention);
+    w->Linear(p + l.attention_out, q_width, h, biases.attention);
+    if (recipe.qk_norm) {
+      w->LayerNorm(p + l.q_norm, config.head_size(), false, one);
+      w->LayerNorm(p + l.k_norm, config.head_size(), false, one);
+    }
+    if (recipe.sublayer_output_norms) {
+      w->LayerNorm(p + l.attention_out_norm, h, biases.norm, one);
+      w->LayerNorm(p + l.ffn_out_norm, h, biases.norm, one);
+    }
     if (config.layer_norm_placement == LayerNormPlacement::kPost || index > 0 ||
         config.first_attention_norm) {
-      w->LayerNorm(p + l.attention_norm, h, biases.norm);
+      w->LayerNorm(p + l.attention_norm, h, biases.norm, one);
     }
     switch (recipe.feed_forward) {
       case FeedForward::kDense:
@@ -138,7 +152,7 @@ void WriteEncoder(const ModelConfig& config, const Architecture& architecture, b
         break;
     }
     w->Linear(p + l.ffn_out, inter, h, biases.ffn_out);
-    w->LayerNorm(p + l.ffn_norm, h, biases.norm);
+    w->LayerNorm(p + l.ffn_norm, h, biases.norm, one);
   }
   switch (recipe.attention_bias) {
     case AttentionBias::kNone:
@@ -150,7 +164,7 @@ void WriteEncoder(const ModelConfig& config, const Architecture& architecture, b
       break;
   }
   if (config.layer_norm_placement == LayerNormPlacement::kPre) {
-    w->LayerNorm(n.final_norm, h, biases.norm);
+    w->LayerNorm(n.final_norm, h, biases.norm, one);
   }
   if (with_pooler && !n.pooler.empty()) w->Linear(n.pooler, h, h);
 }
@@ -246,7 +260,9 @@ absl::Status WriteRandomModel(const std::string& dir, const RandomModelSpec& spe
       spec.vocabulary.empty() ? DemoVocabulary() : spec.vocabulary;
   config.vocab_size = static_cast<int>(vocab.size());
   if (config.hidden_size <= 0 || config.num_heads <= 0 || config.num_layers <= 0 ||
-      config.intermediate_size <= 0 || config.hidden_size % config.num_heads != 0) {
+      config.intermediate_size <= 0 ||
+      (config.head_dim == 0 && config.hidden_size % config.num_heads != 0) ||
+      config.num_heads % config.kv_heads() != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("bad model shape: hidden ", config.hidden_size, ", heads ", config.num_heads,
                      ", layers ", config.num_layers, ", intermediate ", config.intermediate_size));

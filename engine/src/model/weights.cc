@@ -17,9 +17,24 @@ absl::StatusOr<std::vector<float>> ReadBias(const Checkpoint& checkpoint, const 
   return checkpoint.ReadFloat(name, {width});
 }
 
+// What a norm's stored weight is to its gamma: Gemma scales by (1 + w).
+float GammaOffset(const Architecture& architecture) {
+  return architecture.recipe.norm == NormKind::kRmsUnitOffset ? 1.0f : 0.0f;
+}
+
+// A [width] norm weight as the gamma the kernels multiply by.
+absl::StatusOr<std::vector<float>> ReadGamma(const Checkpoint& checkpoint, const std::string& name,
+                                             int64_t width, float offset) {
+  absl::StatusOr<std::vector<float>> gamma = checkpoint.ReadFloat(name, {width});
+  if (!gamma.ok() || offset == 0) return gamma;
+  for (float& g : *gamma) g += offset;
+  return gamma;
+}
+
 absl::Status LoadNorm(const Checkpoint& checkpoint, const std::string& prefix, int64_t width,
-                      bool bias, LayerNormWeights* norm) {
-  absl::StatusOr<std::vector<float>> gamma = checkpoint.ReadFloat(prefix + ".weight", {width});
+                      bool bias, float gamma_offset, LayerNormWeights* norm) {
+  absl::StatusOr<std::vector<float>> gamma =
+      ReadGamma(checkpoint, prefix + ".weight", width, gamma_offset);
   if (!gamma.ok()) return gamma.status();
   absl::StatusOr<std::vector<float>> beta = ReadBias(checkpoint, prefix + ".bias", width, bias);
   if (!beta.ok()) return beta.status();
@@ -74,32 +89,34 @@ absl::Status MakeLinear(const Caches& caches, const void* weight, std::vector<fl
 // its pages go back to the system when it is freed instead of lingering in
 // the heap, and load's peak resident memory stays near the converted weights.
 absl::StatusOr<Buffer> ReadStacked(const Checkpoint& checkpoint,
-                                   const std::vector<std::string>& names, int64_t rows,
-                                   int64_t cols, bool bf16) {
+                                   const std::vector<std::string>& names,
+                                   const std::vector<int64_t>& rows, int64_t cols, bool bf16) {
   // Sizes come from config.json: check every tensor before reserving room.
-  for (const std::string& name : names) {
-    if (absl::Status s = checkpoint.Check(name, {rows, cols}); !s.ok()) return s;
+  int64_t elements = 0;
+  for (size_t p = 0; p < names.size(); ++p) {
+    if (absl::Status s = checkpoint.Check(names[p], {rows[p], cols}); !s.ok()) return s;
+    elements += rows[p] * cols;
   }
-  const int64_t block = rows * cols;
-  const int64_t elements = block * static_cast<int64_t>(names.size());
   absl::StatusOr<Buffer> buffer =
       Buffer::Allocate(static_cast<size_t>(bf16 ? (elements + 1) / 2 : elements));
   if (!buffer.ok()) return buffer.status();
+  int64_t at = 0;
   for (size_t p = 0; p < names.size(); ++p) {
     const absl::Status s =
-        bf16 ? checkpoint.ReadBf16(names[p], {rows, cols},
-                                   reinterpret_cast<uint16_t*>(buffer->data()) + p * block)
-             : checkpoint.ReadFloat(names[p], {rows, cols}, buffer->data() + p * block);
+        bf16 ? checkpoint.ReadBf16(names[p], {rows[p], cols},
+                                   reinterpret_cast<uint16_t*>(buffer->data()) + at)
+             : checkpoint.ReadFloat(names[p], {rows[p], cols}, buffer->data() + at);
     if (!s.ok()) return s;
+    at += rows[p] * cols;
   }
   return buffer;
 }
 
-// How one matmul's weight is stored: the [rows, in] tensors `modules`
+// How one matmul's weight is stored: the [rows[p], in] tensors `modules`
 // (".weight" / ".bias" appended) stacked in order, biases optional.
 struct StackedLinear {
   std::vector<std::string> modules;
-  int64_t rows = 0;  // of each module
+  std::vector<int64_t> rows;  // of each module (Q, K and V differ with grouped-query heads)
   int64_t in = 0;
   bool bias = true;
   // Swap the two halves of a single [2 * half, in] module (a fused gated
@@ -123,29 +140,34 @@ void SwapHalves(void* data, int64_t half, int64_t width, size_t element) {
 absl::Status LoadStackedLinear(const Checkpoint& checkpoint, const StackedLinear& stacked,
                                DenseActivation activation, Bias placement, const Caches& caches,
                                Linear* linear, Bf16Output bf16_output = Bf16Output::kFloat) {
-  const int64_t rows = stacked.rows;
+  const std::vector<int64_t>& rows = stacked.rows;
   // Sizes come from config.json: check every tensor before reserving room.
   std::vector<std::string> weights;
-  for (const std::string& module : stacked.modules) {
-    weights.push_back(module + ".weight");
-    if (absl::Status s = checkpoint.Check(weights.back(), {rows, stacked.in}); !s.ok()) return s;
-  }
-  for (const std::string& module : stacked.modules) {
-    if (stacked.bias) {
-      if (absl::Status s = checkpoint.Check(module + ".bias", {rows}); !s.ok()) return s;
+  int64_t out = 0;
+  for (size_t p = 0; p < stacked.modules.size(); ++p) {
+    weights.push_back(stacked.modules[p] + ".weight");
+    if (absl::Status s = checkpoint.Check(weights.back(), {rows[p], stacked.in}); !s.ok()) {
+      return s;
     }
+    if (stacked.bias) {
+      if (absl::Status s = checkpoint.Check(stacked.modules[p] + ".bias", {rows[p]}); !s.ok()) {
+        return s;
+      }
+    }
+    out += rows[p];
   }
   absl::StatusOr<Buffer> weight = ReadStacked(checkpoint, weights, rows, stacked.in, caches.bf16);
   if (!weight.ok()) return weight.status();
-  const int64_t out = rows * static_cast<int64_t>(stacked.modules.size());
   std::vector<float> bias(static_cast<size_t>(out), 0.0f);
   if (stacked.bias) {
+    int64_t at = 0;
     for (size_t p = 0; p < stacked.modules.size(); ++p) {
       if (absl::Status s =
-              checkpoint.ReadFloat(stacked.modules[p] + ".bias", {rows}, bias.data() + p * rows);
+              checkpoint.ReadFloat(stacked.modules[p] + ".bias", {rows[p]}, bias.data() + at);
           !s.ok()) {
         return s;
       }
+      at += rows[p];
     }
   }
   if (stacked.swap_halves) {
@@ -161,7 +183,7 @@ absl::Status LoadLinear(const Checkpoint& checkpoint, const std::string& prefix,
                         int64_t out, bool bias, DenseActivation activation, Bias placement,
                         const Caches& caches, Linear* linear,
                         Bf16Output bf16_output = Bf16Output::kFloat) {
-  return LoadStackedLinear(checkpoint, {{prefix}, out, in, bias}, activation, placement, caches,
+  return LoadStackedLinear(checkpoint, {{prefix}, {out}, in, bias}, activation, placement, caches,
                            linear, bf16_output);
 }
 
@@ -174,15 +196,21 @@ absl::Status LoadLayer(const Checkpoint& checkpoint, const Architecture& archite
   const LayerTensorNames& n = architecture.names.layer;
   const Recipe& recipe = architecture.recipe;
   const Biases& biases = config.biases;
-  // Q, K and V in one [3H, H] matmul, stacked at load where the checkpoint
-  // keeps them apart.
+  const float gamma_offset = GammaOffset(architecture);
+  const int64_t q_width = config.query_width();
+  const int64_t kv_width = config.kv_width();
+  // Q, K and V in one [q + 2 kv, H] matmul, stacked at load where the
+  // checkpoint keeps them apart.
   StackedLinear qkv;
   switch (recipe.qkv) {
     case QkvLayout::kSeparate:
-      qkv = {{prefix + n.query, prefix + n.key, prefix + n.value}, h, h, biases.attention};
+      qkv = {{prefix + n.query, prefix + n.key, prefix + n.value},
+             {q_width, kv_width, kv_width},
+             h,
+             biases.attention};
       break;
     case QkvLayout::kFused:
-      qkv = {{prefix + n.qkv}, 3 * h, h, biases.attention};
+      qkv = {{prefix + n.qkv}, {config.qkv_width()}, h, biases.attention};
       break;
   }
   if (absl::Status s = LoadStackedLinear(checkpoint, qkv, DenseActivation::kNone, Bias::kFused,
@@ -191,16 +219,37 @@ absl::Status LoadLayer(const Checkpoint& checkpoint, const Architecture& archite
     return s;
   }
   if (absl::Status s =
-          LoadLinear(checkpoint, prefix + n.attention_out, h, h, biases.attention,
+          LoadLinear(checkpoint, prefix + n.attention_out, q_width, h, biases.attention,
                      DenseActivation::kNone, Bias::kKept, caches, &layer->attention_out);
       !s.ok()) {
     return s;
   }
+  if (recipe.qk_norm) {
+    const int64_t d = config.head_size();
+    for (auto [name, gamma] :
+         {std::pair<const std::string&, std::vector<float>*>{n.q_norm, &layer->q_norm},
+          {n.k_norm, &layer->k_norm}}) {
+      absl::StatusOr<std::vector<float>> values =
+          ReadGamma(checkpoint, prefix + name + ".weight", d, gamma_offset);
+      if (!values.ok()) return values.status();
+      *gamma = *std::move(values);
+    }
+  }
+  if (recipe.sublayer_output_norms) {
+    for (auto [name, norm] : {std::pair<const std::string&, LayerNormWeights*>{
+                                  n.attention_out_norm, &layer->attention_out_norm},
+                              {n.ffn_out_norm, &layer->ffn_out_norm}}) {
+      if (absl::Status s = LoadNorm(checkpoint, prefix + name, h, biases.norm, gamma_offset, norm);
+          !s.ok()) {
+        return s;
+      }
+    }
+  }
   const bool attention_norm = config.layer_norm_placement == LayerNormPlacement::kPost ||
                               index > 0 || config.first_attention_norm;
   if (attention_norm) {
-    if (absl::Status s =
-            LoadNorm(checkpoint, prefix + n.attention_norm, h, biases.norm, &layer->attention_norm);
+    if (absl::Status s = LoadNorm(checkpoint, prefix + n.attention_norm, h, biases.norm,
+                                  gamma_offset, &layer->attention_norm);
         !s.ok()) {
       return s;
     }
@@ -210,14 +259,14 @@ absl::Status LoadLayer(const Checkpoint& checkpoint, const Architecture& archite
   StackedLinear ffn_in;
   switch (recipe.feed_forward) {
     case FeedForward::kDense:
-      ffn_in = {{prefix + n.ffn_in}, inter, h, biases.ffn_in};
+      ffn_in = {{prefix + n.ffn_in}, {inter}, h, biases.ffn_in};
       break;
     case FeedForward::kGatedFused:
-      ffn_in = {{prefix + n.ffn_in}, 2 * inter, h, biases.ffn_in};
+      ffn_in = {{prefix + n.ffn_in}, {2 * inter}, h, biases.ffn_in};
       ffn_in.swap_halves = recipe.gate_half == GateHalf::kSecond;
       break;
     case FeedForward::kGatedSplit:
-      ffn_in = {{prefix + n.ffn_gate, prefix + n.ffn_in}, inter, h, biases.ffn_in};
+      ffn_in = {{prefix + n.ffn_gate, prefix + n.ffn_in}, {inter, inter}, h, biases.ffn_in};
       break;
   }
   const bool gated = recipe.feed_forward != FeedForward::kDense;
@@ -232,11 +281,12 @@ absl::Status LoadLayer(const Checkpoint& checkpoint, const Architecture& archite
       !s.ok()) {
     return s;
   }
-  layer->attention_window = config.attention_window(index);
+  const int window = config.attention_window(index);
+  layer->band = {window > 0 ? window : -1, config.causal ? 0 : (window > 0 ? window : -1)};
   if (config.position_embedding == PositionEmbedding::kRotary) {
-    layer->rotary = layer->attention_window > 0 && config.local_rotary_base > 0 ? 1 : 0;
+    layer->rotary = window > 0 && config.local_rotary_base > 0 ? 1 : 0;
   }
-  return LoadNorm(checkpoint, prefix + n.ffn_norm, h, biases.norm, &layer->ffn_norm);
+  return LoadNorm(checkpoint, prefix + n.ffn_norm, h, biases.norm, gamma_offset, &layer->ffn_norm);
 }
 
 absl::Status LoadEmbeddings(const Checkpoint& checkpoint, const Architecture& architecture,
@@ -266,10 +316,13 @@ absl::Status LoadEmbeddings(const Checkpoint& checkpoint, const Architecture& ar
     if (!values.ok()) return values.status();
     *table.target = *std::move(values);
   }
-  if (absl::Status s =
-          LoadNorm(checkpoint, names.embeddings_norm, e, config.biases.norm, &emb->norm);
-      !s.ok()) {
-    return s;
+  // Decoder families have no norm on the embeddings.
+  if (!names.embeddings_norm.empty()) {
+    if (absl::Status s = LoadNorm(checkpoint, names.embeddings_norm, e, config.biases.norm,
+                                  GammaOffset(architecture), &emb->norm);
+        !s.ok()) {
+      return s;
+    }
   }
   if (!config.has_embedding_projection()) return absl::OkStatus();
   // Float whatever the precision: one small matmul per batch.
@@ -311,8 +364,8 @@ absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint,
     weights.layers.push_back(std::move(layer));
   }
   if (config.layer_norm_placement == LayerNormPlacement::kPre) {
-    if (absl::Status s =
-            LoadNorm(checkpoint, names.final_norm, h, config.biases.norm, &weights.final_norm);
+    if (absl::Status s = LoadNorm(checkpoint, names.final_norm, h, config.biases.norm,
+                                  GammaOffset(architecture), &weights.final_norm);
         !s.ok()) {
       return s;
     }

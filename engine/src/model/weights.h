@@ -12,6 +12,7 @@
 #include "dnnl/quantized_dense.h"
 #include "engine/config.h"
 #include "io/checkpoint.h"
+#include "kernels/attention_kernels.h"
 #include "layers/relative_position.h"
 #include "layers/rotary.h"
 #include "models/architecture.h"
@@ -45,8 +46,17 @@ struct EmbeddingWeights {
 };
 
 struct LayerWeights {
-  Linear qkv;            // H -> 3H, Q|K|V (zero biases where the checkpoint has none)
-  Linear attention_out;  // H -> H
+  // H -> Q|K|V (ModelConfig::qkv_width; zero biases where the checkpoint
+  // has none)
+  Linear qkv;
+  Linear attention_out;  // query_width -> H
+  // Per-head RMSNorm gammas of Q and K [head_size]; empty: none.
+  std::vector<float> q_norm;
+  std::vector<float> k_norm;
+  // Gemma: the attention's and the FFN's outputs normalized before the
+  // residual add; identity (empty): none.
+  LayerNormWeights attention_out_norm;
+  LayerNormWeights ffn_out_norm;
   // Post-LN: applied to x + attention. Pre-LN: applied to the attention's input.
   LayerNormWeights attention_norm;
   // H -> I, activation fused (float) or in the int8 epilogue; gated:
@@ -55,8 +65,9 @@ struct LayerWeights {
   Linear ffn_out;  // I -> H
   // Post-LN: applied to x + FFN. Pre-LN: applied to the FFN's input.
   LayerNormWeights ffn_norm;
-  int attention_window = 0;  // ModelConfig::attention_window
-  int rotary = -1;           // index in ModelWeights::rotary; -1: none
+  // The keys each token sees (ModelConfig::attention_window, causal).
+  kernels::KeyBand band;
+  int rotary = -1;  // index in ModelWeights::rotary; -1: none
 };
 
 struct PoolerWeights {

@@ -105,6 +105,36 @@ enum class AttentionPattern {
   // Sliding-window layers (|i - j| <= ConfigKeys::local_attention / 2)
   // except every ConfigKeys::global_every_n-th layer, from layer 0.
   kAlternating,
+  // Gemma 3: ConfigKeys::layer_types lists "sliding_attention" or
+  // "full_attention" per layer (without it, every sliding_pattern-th layer,
+  // counting from 1, is full); sliding layers see ConfigKeys::sliding_window
+  // keys: |i - j| <= sliding_window / 2 bidirectional (transformers turns it
+  // into an exclusive bound of sliding_window / 2 + 1), i - j <
+  // sliding_window causal.
+  kLayerTypes,
+};
+
+// Which keys of its sequence a token sees (besides the pattern's windows).
+enum class AttentionMask {
+  kBidirectional,
+  kCausal,  // tokens j <= i (decoder LMs: Qwen3)
+  // Bidirectional where ConfigKeys::bidirectional is true, else causal
+  // (Gemma 3: EmbeddingGemma sets use_bidirectional_attention).
+  kFromConfig,
+};
+
+// The normalization layers.
+enum class NormKind {
+  kLayerNorm,
+  kRms,  // RMSNorm: x * rsqrt(mean(x^2) + eps) * w (Qwen3)
+  // RMSNorm scaled by (1 + w) (Gemma), folded into the gamma at load.
+  kRmsUnitOffset,
+};
+
+// How the word embeddings enter the first layer.
+enum class EmbeddingScale {
+  kNone,
+  kSqrtHidden,  // multiplied by sqrt(hidden_size) (Gemma)
 };
 
 // How a family's layers are built.
@@ -132,6 +162,16 @@ struct Recipe {
   // projected to hidden_size by TensorNames::embeddings_project when the
   // two differ.
   bool embedding_projection = false;
+  // Decoder-based families:
+  NormKind norm = NormKind::kLayerNorm;
+  AttentionMask mask = AttentionMask::kBidirectional;
+  // Q and K RMS-normalized per head before rotary (LayerTensorNames q_norm,
+  // k_norm; NormKind's offset applies).
+  bool qk_norm = false;
+  // Each sublayer's output normalized before the residual add
+  // (LayerTensorNames attention_out_norm, ffn_out_norm).
+  bool sublayer_output_norms = false;
+  EmbeddingScale embedding_scale = EmbeddingScale::kNone;
 };
 
 // config.json keys, as the family spells them. Null: the family's config
@@ -173,6 +213,22 @@ struct ConfigKeys {
   const char* norm_bias = nullptr;
   // Checked to be false: a pre-LN switch for a post-LN-only recipe.
   const char* prenorm = nullptr;
+  // Decoder-based families:
+  const char* num_kv_heads = nullptr;  // grouped-query attention; absent: num_heads
+  const char* head_dim = nullptr;      // absent: hidden_size / num_heads
+  // The scores are scaled by this value^-1/2 (Gemma's query_pre_attn_scalar);
+  // absent: head_dim^-1/2.
+  const char* attention_scale_base = nullptr;
+  const char* bidirectional = nullptr;  // AttentionMask::kFromConfig
+  // AttentionPattern::kLayerTypes:
+  const char* layer_types = nullptr;
+  const char* sliding_window = nullptr;
+  const char* sliding_pattern = nullptr;
+  // Checked to be false: a sliding-window switch the recipe does not run
+  // (Qwen3's use_sliding_window).
+  const char* sliding_switch = nullptr;
+  // Checked to be null: attention-logit soft-capping (Gemma 2).
+  const char* attention_softcap = nullptr;
 };
 
 // The values a ModelConfig takes where config.json omits their key.
@@ -188,6 +244,10 @@ struct ConfigDefaults {
   float rotary_fraction = 1;
   int local_attention = 0;  // AttentionPattern::kAlternating
   int global_every_n = 1;
+  // AttentionPattern::kLayerTypes
+  int sliding_window = 0;
+  int sliding_pattern = 6;
+  bool bidirectional = false;  // AttentionMask::kFromConfig
 };
 
 // Checkpoint names of one layer's modules, after "<layer_prefix><index>.";
@@ -203,6 +263,10 @@ struct LayerTensorNames {
   std::string ffn_gate;        // FeedForward::kGatedSplit
   std::string ffn_out;
   std::string ffn_norm;  // post-LN: after x + FFN
+  std::string q_norm;    // Recipe::qk_norm
+  std::string k_norm;
+  std::string attention_out_norm;  // Recipe::sublayer_output_norms
+  std::string ffn_out_norm;
 };
 
 // How a head's hidden dense layer is activated; kConfig: the encoder's own
@@ -220,7 +284,8 @@ struct HeadBias {
 // What the classifier's dense layer reads of a sequence's last hidden states.
 enum class HeadPooling {
   kFirstToken,
-  kMean,  // the mean over the sequence's tokens
+  kMean,       // the mean over the sequence's tokens
+  kLastToken,  // causal LMs: the last token's state
 };
 
 // The sequence-classification head: out(norm(act(dense(pooled)))), names of
@@ -267,6 +332,28 @@ struct MaskedLmHeadNames {
   std::string classifier_out = "";
 };
 
+// A causal LM scored as a reranker (Qwen3-Reranker): the LM head's logits
+// of two judgment tokens at the last position, score = softmax over the
+// two = sigmoid(yes - no). Only those two rows of the LM head are read.
+// The checkpoint is such a scorer when it was saved from the causal LM
+// (its names carry `task_prefix`); the ids of the two tokens come from the
+// model directory's tokenizer.
+struct CausalLmScorerNames {
+  std::string task_prefix;        // "model." (XForCausalLM)
+  std::string lm_head;            // ".weight" appended; absent or tied: the word embeddings
+  const char* tie_key = nullptr;  // config.json's tie_word_embeddings
+  std::string positive_token;     // "yes"
+  std::string negative_token;     // "no"
+  // The prompt around each (query, document) pair: prefix + the middle with
+  // {instruction}, {query} and {document} replaced + suffix, tokenized
+  // without special tokens; `default_instruction` where a request gives
+  // none.
+  std::string prefix;
+  std::string middle;
+  std::string suffix;
+  std::string default_instruction;
+};
+
 // Checkpoint names of the model's modules ("" where the family has none),
 // without the task prefix a checkpoint may carry.
 struct TensorNames {
@@ -286,6 +373,7 @@ struct TensorNames {
   std::string pooler;
   ClassifierHeadNames classifier;
   MaskedLmHeadNames masked_lm;
+  CausalLmScorerNames causal_lm;
 };
 
 // One config.json model_type a family loads, and the class-name prefix of
@@ -349,6 +437,8 @@ Architecture NomicBertArchitecture();
 Architecture GteArchitecture();
 Architecture ModernBertArchitecture();
 Architecture JinaBertArchitecture();
+Architecture Qwen3Architecture();
+Architecture Gemma3Architecture();
 
 // BERT's recipe and config defaults, which the other families start from.
 Recipe BertRecipe();

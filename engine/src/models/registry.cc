@@ -11,6 +11,7 @@ const std::vector<Architecture>& Architectures() {
       BertArchitecture(),  RobertaArchitecture(),    DistilBertArchitecture(),
       MpnetArchitecture(), ElectraArchitecture(),    NomicBertArchitecture(),
       GteArchitecture(),   ModernBertArchitecture(), JinaBertArchitecture(),
+      Qwen3Architecture(), Gemma3Architecture(),
   };
   return registry;
 }
@@ -99,6 +100,21 @@ ModelConfig FamilyDefaults(const Architecture& architecture, const std::string& 
     case AttentionPattern::kAlternating:
       config.local_window = defaults.local_attention / 2;
       config.global_every_n = defaults.global_every_n;
+      break;
+    case AttentionPattern::kLayerTypes:
+      break;  // per layer, once the layer count is known (ApplyLayerTypes)
+  }
+  config.rms_norm = recipe.norm != NormKind::kLayerNorm;
+  config.qk_norm = recipe.qk_norm;
+  config.sublayer_output_norm = recipe.sublayer_output_norms;
+  switch (recipe.mask) {
+    case AttentionMask::kBidirectional:
+      break;
+    case AttentionMask::kCausal:
+      config.causal = true;
+      break;
+    case AttentionMask::kFromConfig:
+      config.causal = !defaults.bidirectional;
       break;
   }
   switch (recipe.attention_bias) {
