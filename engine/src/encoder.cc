@@ -51,10 +51,10 @@ absl::StatusOr<int32_t> SingleTokenId(const Tokenizer& tokenizer, const std::str
   absl::StatusOr<Encoding> encoding =
       tokenizer.Encode(token, 0, TruncationSide::kRight, /*add_special_tokens=*/false);
   if (!encoding.ok()) return encoding.status();
-  if (encoding->ids.size() != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(tokenizer.source(), ": \"", token,
-                                                   "\" is not one token (", encoding->ids.size(),
-                                                   " ids); the reranker scores it"));
+  if (encoding->ids.size() != 1 || encoding->ids.front() == tokenizer.unk_id()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(tokenizer.source(), ": \"", token, "\" is not one token of its vocabulary (",
+                     encoding->ids.size(), " ids); the reranker scores it"));
   }
   return encoding->ids.front();
 }

@@ -45,6 +45,9 @@ const std::vector<std::string> kClassifiers = {"bert_reranker",         "xlm_rob
                                                "electra_classifier",    "modernbert_reranker"};
 const std::vector<std::string> kMaskedLm = {"bert_mlm",  "roberta_mlm", "distilbert_mlm",
                                             "mpnet_mlm", "electra_mlm", "modernbert_mlm"};
+// Causal LMs scored by their "yes" / "no" logits (Qwen3-Reranker), with
+// the LM head stored and tied to the word embeddings.
+const std::vector<std::string> kYesNoScorers = {"qwen3_reranker", "qwen3_reranker_tied"};
 
 std::string FixtureDir(const std::string& name) {
   return std::string(GOLDEN_DIR) + "/heads/" + name;
@@ -173,6 +176,77 @@ TEST(ClassifierInt8Test, KeepsTheRankingOfOneLabelScores) {
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, ClassifierTest, ::testing::ValuesIn(kClassifiers),
                          [](const auto& info) { return info.param; });
+
+// Qwen3-Reranker: the checkpoint saved from Qwen3ForCausalLM is a one-label
+// classifier whose logit is logit("yes") - logit("no") at the last token
+// (ids found through the directory's tokenizer.json), so that its sigmoid is
+// the model card's softmax over the two. Against make_decoders.py's float64
+// reference: the logit within 2e-4 (the difference of two 1e-4-accurate
+// logits; float32 torch stays within 5e-6), the score within 1e-4 and the
+// same order of the inputs.
+class YesNoScorerTest : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(YesNoScorerTest, ScoresMatchPyTorch) {
+  const nlohmann::json reference = Reference(GetParam());
+  std::unique_ptr<Encoder> encoder = LoadHeadsFixture(GetParam());
+  ASSERT_NE(encoder, nullptr);
+  ASSERT_NE(encoder->classifier(), nullptr);
+  ASSERT_NE(encoder->pair_prompt(), nullptr);
+  EXPECT_EQ(encoder->classifier()->num_labels, 1);
+  EXPECT_EQ(encoder->classifier()->activation, ScoreActivation::kSigmoid);
+  EXPECT_NE(encoder->pair_prompt()->middle.find("{document}"), std::string::npos);
+  Encoded encoded;
+  EncodeInputs(*encoder, reference, &encoded);
+  const auto logits = Logits(*encoder, encoded.result);
+  const auto yes = reference.at("yes_logits").get<std::vector<double>>();
+  const auto no = reference.at("no_logits").get<std::vector<double>>();
+  const auto scores = reference.at("scores").get<std::vector<double>>();
+  ASSERT_EQ(logits.size(), scores.size());
+  std::vector<double> got;
+  for (size_t i = 0; i < scores.size(); ++i) {
+    EXPECT_NEAR(logits[i][0], yes[i] - no[i], 2 * kLogitsMaxAbs) << "input " << i;
+    float score = logits[i][0];
+    ApplyScoreActivation(encoder->classifier()->activation, &score, 1);
+    EXPECT_NEAR(score, scores[i], 1e-4) << "input " << i;
+    got.push_back(score);
+  }
+  EXPECT_EQ(Spearman(got, scores), 1.0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, YesNoScorerTest, ::testing::ValuesIn(kYesNoScorers),
+                         [](const auto& info) { return info.param; });
+
+// The same checkpoint without the "model." prefix is Qwen3-Embedding's
+// layout: an embedder, no scorer.
+TEST(YesNoScorerLoadTest, TheBareModelIsAnEmbedder) {
+  EncoderOptions options;
+  options.threads = 1;
+  absl::StatusOr<std::unique_ptr<Encoder>> encoder =
+      Encoder::Load(std::string(GOLDEN_DIR) + "/families/qwen3/model", options);
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  EXPECT_EQ((*encoder)->classifier(), nullptr);
+  EXPECT_EQ((*encoder)->pair_prompt(), nullptr);
+}
+
+// A tokenizer without a single "yes" token cannot score: a load error
+// naming the tokenizer and the token.
+TEST(YesNoScorerLoadTest, ATokenizerWithoutTheJudgmentTokenIsALoadError) {
+  const std::string dir = testing_support::MakeTempDir();
+  fs::copy(FixtureDir("qwen3_reranker") + "/model", dir, fs::copy_options::recursive);
+  std::string tokenizer = testing_support::ReadFile(dir + "/tokenizer.json");
+  const size_t at = tokenizer.find("\"yes\"");
+  ASSERT_NE(at, std::string::npos);
+  tokenizer.replace(at, 5, "\"yup\"");
+  testing_support::WriteFile(dir + "/tokenizer.json", tokenizer);
+  EncoderOptions options;
+  options.threads = 1;
+  absl::StatusOr<std::unique_ptr<Encoder>> encoder = Encoder::Load(dir, options);
+  ASSERT_FALSE(encoder.ok());
+  EXPECT_NE(std::string(encoder.status().message()).find("\"yes\""), std::string::npos)
+      << encoder.status();
+  EXPECT_NE(std::string(encoder.status().message()).find("tokenizer.json"), std::string::npos)
+      << encoder.status();
+}
 
 TEST(ClassifierConfigTest, LabelsAndActivationFromConfigJson) {
   struct Want {
@@ -439,6 +513,11 @@ TEST(HeadsFixturesTest, EveryFixtureAndEveryFamilysHeadIsTested) {
     const nlohmann::json reference = Reference(name);
     const Architecture* architecture = FindArchitecture(reference.at("family"));
     ASSERT_NE(architecture, nullptr) << name;
+    if (reference.at("head") == "yes_no") {
+      EXPECT_NE(std::find(kYesNoScorers.begin(), kYesNoScorers.end(), name), kYesNoScorers.end())
+          << name << " is not in kYesNoScorers";
+      continue;
+    }
     if (reference.at("head") == "classifier") {
       EXPECT_NE(std::find(kClassifiers.begin(), kClassifiers.end(), name), kClassifiers.end())
           << name << " is not in kClassifiers";
@@ -449,7 +528,8 @@ TEST(HeadsFixturesTest, EveryFixtureAndEveryFamilysHeadIsTested) {
       masked_lm.insert(architecture->name);
     }
   }
-  EXPECT_EQ(fixtures, static_cast<int>(kClassifiers.size() + kMaskedLm.size()));
+  EXPECT_EQ(fixtures,
+            static_cast<int>(kClassifiers.size() + kMaskedLm.size() + kYesNoScorers.size()));
   // Families whose heads have no fixture of their own yet: JinaBERT takes
   // BERT's heads (names and math) on its ALiBi encoder.
   const std::set<std::string> without_fixtures = {"jina_bert"};

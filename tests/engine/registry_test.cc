@@ -65,7 +65,16 @@ std::vector<std::string> Problems(const Architecture& a) {
     expect(absl::EndsWith(prefix, "."), absl::StrCat("task prefix \"", prefix, "\" without '.'"));
   }
   named(n.word_embeddings, "word_embeddings");
-  named(n.embeddings_norm, "embeddings_norm");
+  // Decoder families (RMSNorm) normalize in their first layer instead.
+  if (r.norm == NormKind::kLayerNorm) named(n.embeddings_norm, "embeddings_norm");
+  if (r.qk_norm) {
+    named(n.layer.q_norm, "q_norm");
+    named(n.layer.k_norm, "k_norm");
+  }
+  if (r.sublayer_output_norms) {
+    named(n.layer.attention_out_norm, "attention_out_norm");
+    named(n.layer.ffn_out_norm, "ffn_out_norm");
+  }
   named(n.layer_prefix, "layer_prefix");
   named(n.layer.attention_out, "attention_out");
   named(n.layer.attention_norm, "attention_norm");
