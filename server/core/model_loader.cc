@@ -59,12 +59,10 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
   } else {
     return tokenizer.status();
   }
-  const int model_vocab = model.encoder->config().vocab_size;
-  if (model.tokenizer != nullptr && model.tokenizer->vocab_size() > model_vocab) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        model.tokenizer->source(), ": the tokenizer has ", model.tokenizer->vocab_size(),
-        " tokens but ", dir, "/config.json's vocab_size is ", model_vocab));
-  }
+  // A tokenizer may define more ids than the embedding table (EmbeddingGemma:
+  // 262,145 ids, vocab_size 262,144, the extra one <image_soft_token>): the
+  // model loads, and a request whose text produces such an id is refused
+  // naming the token (RequestBuilder::CheckIdsInTable).
 
   absl::StatusOr<engine::SentencePipeline> pipeline = engine::ReadSentencePipeline(dir);
   if (!pipeline.ok()) return pipeline.status();

@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "server/core/input_error.h"
 #include "server/core/model_heads.h"
 #include "server/core/utf8.h"
@@ -166,7 +167,30 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::Build
   options.strategy = engine::TruncationStrategy::kOnlySecond;
   options.side = request.truncation_side;
   const int max_length = model_->max_length();
-  if (options.truncate) {
+  const engine::PairPrompt* prompt = model_->encoder->pair_prompt();
+  if (prompt == nullptr && !request.instruction.empty()) {
+    return absl::InvalidArgumentError(
+        "instruction is for rerankers that score pairs in a prompt (Qwen3-Reranker); this model "
+        "scores the tokenizer's pairs");
+  }
+  const std::string_view instruction =
+      prompt == nullptr || request.instruction.empty()
+          ? std::string_view(prompt != nullptr ? prompt->default_instruction : "")
+          : std::string_view(request.instruction);
+  if (prompt != nullptr && options.truncate) {
+    // The prompt and the query must leave room for a document token.
+    absl::StatusOr<TokenizedInput> bare =
+        FromPromptedPair(*prompt, instruction, request.query, std::string(), InputOptions());
+    if (!bare.ok()) return bare.status();
+    if (static_cast<int>(bare->ids.size()) >= max_length) {
+      return WithInputProblem(
+          InputProblem::kTooLong,
+          absl::InvalidArgumentError(absl::StrCat(
+              "query is too long: in the model's prompt it takes ", bare->ids.size(),
+              " tokens, which leaves no room for any text token within the model's maximum of ",
+              max_length)));
+    }
+  } else if (options.truncate) {
     // only_second cuts the text alone: a query that leaves it no token is refused.
     absl::StatusOr<engine::Encoding> query =
         model_->tokenizer->Encode(request.query, 0, engine::TruncationSide::kRight, false);
@@ -192,7 +216,9 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::Build
       return WithInputIndex(
           i, WithInputProblem(InputProblem::kEmpty, absl::InvalidArgumentError("text is empty")));
     }
-    absl::StatusOr<TokenizedInput> input = FromText(request.query, text, /*is_pair=*/true, options);
+    absl::StatusOr<TokenizedInput> input =
+        prompt != nullptr ? FromPromptedPair(*prompt, instruction, request.query, text, options)
+                          : FromText(request.query, text, /*is_pair=*/true, options);
     if (!input.ok()) return WithInputIndex(i, input.status());
     const auto tokens = static_cast<int64_t>(input->ids.size());
     if (parts.empty() || static_cast<int>(parts.back()->inputs.size()) >= max_part_inputs ||
@@ -387,6 +413,7 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromText(const std::string& text,
                                 is_pair ? "text pair is " : "text is ", encoding->ids.size(),
                                 " tokens long, more than the model's maximum of ", max_length)));
   }
+  if (absl::Status status = CheckIdsInTable(encoding->ids); !status.ok()) return status;
   TokenizedInput input;
   input.ids = std::move(encoding->ids);
   // Models with one token type (RoBERTa family) take none, whatever the
@@ -395,6 +422,63 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromText(const std::string& text,
     input.token_type_ids = std::move(encoding->token_type_ids);
   }
   return input;
+}
+
+absl::StatusOr<TokenizedInput> RequestBuilder::FromPromptedPair(const engine::PairPrompt& prompt,
+                                                                std::string_view instruction,
+                                                                const std::string& query,
+                                                                const std::string& document,
+                                                                InputOptions options) const {
+  if (!document.empty()) {
+    if (absl::Status status = CheckText("text", document); !status.ok()) return status;
+  }
+  const engine::Tokenizer& tokenizer = *model_->tokenizer;
+  const auto encode = [&](std::string_view text, int cut) {
+    return tokenizer.Encode(text, cut, engine::TruncationSide::kRight,
+                            /*add_special_tokens=*/false);
+  };
+  absl::StatusOr<engine::Encoding> prefix = encode(prompt.prefix, 0);
+  if (!prefix.ok()) return prefix.status();
+  absl::StatusOr<engine::Encoding> suffix = encode(prompt.suffix, 0);
+  if (!suffix.ok()) return suffix.status();
+  // One pass over the template, so a query holding "{document}" stays text.
+  const std::vector<std::pair<absl::string_view, absl::string_view>> fields = {
+      {"{instruction}", absl::string_view(instruction.data(), instruction.size())},
+      {"{query}", query},
+      {"{document}", document}};
+  const std::string middle = absl::StrReplaceAll(prompt.middle, fields);
+  const int max_length = model_->max_length();
+  const int budget =
+      max_length - static_cast<int>(prefix->ids.size()) - static_cast<int>(suffix->ids.size());
+  absl::StatusOr<engine::Encoding> body =
+      encode(middle, options.truncate ? std::max(budget, 1) : 0);
+  if (!body.ok()) return body.status();
+  if (static_cast<int>(body->ids.size()) > budget) {
+    return WithInputProblem(
+        InputProblem::kTooLong,
+        absl::InvalidArgumentError(absl::StrCat(
+            "the prompted pair is ", prefix->ids.size() + body->ids.size() + suffix->ids.size(),
+            " tokens long, more than the model's maximum of ", max_length)));
+  }
+  TokenizedInput input;
+  input.ids = std::move(prefix->ids);
+  input.ids.insert(input.ids.end(), body->ids.begin(), body->ids.end());
+  input.ids.insert(input.ids.end(), suffix->ids.begin(), suffix->ids.end());
+  if (absl::Status status = CheckIdsInTable(input.ids); !status.ok()) return status;
+  return input;
+}
+
+absl::Status RequestBuilder::CheckIdsInTable(const std::vector<int32_t>& ids) const {
+  const int rows = model_->encoder->config().vocab_size;
+  for (size_t p = 0; p < ids.size(); ++p) {
+    if (ids[p] < rows) continue;
+    absl::StatusOr<std::string> token = model_->tokenizer->Decode({ids[p]}, false);
+    return absl::InvalidArgumentError(
+        absl::StrCat("token \"", token.ok() ? *token : "?", "\" (id ", ids[p], ") at position ", p,
+                     " is outside the model's embedding table of ", rows,
+                     " rows (config.json's vocab_size; the tokenizer defines more ids)"));
+  }
+  return absl::OkStatus();
 }
 
 absl::StatusOr<TokenizedInput> RequestBuilder::FromIds(const std::vector<int32_t>& ids,

@@ -89,6 +89,19 @@ class RequestBuilder {
   absl::StatusOr<TokenizedInput> BuildInput(const core::Input& input, InputOptions options) const;
   absl::StatusOr<TokenizedInput> FromText(const std::string& text, const std::string& text_pair,
                                           bool is_pair, InputOptions options) const;
+  // A prompted reranker's (Qwen3-Reranker) input: prefix, the middle with
+  // instruction, query and document filled in, suffix, each tokenized without
+  // special tokens; with truncation the middle is cut at its end (the
+  // document's), never the prompt or the query (checked by BuildRerank).
+  absl::StatusOr<TokenizedInput> FromPromptedPair(const engine::PairPrompt& prompt,
+                                                  std::string_view instruction,
+                                                  const std::string& query,
+                                                  const std::string& document,
+                                                  InputOptions options) const;
+  // INVALID_ARGUMENT naming the first token whose id the model's embedding
+  // table lacks (a tokenizer may define more ids than config.json's
+  // vocab_size: EmbeddingGemma's <image_soft_token>).
+  absl::Status CheckIdsInTable(const std::vector<int32_t>& ids) const;
   absl::StatusOr<TokenizedInput> FromIds(const std::vector<int32_t>& ids,
                                          const std::vector<int32_t>& token_type_ids,
                                          InputOptions options) const;

@@ -126,6 +126,9 @@ struct RerankRequest {
   std::optional<bool> truncate;
   // Which end of the text truncation cuts (the query is never cut).
   engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
+  // A prompted reranker's task instruction (engine::PairPrompt); empty: the
+  // model's default. Refused by other rerankers.
+  std::string instruction;
 };
 
 struct RerankHit {

@@ -24,6 +24,7 @@ grpc::ServerUnaryReactor* EncodeService::Rerank(grpc::CallbackServerContext* con
   if (request->has_top_n()) rerank.top_n = request->top_n();
   rerank.return_text = request->return_text();
   rerank.raw_scores = request->raw_scores();
+  rerank.instruction = request->instruction();
   if (request->has_truncate()) rerank.truncate = request->truncate();
   absl::StatusOr<engine::TruncationSide> side = ToCore(request->truncation_direction());
   if (!side.ok()) {

@@ -48,6 +48,15 @@ absl::StatusOr<std::vector<std::string>> Texts(const json& body, const char* fie
   return texts;
 }
 
+// The optional "instruction" of a prompted reranker (Qwen3-Reranker).
+absl::Status Instruction(const json& body, std::string* instruction) {
+  const auto it = body.find("instruction");
+  if (it == body.end() || it->is_null()) return absl::OkStatus();
+  if (!it->is_string()) return BadType("instruction", "\"instruction\" must be a string");
+  *instruction = it->get<std::string>();
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<core::RerankRequest> ParseTeiRerank(std::string_view body, std::string* model) {
@@ -71,6 +80,9 @@ absl::StatusOr<core::RerankRequest> ParseTeiRerank(std::string_view body, std::s
   absl::StatusOr<bool> return_text = Flag(*parsed, "return_text", false);
   if (!return_text.ok()) return return_text.status();
   request.return_text = *return_text;
+  if (absl::Status status = Instruction(*parsed, &request.instruction); !status.ok()) {
+    return status;
+  }
   return request;
 }
 
@@ -103,6 +115,9 @@ absl::StatusOr<core::RerankRequest> ParseCohereRerank(std::string_view body, std
   absl::StatusOr<bool> documents = Flag(*parsed, "return_documents", false);
   if (!documents.ok()) return documents.status();
   request.return_text = *documents;
+  if (absl::Status status = Instruction(*parsed, &request.instruction); !status.ok()) {
+    return status;
+  }
   return request;
 }
 

@@ -216,7 +216,8 @@ TEST(LoaderTest, UnsupportedModelType) {
   ExpectError(LoadStatus(dir), absl::StatusCode::kInvalidArgument,
               {"config.json", "unsupported model_type \"gpt2\"",
                "(supported: bert, roberta, xlm-roberta, camembert, distilbert, mpnet, electra, "
-               "nomic_bert, new, modernbert, bert with position_embedding_type \"alibi\")"});
+               "nomic_bert, new, modernbert, bert with position_embedding_type \"alibi\", qwen3, "
+               "gemma3_text)"});
 }
 
 TEST(LoaderTest, HiddenSizeNotDivisibleByHeads) {
