@@ -56,7 +56,8 @@ struct RerankOptions {
   int top_n = 0;  // 0: every text
   bool return_text = false;
   bool raw_scores = false;
-  bool truncate = false;  // false: the server's --auto-truncate decides
+  bool truncate = false;    // false: the server's --auto-truncate decides
+  std::string instruction;  // a prompted reranker's task; empty: the model's default
 };
 
 struct ClassifyOptions {

@@ -77,6 +77,9 @@ ABSL_FLAG(std::string, api_key, "",
 ABSL_FLAG(int, inputs_per_call, 64, "encode: inputs per Encode call");
 ABSL_FLAG(int, top_n, 0, "rerank: answer only the best N texts (0: all)");
 ABSL_FLAG(bool, return_text, false, "rerank: echo each ranked text");
+ABSL_FLAG(std::string, instruction, "",
+          "rerank: the task instruction of a reranker that scores pairs in a prompt "
+          "(Qwen3-Reranker); default: the model's");
 ABSL_FLAG(bool, raw_scores, false,
           "rerank, classify: the model's logits, without its activation (sigmoid/softmax)");
 ABSL_FLAG(int, max_active_dims, 0, "sparse: keep the largest N weights per input (0: all)");
@@ -215,6 +218,7 @@ int main(int argc, char** argv) {
     options.return_text = absl::GetFlag(FLAGS_return_text);
     options.raw_scores = absl::GetFlag(FLAGS_raw_scores);
     options.truncate = absl::GetFlag(FLAGS_truncate);
+    options.instruction = absl::GetFlag(FLAGS_instruction);
     return client::RunRerank(connection, options, std::cout, std::cerr);
   }
   if (command == "classify") {

@@ -21,6 +21,7 @@ int RunRerank(const ConnectionOptions& connection, const RerankOptions& options,
   for (const std::string& text : options.texts) request.add_texts(text);
   if (options.top_n > 0) request.set_top_n(options.top_n);
   request.set_return_text(options.return_text);
+  request.set_instruction(options.instruction);
   request.set_raw_scores(options.raw_scores);
   SetTruncation(options.truncate, /*truncate_left=*/false, &request);
   return CallAndPrintLines<encoder::v1::RerankResponse>(

@@ -81,7 +81,8 @@ ABSL_FLAG(int, vocab_size, 0,
           "make-model: pad the demo vocabulary with [unusedN] to this many tokens (0: as is)");
 ABSL_FLAG(std::string, head, "",
           "make-model: a task head on the encoder: classifier (XForSequenceClassification, "
-          "id2label LABEL_0..) or masked-lm (XForMaskedLM, decoder tied; for SPLADE); empty: none");
+          "id2label LABEL_0..), masked-lm (XForMaskedLM, decoder tied; for SPLADE) or causal-lm "
+          "(XForCausalLM, LM head tied: Qwen3-Reranker's layout); empty: none");
 ABSL_FLAG(int, labels, 1, "make-model: the classifier head's label count (1: a reranker)");
 ABSL_FLAG(int, kv_heads, 0,
           "make-model: K/V heads of grouped-query attention, for families with "

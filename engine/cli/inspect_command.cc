@@ -58,9 +58,37 @@ absl::Status RunInspect(const CommonOptions& common, std::ostream& out) {
     out << "\n";
   }
   if (config->alibi) out << "  alibi                    yes\n";
-  if (config->local_window > 0) {
+  if (config->local_window > 0 && config->sliding_layers.empty()) {
     out << "  sliding window           +-" << config->local_window << " tokens, global every "
         << config->global_every_n << " layers\n";
+  }
+  // The decoder families' parts.
+  if (config->kv_heads() != config->num_heads || config->head_dim > 0) {
+    out << "  attention heads          " << config->num_heads << " query, " << config->kv_heads()
+        << " key/value, " << config->head_size() << " wide";
+    if (config->attention_scale_base > 0) {
+      out << ", scores / sqrt(" << config->attention_scale_base << ")";
+    }
+    out << "\n";
+  }
+  if (config->causal) out << "  attention mask           causal\n";
+  if (!config->sliding_layers.empty()) {
+    int sliding = 0;
+    for (bool s : config->sliding_layers) sliding += s ? 1 : 0;
+    out << "  sliding window           " << (config->causal ? "-" : "+-") << config->local_window
+        << " tokens in " << sliding << " of " << config->num_layers << " layers\n";
+  }
+  if (config->rms_norm) {
+    out << "  norms                    RMSNorm" << (config->qk_norm ? ", per-head Q/K norms" : "")
+        << (config->sublayer_output_norm ? ", sublayer output norms" : "") << "\n";
+  }
+  if (config->embedding_scale > 0) {
+    out << "  embedding scale          x" << config->embedding_scale << "\n";
+  }
+  const engine::CausalLmScorerNames& lm = architecture.names.causal_lm;
+  if (!lm.task_prefix.empty() && (*checkpoint)->SavedWithPrefix(lm.task_prefix)) {
+    out << "  causal-LM scorer         logit(\"" << lm.positive_token << "\") - logit(\""
+        << lm.negative_token << "\") at the last token, in the family's rerank prompt\n";
   }
   if (config->gated_ffn) out << "  feed_forward             gated (act(gate) * up)\n";
   const engine::Checkpoint& c = **checkpoint;

@@ -92,8 +92,10 @@ absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
     if (options.labels <= 0) return absl::InvalidArgumentError("--labels must be positive");
   } else if (options.head == "masked-lm") {
     spec.head = engine::RandomHead::kMaskedLm;
+  } else if (options.head == "causal-lm") {
+    spec.head = engine::RandomHead::kCausalLm;
   } else if (!options.head.empty()) {
-    return absl::InvalidArgumentError("--head must be classifier or masked-lm");
+    return absl::InvalidArgumentError("--head must be classifier, masked-lm or causal-lm");
   }
   if (!options.vocab_file.empty()) {
     std::ifstream in(options.vocab_file);
@@ -122,6 +124,8 @@ absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
         << (spec.num_labels == 1 ? "" : "s");
   } else if (spec.head == engine::RandomHead::kMaskedLm) {
     out << ", masked-LM head";
+  } else if (spec.head == engine::RandomHead::kCausalLm) {
+    out << ", causal LM with tied head (a yes/no reranker with a tokenizer that has them)";
   }
   out << ")\n";
   return absl::OkStatus();

@@ -173,10 +173,9 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::Build
         "instruction is for rerankers that score pairs in a prompt (Qwen3-Reranker); this model "
         "scores the tokenizer's pairs");
   }
-  const std::string_view instruction =
-      prompt == nullptr || request.instruction.empty()
-          ? std::string_view(prompt != nullptr ? prompt->default_instruction : "")
-          : std::string_view(request.instruction);
+  // The request's instruction, else the model's default (both outlive the build).
+  std::string_view instruction = request.instruction;
+  if (prompt != nullptr && instruction.empty()) instruction = prompt->default_instruction;
   if (prompt != nullptr && options.truncate) {
     // The prompt and the query must leave room for a document token.
     absl::StatusOr<TokenizedInput> bare =

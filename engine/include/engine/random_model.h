@@ -23,6 +23,11 @@ enum class RandomHead {
   // XForMaskedLM: the transform, its LayerNorm and the output bias; the
   // decoder is tied to the word embeddings (no weight written).
   kMaskedLm,
+  // XForCausalLM of a family with a causal-LM scorer (Qwen3-Reranker): the
+  // model's tensors under the task prefix ("model."), the LM head tied to
+  // the word embeddings (tie_word_embeddings true, no weight written). The
+  // directory's tokenizer must have the judgment tokens ("yes", "no").
+  kCausalLm,
 };
 
 struct RandomModelSpec {

@@ -46,14 +46,17 @@ class WeightWriter {
  public:
   explicit WeightWriter(uint64_t seed) : rng_(seed) {}
 
+  // Written before every name from now on (a task model's "model.").
+  void SetPrefix(std::string prefix) { prefix_ = std::move(prefix); }
+
   void Normal(const std::string& name, std::vector<int64_t> shape, float std) {
-    NamedTensor t = Make(name, std::move(shape));
+    NamedTensor t = Make(prefix_ + name, std::move(shape));
     std::normal_distribution<float> dist(0.0f, std);
     for (float& v : t.values) v = dist(rng_);
     tensors_.push_back(std::move(t));
   }
   void Constant(const std::string& name, std::vector<int64_t> shape, float value) {
-    NamedTensor t = Make(name, std::move(shape));
+    NamedTensor t = Make(prefix_ + name, std::move(shape));
     for (float& v : t.values) v = value;
     tensors_.push_back(std::move(t));
   }
@@ -77,6 +80,7 @@ class WeightWriter {
     return NamedTensor{name, std::move(shape), std::vector<float>(static_cast<size_t>(n))};
   }
   std::mt19937_64 rng_;
+  std::string prefix_;
   std::vector<NamedTensor> tensors_;
 };
 
@@ -219,9 +223,12 @@ std::string HeadConfigJson(const RandomModelSpec& spec, const ModelConfig& confi
   std::string text = ModelConfigToJson(config);
   if (spec.head == RandomHead::kNone) return text;
   nlohmann::json j = nlohmann::json::parse(text);
-  j["architectures"] = nlohmann::json::array({absl::StrCat(
-      ClassPrefix(architecture, config.model_type),
-      spec.head == RandomHead::kClassifier ? "ForSequenceClassification" : "ForMaskedLM")});
+  const char* task = spec.head == RandomHead::kClassifier ? "ForSequenceClassification"
+                     : spec.head == RandomHead::kMaskedLm ? "ForMaskedLM"
+                                                          : "ForCausalLM";
+  j["architectures"] =
+      nlohmann::json::array({absl::StrCat(ClassPrefix(architecture, config.model_type), task)});
+  if (spec.head == RandomHead::kCausalLm) j[architecture.names.causal_lm.tie_key] = true;
   if (spec.head == RandomHead::kClassifier) {
     nlohmann::json id2label = nlohmann::json::object();
     nlohmann::json label2id = nlohmann::json::object();
@@ -288,6 +295,14 @@ absl::Status WriteRandomModel(const std::string& dir, const RandomModelSpec& spe
   if (ec) return absl::PermissionDeniedError(absl::StrCat(dir, ": ", ec.message()));
 
   WeightWriter w(spec.seed);
+  if (spec.head == RandomHead::kCausalLm) {
+    const CausalLmScorerNames& lm = architecture->names.causal_lm;
+    if (lm.task_prefix.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(config.model_type, " has no causal-LM scorer (Qwen3-Reranker's)"));
+    }
+    w.SetPrefix(lm.task_prefix);
+  }
   WriteEncoder(config, *architecture, spec.with_pooler, &w);
   if (absl::Status s = WriteHead(spec, config, *architecture, &w); !s.ok()) return s;
 
