@@ -95,7 +95,8 @@ TEST_P(ParityTest, MatchesPyTorch) {
   std::vector<float> pooled(static_cast<size_t>(h));
   for (auto [key, pooling] : {std::pair<const char*, Pooling>{"cls", Pooling::kCls},
                               {"mean", Pooling::kMean},
-                              {"pooler", Pooling::kPooler}}) {
+                              {"pooler", Pooling::kPooler},
+                              {"lasttoken", Pooling::kLastToken}}) {
     if (!f.reference.contains(key)) {
       EXPECT_NE(pooling, Pooling::kCls);
       if (pooling == Pooling::kPooler) {

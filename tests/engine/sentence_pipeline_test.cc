@@ -92,6 +92,66 @@ TEST(SentencePipelineTest, MatchesTheReference) {
   EXPECT_EQ(checked, 16 * 5);
 }
 
+// The decoder embedders' sentence-transformers pipelines as their hub
+// directories ship them (tests/golden/make_decoders.py): Qwen3-Embedding's
+// lasttoken Pooling + Normalize with its instruction prompt, EmbeddingGemma's
+// mean Pooling, two bias-free Dense layers (64 -> 256 -> 64) and Normalize
+// with its task prompts; the whole pipeline's output against PyTorch's
+// (float64 reference, max abs 1e-4 as above).
+struct DecoderPipelineCase {
+  const char* family;
+  Pooling pooling;
+  size_t dense;
+  const char* query_prompt;
+};
+
+class DecoderPipelineTest : public ::testing::TestWithParam<DecoderPipelineCase> {};
+
+TEST_P(DecoderPipelineTest, MatchesTheReference) {
+  const DecoderPipelineCase& c = GetParam();
+  const std::string dir = std::string(GOLDEN_DIR) + "/families/" + c.family;
+  absl::StatusOr<SentencePipeline> pipeline = ReadSentencePipeline(dir + "/model");
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  EXPECT_EQ(pipeline->pooling, std::vector<Pooling>{c.pooling});
+  EXPECT_EQ(pipeline->dense.size(), c.dense);
+  EXPECT_TRUE(pipeline->normalize);
+  EXPECT_EQ(pipeline->prompts.at("query"), c.query_prompt);
+  EncoderOptions options;
+  options.threads = 1;
+  absl::StatusOr<std::unique_ptr<Encoder>> encoder = Encoder::Load(dir + "/model", options);
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  const nlohmann::json reference =
+      nlohmann::json::parse(testing_support::ReadFile(dir + "/reference.json"));
+  std::vector<std::vector<int32_t>> ids;
+  for (const auto& input : reference.at("inputs")) {
+    ids.push_back(input.at("ids").get<std::vector<int32_t>>());
+  }
+  std::vector<Sequence> batch;
+  for (const auto& seq : ids) batch.push_back(Sequence{seq, {}});
+  EncodeResult result;
+  ASSERT_TRUE((*encoder)->Encode(batch, &result).ok());
+  EmbeddingOptions opts;
+  opts.normalize = pipeline->normalize;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const std::vector<double> want = reference.at("embedding").at(i).get<std::vector<double>>();
+    std::vector<float> got;
+    ASSERT_TRUE(Embed(*pipeline, **encoder, result, static_cast<int>(i), opts, &got).ok());
+    ASSERT_EQ(got.size(), want.size());
+    double worst = 0.0;
+    for (size_t k = 0; k < got.size(); ++k) worst = std::max(worst, std::abs(got[k] - want[k]));
+    EXPECT_LT(worst, 1e-4) << c.family << " input " << i;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, DecoderPipelineTest,
+    ::testing::Values(
+        DecoderPipelineCase{"qwen3", Pooling::kLastToken, 0,
+                            "Instruct: Given a web search query, retrieve relevant passages that "
+                            "answer the query\nQuery:"},
+        DecoderPipelineCase{"gemma3_text", Pooling::kMean, 2, "task: search result | query: "}),
+    [](const auto& info) { return std::string(info.param.family); });
+
 TEST(SentencePipelineTest, DimensionsOutOfRangeIsAnError) {
   EncoderOptions options;
   options.threads = 1;
