@@ -82,7 +82,14 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values("bert-base-uncased", "BAAI--bge-m3",
                       "sentence-transformers--paraphrase-multilingual-mpnet-base-v2",
                       "sentence-transformers--all-mpnet-base-v2", "FacebookAI--roberta-base",
-                      // Pipelines of parts those five do not use (parts/*.json).
+                      // Byte-level BPE with the Qwen split regex, NFC and `$A <|endoftext|>`.
+                      "Qwen--Qwen3-Embedding-0.6B",
+                      // Byte-level BPE, NFC, normalized added tokens, `[CLS] $A [SEP]`.
+                      "answerdotai--ModernBERT-base",
+                      // BPE with byte_fallback (Gemma 3). Gemma Terms of Use: read in place
+                      // from ../shared, never copied into the repository.
+                      "google--embeddinggemma-300m",
+                      // Pipelines of parts those tokenizers do not use (parts/*.json).
                       "parts--nfkc-whitespace", "parts--nfd-punctuation-digits", "parts--nfc-split",
                       "parts--nfkd-word-level", "parts--byte-level-prefix-space"),
     [](const auto& info) { return TestNameOf(info.param); });

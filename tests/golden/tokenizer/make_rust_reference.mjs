@@ -39,6 +39,10 @@ const FILES = {
   'sentence-transformers--all-mpnet-base-v2':
     join(shared, 'sentence-transformers--all-mpnet-base-v2/tokenizer.json'),
   'FacebookAI--roberta-base': join(shared, 'FacebookAI--roberta-base/tokenizer.json'),
+  'Qwen--Qwen3-Embedding-0.6B': join(shared, 'Qwen--Qwen3-Embedding-0.6B/tokenizer.json'),
+  'answerdotai--ModernBERT-base': join(shared, 'answerdotai--ModernBERT-base/tokenizer.json'),
+  // Gemma Terms of Use: read in place, never copied here (the ids made from it may be).
+  'google--embeddinggemma-300m': join(shared, 'google--embeddinggemma-300m/tokenizer.json'),
 };
 
 // parts/<name>.json: a pipeline of parts no shared tokenizer uses, as an RFC 7386
