@@ -91,7 +91,8 @@ INSTANTIATE_TEST_SUITE_P(
                       "google--embeddinggemma-300m",
                       // Pipelines of parts those tokenizers do not use (parts/*.json).
                       "parts--nfkc-whitespace", "parts--nfd-punctuation-digits", "parts--nfc-split",
-                      "parts--nfkd-word-level", "parts--byte-level-prefix-space"),
+                      "parts--nfkd-word-level", "parts--byte-level-prefix-space",
+                      "parts--bpe-ignore-merges"),
     [](const auto& info) { return TestNameOf(info.param); });
 
 // A BERT model directory with only vocab.txt (no tokenizer.json) tokenizes
