@@ -55,6 +55,7 @@ std::vector<Reference> ReadReferences(const std::string& path) {
     r.pair_line = j.value("pair_line", 0);
     r.max_length = j.value("max_length", 0);
     if (j.value("direction", "right") == "left") r.side = TruncationSide::kLeft;
+    r.add_special_tokens = j.value("add_special_tokens", true);
     r.ids = j.at("ids").get<std::vector<int>>();
     if (j.contains("type_ids")) r.type_ids = j.at("type_ids").get<std::vector<int>>();
     if (j.contains("offsets")) {
@@ -64,6 +65,10 @@ std::vector<Reference> ReadReferences(const std::string& path) {
     if (j.contains("decoded")) {
       r.has_decoded = true;
       r.decoded = j.at("decoded").get<std::string>();
+    }
+    if (j.contains("decoded_special")) {
+      r.has_decoded_special = true;
+      r.decoded_special = j.at("decoded_special").get<std::string>();
     }
     out.push_back(std::move(r));
   }
@@ -83,8 +88,9 @@ const std::vector<Reference>& RustReferences(const std::string& name) {
 
 absl::StatusOr<Encoding> EncodeReference(const Tokenizer& tok, const Reference& r) {
   const std::string& text = Corpus().at(r.line - 1);
-  if (r.pair_line == 0) return tok.Encode(text, r.max_length, r.side);
-  return tok.EncodePair(text, Corpus().at(r.pair_line - 1), r.max_length, r.side);
+  if (r.pair_line == 0) return tok.Encode(text, r.max_length, r.side, r.add_special_tokens);
+  return tok.EncodePair(text, Corpus().at(r.pair_line - 1), r.max_length, r.side,
+                        r.add_special_tokens);
 }
 
 std::string DescribeReference(const Reference& r) {
@@ -92,6 +98,7 @@ std::string DescribeReference(const Reference& r) {
   if (r.pair_line) absl::StrAppend(&s, " + corpus.jsonl:", r.pair_line);
   if (r.max_length) absl::StrAppend(&s, " max_length=", r.max_length);
   if (r.side == TruncationSide::kLeft) absl::StrAppend(&s, " direction=left");
+  if (!r.add_special_tokens) absl::StrAppend(&s, " add_special_tokens=false");
   absl::StrAppend(&s, " \"", Escape(Corpus().at(r.line - 1)).substr(0, 200), "\"");
   return s;
 }

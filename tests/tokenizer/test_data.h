@@ -22,12 +22,15 @@ struct Reference {
   int pair_line = 0;                             // 0: a single text
   int max_length = 0;                            // 0: no truncation
   TruncationSide side = TruncationSide::kRight;  // "direction": "left" in the file
+  bool add_special_tokens = true;                // false: without the post-processor's tokens
   std::vector<int> ids;
   std::vector<int> type_ids;  // empty: all 0
   bool has_offsets = false;   // byte offsets, compared when the file has them
   std::vector<std::pair<int, int>> offsets;
   bool has_decoded = false;  // `decoded` is Decode(ids, skip_special_tokens=true)
   std::string decoded;
+  bool has_decoded_special = false;  // `decoded_special` is Decode(ids, false)
+  std::string decoded_special;
 };
 // A reference file of records as above.
 std::vector<Reference> ReadReferences(const std::string& path);
@@ -38,7 +41,8 @@ const std::vector<Reference>& RustReferences(const std::string& name);
 // ../shared/tokenizers: the real tokenizer files, read in place (not in the repository).
 std::string SharedTokenizersDir();
 
-// The record's texts through `tok` (Encode or EncodePair, with its max_length).
+// The record's texts through `tok` (Encode or EncodePair, with its max_length
+// and add_special_tokens).
 absl::StatusOr<Encoding> EncodeReference(const Tokenizer& tok, const Reference& r);
 std::string DescribeReference(const Reference& r);
 // Compares every record's ids, token types and (where recorded) offsets; returns how many matched

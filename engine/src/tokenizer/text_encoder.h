@@ -12,6 +12,7 @@
 #include "models/model.h"
 #include "normalizers/normalizer.h"
 #include "pre_tokenizers/pre_tokenizer.h"
+#include "token_matcher.h"
 
 namespace engine::tokenizer {
 

@@ -214,6 +214,76 @@ const hand = [
   'MiXeD cAsE wOrDs',
 ];
 
+// The split regex of Qwen's (and Llama 3's) byte-level BPE, branch by branch:
+// contractions in any case, a non-letter before letters, single digits,
+// punctuation runs with their line breaks, whitespace before line breaks and
+// before a word. VT (U+000B) and NEL (U+0085), the \s characters outside
+// \p{Z} and \t\n\f\r, sit next to spaces; 'ſ (U+017F) folds to 's in a
+// case-insensitive match. Appended with the prompts below.
+const splitCases = [
+  "I'M HERE, YOU'RE THERE, WE'LL SEE, THEY'VE GONE, HE'D GO, IT'S, DON'T",
+  "'s 'S 'T 'Re 'rE 'VE 'Ll 'D 'ſ x'ſ",
+  'a \u000B b \u000B\u000B c\u000B \u000Bd  \u000B',
+  'x \u0085 y\u0085\u0085 z \u0085',
+  '\u000B',
+  ' \u0085',
+  'line1\r\n\r\nline2 \r\n  \n\tline3\n\n  ',
+  'trailing spaces then newline   \n   ',
+  'digits 1234567890 ١٢٣ ５６ ⅠⅡ ½ x²',
+  '$$$hello ...world !!!\n\n--foo ?!\r\n',
+  '\u00A0\u00A0word\u3000\u3000x \u2028y\u2029 \u1680z',
+  'end with spaces    ',
+];
+
+// Prompts of the models these tokenizers serve, built as their model cards
+// build them. Appended after the generated lines (below), so that every line
+// before them keeps its number.
+//
+// Qwen3-Reranker-0.6B: prefix + "<Instruct>: ...\n<Query>: ...\n<Document>: ..."
+// + suffix; the model card tokenizes the prefix and the suffix alone without
+// special tokens, so they are here alone too, as are the middles.
+const rerankerPrefix = '<|im_start|>system\nJudge whether the Document meets the requirements based on ' +
+  'the Query and the Instruct provided. Note that the answer can only be "yes" or "no".' +
+  '<|im_end|>\n<|im_start|>user\n';
+const rerankerSuffix = '<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n';
+const webSearch = 'Given a web search query, retrieve relevant passages that answer the query';
+const queryDocs = [
+  ['What is the capital of China?', 'The capital of China is Beijing.'],
+  ['Explain gravity', 'Gravity is a force that attracts two bodies towards each other. It gives weight ' +
+    'to physical objects and is responsible for the movement of planets around the sun.'],
+  ['中国的首都是哪里？', '中国的首都是北京，也是全国的政治和文化中心。'],
+  ['Wie hoch ist die Zugspitze?', 'Die Zugspitze ist mit 2962 m ü. NN der höchste Berg Deutschlands.'],
+  ['東京タワーの高さは？', '東京タワーの高さは333メートルです。'],
+  ['ما هي عاصمة مصر؟', 'القاهرة هي عاصمة مصر وأكبر مدنها.'],
+  ['Какая самая длинная река в России?', 'Самая длинная река России — Лена (4 400 км), если не считать Обь с Иртышом.'],
+];
+const rerankerMiddle = (instruction, query, doc) =>
+  `<Instruct>: ${instruction}\n<Query>: ${query}\n<Document>: ${doc}`;
+const prompts = [rerankerPrefix, rerankerSuffix];
+for (const [query, doc] of queryDocs) {
+  const middle = rerankerMiddle(webSearch, query, doc);
+  prompts.push(middle, rerankerPrefix + middle + rerankerSuffix);
+}
+prompts.push(rerankerPrefix + rerankerMiddle('Judge whether the passage is written in French',
+  'Le chat dort.', 'Le chat dort sur le canapé depuis ce matin.') + rerankerSuffix);
+// Qwen3-Embedding: "Instruct: {task}\nQuery:{query}" (no space after the colon).
+for (const [query] of queryDocs) prompts.push(`Instruct: ${webSearch}\nQuery:${query}`);
+// EmbeddingGemma: "task: search result | query: " before queries,
+// "title: none | text: " before documents.
+for (const [query, doc] of queryDocs) {
+  prompts.push(`task: search result | query: ${query}`, `title: none | text: ${doc}`);
+}
+// Added-token literals of those tokenizers in running text: Gemma's turn and
+// HTML tokens, ModernBERT's normalized |||…||| tokens beside runs of spaces.
+prompts.push(
+  '<start_of_turn>user\nWhat is 2+2?<end_of_turn>\n<start_of_turn>model\n4<end_of_turn>',
+  '<bos><eos><pad><unk><mask> <unused0><unused99> [multimodal]<start_of_image><end_of_image>',
+  '<table><tr><td>1</td><td>2</td></tr></table> <h1>Title</h1><strong>bold</strong><code>x</code>',
+  'Call |||PHONE_NUMBER||| or mail |||EMAIL_ADDRESS||| from |||IP_ADDRESS|||, ok?',
+  'indent\n        eight spaces\n\t\ttwo tabs\n\n\n\nfour newlines      six spaces',
+  '<|endoftext|><|im_start|>user\n<tool_call>{"name": "f"}</tool_call><|im_end|>',
+);
+
 // ---------------------------------------------------------------- word lists
 const words = {
   en: ['the', 'of', 'and', 'model', 'encoder', 'inference', 'latency', 'throughput', 'server', 'token',
@@ -451,6 +521,9 @@ const sample = lines.slice(0, 400);
 for (let i = 0; i < 120; ++i) lines.push(pick(sample).toUpperCase());
 // Greek upper case with word-final sigma in all positions.
 for (let i = 0; i < 40; ++i) lines.push(sentence(['el'], int(1, 8)).toUpperCase());
+// The split cases and the models' prompts (above) last: no random draw depends
+// on them, and the prompts close the file (make_rust_reference.mjs finds them).
+lines.push(...splitCases, ...prompts);
 
 const out = lines.map((l) => JSON.stringify(l)).join('\n') + '\n';
 writeFileSync(join(here, 'corpus.jsonl'), out);

@@ -7,7 +7,14 @@
 // (the crate reports them in characters; converted here), over every corpus
 // line, pairs, and truncation on the right and on the left (the crate's own
 // longest_first truncation through setTruncation), and for every third line
-// the crate's decode of its ids (special tokens skipped).
+// and every truncated single text the crate's decode of its ids (special
+// tokens skipped). Records with "add_special_tokens": false are encodings
+// without the post-processor's tokens (encode(..., add_special_tokens=False),
+// as the Qwen3-Reranker model card tokenizes its prompt's prefix and suffix):
+// every prompt line (the last lines of the corpus, from the reranker's
+// prefix on), every eighth other line, some pairs, and the prompt lines
+// truncated; they carry the decode both skipping the special tokens and
+// keeping them ("decoded_special").
 //
 // Unlike make_reference.mjs / make_pipeline_reference.mjs nothing is patched
 // or re-implemented here: this is the reference the others approximate.
@@ -32,6 +39,10 @@ const FILES = {
   'sentence-transformers--all-mpnet-base-v2':
     join(shared, 'sentence-transformers--all-mpnet-base-v2/tokenizer.json'),
   'FacebookAI--roberta-base': join(shared, 'FacebookAI--roberta-base/tokenizer.json'),
+  'Qwen--Qwen3-Embedding-0.6B': join(shared, 'Qwen--Qwen3-Embedding-0.6B/tokenizer.json'),
+  'answerdotai--ModernBERT-base': join(shared, 'answerdotai--ModernBERT-base/tokenizer.json'),
+  // Gemma Terms of Use: read in place, never copied here (the ids made from it may be).
+  'google--embeddinggemma-300m': join(shared, 'google--embeddinggemma-300m/tokenizer.json'),
 };
 
 // parts/<name>.json: a pipeline of parts no shared tokenizer uses, as an RFC 7386
@@ -63,6 +74,9 @@ const corpus = readFileSync(join(here, 'corpus.jsonl'), 'utf8')
   .split('\n')
   .filter((l) => l.length > 0)
   .map((l) => JSON.parse(l));
+// make_corpus.mjs appends the models' prompts last, the Qwen3-Reranker prefix first.
+const firstPrompt = corpus.findIndex((t) => t.startsWith('<|im_start|>system\nJudge whether'));
+if (firstPrompt < 2000) throw new Error('corpus.jsonl: the prompt lines are missing');
 
 // UTF-8 byte offset of each character boundary of `text` (characters are
 // Unicode scalar values, as the crate counts them).
@@ -77,7 +91,8 @@ function byteBoundaries(text) {
 }
 
 async function record(tok, a, b, extra) {
-  const e = await tok.encode(a, b);
+  const addSpecialTokens = extra.add_special_tokens ?? true;
+  const e = await tok.encode(a, b, { addSpecialTokens });
   const ids = e.getIds();
   const types = e.getTypeIds();
   const seqs = e.getSequenceIds();
@@ -120,7 +135,10 @@ for (const [name, file] of Object.entries(FILES)) {
       const j = (i * 13 + 5) % corpus.length;
       tok.setTruncation(maxLength, { strategy: 'LongestFirst', direction });
       const extra = { line: i + 1, max_length: maxLength, ...(direction === 'left' ? { direction } : {}) };
-      records.push(await record(tok, corpus[i], null, extra));
+      const r = await record(tok, corpus[i], null, extra);
+      // A cut may split a character's bytes (byte-level and byte-fallback pieces).
+      if (r.ids.length > 0) r.decoded = await tok.decode(r.ids, true);
+      records.push(r);
       if (corpus[j] !== '' && corpus[i] !== '') {
         try {
           records.push(await record(tok, corpus[i], corpus[j], { ...extra, pair_line: j + 1 }));
@@ -130,6 +148,30 @@ for (const [name, file] of Object.entries(FILES)) {
       }
       tok.disableTruncation();
     }
+  }
+  // Without the post-processor's special tokens.
+  const plain = { add_special_tokens: false };
+  for (let i = 0; i < corpus.length; ++i) {
+    if (corpus[i] === '' || (i < firstPrompt && i % 8 !== 1)) continue;
+    const r = await record(tok, corpus[i], null, { line: i + 1, ...plain });
+    r.decoded = await tok.decode(r.ids, true);
+    r.decoded_special = await tok.decode(r.ids, false);
+    records.push(r);
+  }
+  for (let i = 1; i + 1 < corpus.length; i += 40 * step) {
+    if (corpus[i] === '' || corpus[i + 1] === '') continue;
+    records.push(await record(tok, corpus[i], corpus[i + 1], { line: i + 1, pair_line: i + 2, ...plain }));
+  }
+  for (let i = firstPrompt; i < corpus.length; ++i) {
+    const maxLength = lengths[i % lengths.length];
+    const direction = i % 2 === 0 ? 'right' : 'left';
+    tok.setTruncation(maxLength, { strategy: 'LongestFirst', direction });
+    const extra = { line: i + 1, max_length: maxLength, ...(direction === 'left' ? { direction } : {}), ...plain };
+    const r = await record(tok, corpus[i], null, extra);
+    r.decoded = await tok.decode(r.ids, true);
+    r.decoded_special = await tok.decode(r.ids, false);
+    records.push(r);
+    tok.disableTruncation();
   }
   writeFileSync(join(here, 'rust', `${name}.jsonl`), records.map((r) => JSON.stringify(r)).join('\n') + '\n');
   console.log(`${name}: ${records.length} records (${skipped} pairs the crate refuses to truncate)`);
