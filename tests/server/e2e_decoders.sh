@@ -18,8 +18,9 @@
 # through the same engine); the extra tokenizer id is INVALID_ARGUMENT
 # naming <image_soft_token> on both transports, and the model still serves;
 # rerank gives the same scores on gRPC, TEI /rerank and Cohere /v1/rerank,
-# in (0, 1), sorted, and moves with the instruction; an instruction for the
-# cross-encoder is refused.
+# in (0, 1), sorted, and moves with the instruction, and equals encoder-cli's
+# score of the model card's prompt built from Hugging Face's ids; an
+# instruction for the cross-encoder is refused.
 #
 # Usage: e2e_decoders.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI REPO_ROOT
 set -euo pipefail
@@ -169,6 +170,32 @@ client --model rerank rerank --instruction "Find the sentence about rivers" "$qu
 instructed=$(jq -sc 'sort_by(.index) | map(.score)' "$work/instructed.jsonl")
 check "rerank: the instruction enters the prompt ($instructed vs $grpc_scores)" \
   holds '[range(0; 3) as $i | ($a[$i] - $b[$i]) | fabs] | max > 1e-6' "$instructed" "$grpc_scores"
+# The prompt as the model card builds it, from Hugging Face's own ids
+# (tests/golden/tokenizer/rust: the card's prefix, one pair's middle and the
+# suffix, each without special tokens), scored by encoder-cli: equal to the
+# served score of that pair.
+reference="$root/tests/golden/tokenizer/rust/Qwen--Qwen3-Embedding-0.6B.jsonl"
+corpus="$root/tests/golden/tokenizer/corpus.jsonl"
+# line_of JSON_STRING: the corpus line holding exactly that text.
+line_of() { grep -nxF -- "$(jq -c . <<<"$1")" "$corpus" | cut -d: -f1 || true; }
+card_query="What is the capital of China?"
+card_doc="The capital of China is Beijing."
+prefix_line=$(line_of '"<|im_start|>system\nJudge whether the Document meets the requirements based on the Query and the Instruct provided. Note that the answer can only be \"yes\" or \"no\".<|im_end|>\n<|im_start|>user\n"')
+suffix_line=$(line_of '"<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n"')
+middle_line=$(line_of "$(jq -cn --arg q "$card_query" --arg d "$card_doc" \
+  '"<Instruct>: Given a web search query, retrieve relevant passages that answer the query\n<Query>: \($q)\n<Document>: \($d)"')")
+check "the card's prompt parts are corpus lines ($prefix_line, $middle_line, $suffix_line)" \
+  test -n "$prefix_line" -a -n "$middle_line" -a -n "$suffix_line"
+jq -c --argjson p "$prefix_line" --argjson m "$middle_line" --argjson s "$suffix_line" -s '
+  map(select(.add_special_tokens == false and (has("max_length") | not) and (has("pair_line") | not)))
+  | (map(select(.line == $p))[0].ids) + (map(select(.line == $m))[0].ids)
+    + (map(select(.line == $s))[0].ids) | {ids: .}' "$reference" >"$work/card_ids.jsonl"
+check "the card's prompt is 85 ids" holds '$a == 85' "$(jq '.ids | length' "$work/card_ids.jsonl")"
+want=$("$cli_bin" score --model "$work/rerank" --activation --threads 1 <"$work/card_ids.jsonl" |
+  jq '.scores[0] // .logits[0]')
+got=$(client --model rerank rerank "$card_query" "$card_doc" | jq -s '.[0].score')
+check "rerank: the served score == encoder-cli on the card's ids ($got vs $want)" \
+  holds '($a - $b | fabs) <= 1e-6' "$got" "$want"
 status=0
 client --model bert rerank --instruction "x" "$query" "${docs[@]}" >/dev/null 2>"$work/err" ||
   status=$?
