@@ -64,7 +64,8 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
   // model loads, and a request whose text produces such an id is refused
   // naming the token (RequestBuilder::CheckIdsInTable).
 
-  absl::StatusOr<engine::SentencePipeline> pipeline = engine::ReadSentencePipeline(dir);
+  absl::StatusOr<engine::SentencePipeline> pipeline = engine::ReadSentencePipeline(
+      dir, model.encoder->config().causal ? engine::Pooling::kLastToken : engine::Pooling::kCls);
   if (!pipeline.ok()) return pipeline.status();
   model.pipeline = *std::move(pipeline);
   model.default_pooling = model.pipeline.pooling.front();

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # encoder-cli score and sparse on the heads fixtures (tests/golden/heads, by
-# make_heads.py): the JSON-lines interface and the numbers, against the
-# PyTorch references with heads_test's tolerances (logits 1e-4 absolute;
-# SPLADE weights 1e-3 relative to max(|w|, 1), the same ids above 1e-3).
+# make_heads.py and make_decoders.py): the JSON-lines interface and the
+# numbers, against the PyTorch references with heads_test's tolerances
+# (logits 1e-4 absolute, Qwen3-Reranker's logit("yes") - logit("no") 2e-4
+# and its score 1e-4; SPLADE weights 1e-3 relative to max(|w|, 1), the same
+# ids above 1e-3).
 #
 # Usage: cli_heads.sh ENCODER_CLI GOLDEN_DIR
 set -euo pipefail
@@ -17,7 +19,19 @@ for reference in "$golden"/heads/*/reference.json; do
   fixture=$(dirname "$reference")
   name=$(basename "$fixture")
   jq -c '.inputs[]' "$reference" >"$work/inputs.jsonl"
-  if [ "$(jq -r .head "$reference")" = classifier ]; then
+  head=$(jq -r .head "$reference")
+  if [ "$head" = yes_no ]; then
+    "$cli_bin" score --model "$fixture/model" <"$work/inputs.jsonl" >"$work/out.jsonl"
+    "$cli_bin" score --activation --model "$fixture/model" <"$work/inputs.jsonl" >"$work/scores.jsonl"
+    error=$(jq -s --slurpfile ref "$reference" --slurpfile s "$work/scores.jsonl" '
+      [range(0; length) as $i | $ref[0] as $r |
+       ((.[$i].logits[0] - ($r.yes_logits[$i] - $r.no_logits[$i])) | fabs / 2),
+       (($s[$i].scores[0] - $r.scores[$i]) | fabs)] | max' "$work/out.jsonl")
+    echo "$name: yes/no score max |diff| $error"
+    jq -n --argjson e "$error" '$e <= 1e-4' | grep -q true || fail "$name: yes/no off by $error"
+    continue
+  fi
+  if [ "$head" = classifier ]; then
     "$cli_bin" score --model "$fixture/model" <"$work/inputs.jsonl" >"$work/out.jsonl"
     error=$(jq -s --slurpfile ref "$reference" '
       [range(0; length) as $i | .[$i].logits as $g | $ref[0].logits[$i] as $r |

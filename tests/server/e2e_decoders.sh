@@ -89,6 +89,8 @@ post() {
     --data-binary "$2" "http://127.0.0.1:$http$1" || true
 }
 
+check "rerank: a causal LM without a Pooling module pools its last token" \
+  holds '$a.default_pooling == "POOLING_LAST_TOKEN"' "$(client --model rerank info)"
 for pair in qwen:qwen3 gemma:gemma3_text rerank:qwen3 bert:bert; do
   info=$(client --model "${pair%%:*}" info)
   check "${pair%%:*}: architecture ${pair##*:} in info ($info)" \

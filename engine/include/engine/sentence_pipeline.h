@@ -30,7 +30,7 @@ struct DenseLayer {
 
 struct SentencePipeline {
   // Whether modules.json was read (else the pipeline is the fallback:
-  // 1_Pooling/config.json when present, else CLS pooling).
+  // 1_Pooling/config.json when present, else the fallback pooling).
   bool from_modules_json = false;
   // The pooling modes, in sentence-transformers' concatenation order (cls,
   // max, mean, mean_sqrt_len, weightedmean, lasttoken); one of kPooler alone
@@ -60,7 +60,11 @@ struct SentencePipeline {
 // unknown module type, a missing module folder, a Dense folder with only
 // pytorch_model.bin (the engine reads safetensors only), shapes that do not
 // chain.
-absl::StatusOr<SentencePipeline> ReadSentencePipeline(const std::string& model_dir);
+// Without a Pooling module or 1_Pooling folder the pooling is `fallback`:
+// CLS for encoders, the last token for causal models (a causal model's
+// first token sees only itself).
+absl::StatusOr<SentencePipeline> ReadSentencePipeline(const std::string& model_dir,
+                                                      Pooling fallback = Pooling::kCls);
 
 // What one request wants of the pipeline.
 struct EmbeddingOptions {

@@ -280,7 +280,6 @@ absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipelin
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a JSON array of modules"));
   }
   pipeline->from_modules_json = true;
-  bool has_pooling = false;
   for (const json& module : modules) {
     if (!module.is_object() || !module.contains("type") || !module["type"].is_string()) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": a module without a \"type\""));
@@ -308,7 +307,6 @@ absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipelin
           PoolingModesOf(*config, config_path, &pipeline->include_prompt);
       if (!modes.ok()) return modes.status();
       pipeline->pooling = *std::move(modes);
-      has_pooling = true;
     } else if (type == kModuleSpladePooling) {
       pipeline->sparse = true;
       if (absl::Status s = ReadSplade(folder, &pipeline->sparse_options); !s.ok()) return s;
@@ -323,7 +321,7 @@ absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipelin
           absl::StrCat(path, ": module type \"", type, "\" is not supported"));
     }
   }
-  if (!has_pooling && !pipeline->sparse) pipeline->pooling = {Pooling::kCls};
+  // Without a Pooling module the fallback set by ReadSentencePipeline stays.
   return absl::OkStatus();
 }
 
@@ -343,8 +341,10 @@ std::string SentencePipeline::pooling_names() const {
   return absl::StrJoin(names, "+");
 }
 
-absl::StatusOr<SentencePipeline> ReadSentencePipeline(const std::string& model_dir) {
+absl::StatusOr<SentencePipeline> ReadSentencePipeline(const std::string& model_dir,
+                                                      Pooling fallback) {
   SentencePipeline pipeline;
+  pipeline.pooling = {fallback};
   if (Exists(model_dir + "/modules.json")) {
     if (absl::Status s = ReadModules(model_dir, &pipeline); !s.ok()) return s;
   } else if (const std::string path = model_dir + "/1_Pooling/config.json"; Exists(path)) {
