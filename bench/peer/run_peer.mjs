@@ -4,7 +4,8 @@
 //   node run_peer.mjs bench  --model M.onnx --input W.json [--iters N] [--warmup N] [--threads T]
 //       W.json is {"sequences": [[ids...], ...]}: one batch, padded to its longest
 //       sequence with attention_mask 0 on the padding. Prints one JSON line:
-//       median_seconds, min_seconds, tokens (real), padded_tokens, tokens_per_second (real).
+//       median_seconds, min_seconds, tokens (real), padded_tokens, tokens_per_second (real),
+//       load_seconds (InferenceSession.create: reading the model, graph optimization).
 //   node run_peer.mjs encode --model M.onnx [--threads T] < lines.jsonl
 //       Reads JSON lines {"ids": [...], "token_type_ids": [...]?} (encoder-cli encode's
 //       format), runs them as one padded batch and prints {"hidden_states": [[...]]}
@@ -78,7 +79,9 @@ function median(values) {
 async function bench(args) {
   const { sequences } = JSON.parse(readFileSync(args.input, 'utf8'));
   const { seq, feeds } = makeFeeds(sequences);
+  const loadStart = performance.now();
   const session = await createSession(args);
+  const loadSeconds = (performance.now() - loadStart) / 1000;
   for (let i = 0; i < args.warmup; ++i) await session.run(feeds);
   const seconds = [];
   for (let i = 0; i < args.iters; ++i) {
@@ -94,6 +97,7 @@ async function bench(args) {
     batch: sequences.length, padded_seq: seq, tokens, padded_tokens: sequences.length * seq,
     iters: args.iters, threads: args.threads,
     median_seconds: med, min_seconds: Math.min(...seconds), tokens_per_second: tokens / med,
+    load_seconds: loadSeconds,
   }));
 }
 
