@@ -139,6 +139,85 @@ TEST(ModelConfigTest, ReadsModernBertsKeys) {
   EXPECT_EQ(c->type_vocab_size, 0);
 }
 
+// ---- the decoder families' keys (Qwen3-Embedding's, EmbeddingGemma's) ----
+
+constexpr char kQwen3[] = R"({"model_type": "qwen3", "vocab_size": 300, "hidden_size": 64,
+  "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 32,
+  "intermediate_size": 96, "hidden_act": "silu", "max_position_embeddings": 32768,
+  "rms_norm_eps": 1e-6, "rope_theta": 1000000, "rope_scaling": null, "attention_bias": false,
+  "use_sliding_window": false, "sliding_window": null, "tie_word_embeddings": true)";
+constexpr char kGemma3[] = R"({"model_type": "gemma3_text", "vocab_size": 300,
+  "hidden_size": 64, "num_hidden_layers": 3, "num_attention_heads": 2, "num_key_value_heads": 1,
+  "head_dim": 48, "intermediate_size": 96, "hidden_activation": "gelu_pytorch_tanh",
+  "max_position_embeddings": 2048, "rms_norm_eps": 1e-6, "rope_theta": 1000000,
+  "rope_local_base_freq": 10000, "query_pre_attn_scalar": 40, "sliding_window": 16,
+  "attn_logit_softcapping": null, "use_bidirectional_attention": true,
+  "layer_types": ["sliding_attention", "sliding_attention", "full_attention"])";
+
+TEST(ModelConfigTest, ReadsQwen3sKeys) {
+  auto c = ParseWith(kQwen3, "");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->architecture, "qwen3");
+  EXPECT_EQ(c->head_size(), 32);  // head_dim, not 64 / 4
+  EXPECT_EQ(c->kv_heads(), 2);
+  EXPECT_EQ(c->qkv_width(), 4 * 32 + 2 * 2 * 32);
+  EXPECT_TRUE(c->causal && c->rms_norm && c->qk_norm);
+  EXPECT_FALSE(c->sublayer_output_norm);
+  EXPECT_EQ(c->layer_norm_placement, LayerNormPlacement::kPre);
+  EXPECT_FLOAT_EQ(c->rotary.base, 1000000);
+  EXPECT_EQ(c->max_length(), 32768);
+  EXPECT_EQ(c->attention_window(0), 0);
+  EXPECT_EQ(c->activation, Activation::kSilu);
+  EXPECT_EQ(c->embedding_scale, 0);
+}
+
+TEST(ModelConfigTest, ReadsGemma3sKeys) {
+  auto c = ParseWith(kGemma3, "");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->architecture, "gemma3_text");
+  EXPECT_FALSE(c->causal);
+  EXPECT_TRUE(c->rms_norm && c->qk_norm && c->sublayer_output_norm);
+  EXPECT_FLOAT_EQ(c->attention_scale_base, 40);
+  EXPECT_FLOAT_EQ(c->embedding_scale, 8);  // sqrt(64)
+  EXPECT_FLOAT_EQ(c->local_rotary_base, 10000);
+  EXPECT_EQ(c->activation, Activation::kGeluTanh);
+  // Bidirectional: |i - j| <= 16 / 2 in the sliding layers.
+  EXPECT_EQ(c->attention_window(0), 8);
+  EXPECT_EQ(c->attention_window(1), 8);
+  EXPECT_EQ(c->attention_window(2), 0);
+  // Causal: i - j < 16.
+  auto causal = ParseWith(kGemma3, R"(, "use_bidirectional_attention": false)");
+  ASSERT_TRUE(causal.ok()) << causal.status();
+  EXPECT_TRUE(causal->causal);
+  EXPECT_EQ(causal->attention_window(0), 15);
+}
+
+TEST(ModelConfigTest, Gemma3WithoutLayerTypesMakesEverySixthLayerFull) {
+  // A key repeated after the base's: the parser keeps the last one.
+  auto c = ParseWith(kGemma3, R"(, "num_hidden_layers": 7, "layer_types": null)");
+  ASSERT_TRUE(c.ok()) << c.status();
+  for (int l = 0; l < 7; ++l) EXPECT_EQ(c->attention_window(l) > 0, l != 5) << l;
+  EXPECT_TRUE(ParseWith(kGemma3, R"(, "sliding_window_pattern": 2, "layer_types": null)")
+                  .value()
+                  .attention_window(1) == 0);
+}
+
+TEST(ModelConfigTest, RejectsDecoderSettingsItCannotRun) {
+  for (auto [base, extra, fragment] :
+       {std::tuple<const char*, const char*, const char*>{kQwen3, R"(, "use_sliding_window": true)",
+                                                          "use_sliding_window"},
+        {kQwen3, R"(, "rope_scaling": {"type": "yarn", "factor": 4})", "rope_scaling"},
+        {kQwen3, R"(, "num_key_value_heads": 3)", "num_key_value_heads"},
+        {kGemma3, R"(, "attn_logit_softcapping": 50.0)", "attn_logit_softcapping"},
+        {kGemma3, R"(, "layer_types": ["sliding_attention"])", "layer_types"},
+        {kGemma3, R"(, "layer_types": ["chunked_attention", "full_attention", "full_attention"])",
+         "chunked_attention"}}) {
+    auto c = ParseWith(base, extra);
+    ASSERT_FALSE(c.ok()) << extra;
+    EXPECT_TRUE(absl::StrContains(c.status().message(), fragment)) << c.status();
+  }
+}
+
 TEST(ModelConfigTest, APositionEmbeddingTypeOfAlibiSelectsJinaBert) {
   auto jina = Parse(R"(, "position_embedding_type": "alibi", "feed_forward_type": "geglu")");
   ASSERT_TRUE(jina.ok()) << jina.status();
