@@ -58,9 +58,7 @@ absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
     // The family's default layer pattern and window (Gemma 3: five sliding
     // layers, then a full one).
     const engine::ConfigDefaults& d = architecture.defaults;
-    c.sliding_layers.clear();
-    for (int l = 0; l < c.num_layers; ++l) c.sliding_layers.push_back((l + 1) % d.sliding_pattern);
-    c.local_window = c.causal ? d.sliding_window - 1 : d.sliding_window / 2;
+    engine::SetLayerTypes(d.sliding_pattern, d.sliding_window, &c);
   }
   c.max_position_embeddings = options.max_position;
   if (c.position_ids == engine::PositionIds::kAfterPadding) {

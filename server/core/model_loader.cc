@@ -82,6 +82,16 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
   // A SparseEncoder's SpladePooling says how its weights are formed.
   model.heads.sparse_options = model.pipeline.sparse_options;
   model.heads.sparse_default = model.pipeline.sparse && model.heads.sparse;
+  const engine::PairPrompt* prompt = model.encoder->pair_prompt();
+  if (prompt != nullptr && model.tokenizer != nullptr) {
+    for (auto [text, ids] : {std::pair{&prompt->prefix, &model.pair_prompt_prefix},
+                             std::pair{&prompt->suffix, &model.pair_prompt_suffix}}) {
+      absl::StatusOr<engine::Encoding> encoding = model.tokenizer->Encode(
+          *text, 0, engine::TruncationSide::kRight, /*add_special_tokens=*/false);
+      if (!encoding.ok()) return encoding.status();
+      *ids = std::move(encoding->ids);
+    }
+  }
   return model;
 }
 

@@ -5,6 +5,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "engine/config.h"
@@ -45,6 +46,10 @@ struct LoadedModel {
   // (pipeline.pooling has them all).
   engine::Pooling default_pooling = engine::Pooling::kCls;
   ModelHeads heads;  // from the encoder at load (Encoder::classifier, has_masked_lm_head)
+  // A prompted reranker's (Encoder::pair_prompt) prefix and suffix ids,
+  // tokenized once at load without special tokens (empty otherwise).
+  std::vector<int32_t> pair_prompt_prefix;
+  std::vector<int32_t> pair_prompt_suffix;
 
   // The size of the model's embedding: the pipeline's output (pooled modes, then Dense).
   int embedding_size() const { return pipeline.output_size(encoder->config().hidden_size); }

@@ -431,15 +431,8 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromPromptedPair(const engine::Pa
   if (!document.empty()) {
     if (absl::Status status = CheckText("text", document); !status.ok()) return status;
   }
-  const engine::Tokenizer& tokenizer = *model_->tokenizer;
-  const auto encode = [&](std::string_view text, int cut) {
-    return tokenizer.Encode(text, cut, engine::TruncationSide::kRight,
-                            /*add_special_tokens=*/false);
-  };
-  absl::StatusOr<engine::Encoding> prefix = encode(prompt.prefix, 0);
-  if (!prefix.ok()) return prefix.status();
-  absl::StatusOr<engine::Encoding> suffix = encode(prompt.suffix, 0);
-  if (!suffix.ok()) return suffix.status();
+  const std::vector<int32_t>& prefix = model_->pair_prompt_prefix;
+  const std::vector<int32_t>& suffix = model_->pair_prompt_suffix;
   // One pass over the template, so a query holding "{document}" stays text.
   const std::vector<std::pair<absl::string_view, absl::string_view>> fields = {
       {"{instruction}", absl::string_view(instruction.data(), instruction.size())},
@@ -447,22 +440,23 @@ absl::StatusOr<TokenizedInput> RequestBuilder::FromPromptedPair(const engine::Pa
       {"{document}", document}};
   const std::string middle = absl::StrReplaceAll(prompt.middle, fields);
   const int max_length = model_->max_length();
-  const int budget =
-      max_length - static_cast<int>(prefix->ids.size()) - static_cast<int>(suffix->ids.size());
+  const int budget = max_length - static_cast<int>(prefix.size() + suffix.size());
   absl::StatusOr<engine::Encoding> body =
-      encode(middle, options.truncate ? std::max(budget, 1) : 0);
+      model_->tokenizer->Encode(middle, options.truncate ? std::max(budget, 1) : 0,
+                                engine::TruncationSide::kRight, /*add_special_tokens=*/false);
   if (!body.ok()) return body.status();
   if (static_cast<int>(body->ids.size()) > budget) {
     return WithInputProblem(
         InputProblem::kTooLong,
-        absl::InvalidArgumentError(absl::StrCat(
-            "the prompted pair is ", prefix->ids.size() + body->ids.size() + suffix->ids.size(),
-            " tokens long, more than the model's maximum of ", max_length)));
+        absl::InvalidArgumentError(
+            absl::StrCat("the prompted pair is ", prefix.size() + body->ids.size() + suffix.size(),
+                         " tokens long, more than the model's maximum of ", max_length)));
   }
   TokenizedInput input;
-  input.ids = std::move(prefix->ids);
+  input.ids.reserve(prefix.size() + body->ids.size() + suffix.size());
+  input.ids.assign(prefix.begin(), prefix.end());
   input.ids.insert(input.ids.end(), body->ids.begin(), body->ids.end());
-  input.ids.insert(input.ids.end(), suffix->ids.begin(), suffix->ids.end());
+  input.ids.insert(input.ids.end(), suffix.begin(), suffix.end());
   if (absl::Status status = CheckIdsInTable(input.ids); !status.ok()) return status;
   return input;
 }

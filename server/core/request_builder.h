@@ -91,8 +91,9 @@ class RequestBuilder {
                                           bool is_pair, InputOptions options) const;
   // A prompted reranker's (Qwen3-Reranker) input: prefix, the middle with
   // instruction, query and document filled in, suffix, each tokenized without
-  // special tokens; with truncation the middle is cut at its end (the
-  // document's), never the prompt or the query (checked by BuildRerank).
+  // special tokens (prefix and suffix once, at load: LoadedModel); with
+  // truncation the middle is cut at its end (the document's), never the
+  // prompt or the query (checked by BuildRerank).
   absl::StatusOr<TokenizedInput> FromPromptedPair(const engine::PairPrompt& prompt,
                                                   std::string_view instruction,
                                                   const std::string& query,

@@ -192,8 +192,7 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadCausalLmScorer(
   for (auto [id, sign] : {std::pair<int32_t, float>{positive_id, 1.0f}, {negative_id, -1.0f}}) {
     const float* values = word_embeddings + static_cast<int64_t>(id) * h;
     if (!tied) {
-      // One row of the [vocab, H] head: check the whole tensor, read the row.
-      if (absl::Status s = checkpoint.Check(lm_head, {v, h}); !s.ok()) return s;
+      // One row of the [vocab, H] head (the whole tensor's shape checked).
       if (absl::Status s = checkpoint.ReadFloatRow(lm_head, {v, h}, id, row.data()); !s.ok()) {
         return s;
       }

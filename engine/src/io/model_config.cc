@@ -77,6 +77,16 @@ absl::Status ReadBool(const json& j, const char* key, bool* out, const std::stri
   return absl::OkStatus();
 }
 
+// A key (where the family has it) whose value the engine cannot run unless
+// it is `supported` (null: a scaling or capping not implemented; false: a
+// switch to a mode not implemented).
+absl::Status CheckOnly(const json& j, const char* key, const json& supported,
+                       const std::string& source) {
+  if (key == nullptr || !j.contains(key) || j[key] == supported) return absl::OkStatus();
+  return ConfigError(source, absl::StrCat("unsupported ", key, " ", j[key].dump(),
+                                          " (supported: ", supported.dump(), ")"));
+}
+
 // position_embedding_type, where the family has the key, must name the
 // recipe's scheme.
 absl::Status CheckPositionEmbeddingType(const json& j, const ConfigKeys& keys,
@@ -118,11 +128,8 @@ absl::Status ReadRotary(const json& j, const ConfigKeys& keys, const ConfigDefau
   if (absl::Status s = ReadBool(j, keys.rotary_interleaved, &rotary.interleaved, source); !s.ok()) {
     return s;
   }
-  if (keys.rotary_unsupported_scaling != nullptr && j.contains(keys.rotary_unsupported_scaling) &&
-      !j[keys.rotary_unsupported_scaling].is_null()) {
-    return ConfigError(
-        source, absl::StrCat("unsupported ", keys.rotary_unsupported_scaling, " ",
-                             j[keys.rotary_unsupported_scaling].dump(), " (supported: null)"));
+  if (absl::Status s = CheckOnly(j, keys.rotary_unsupported_scaling, nullptr, source); !s.ok()) {
+    return s;
   }
   if (keys.rope_scaling != nullptr && j.contains(keys.rope_scaling) &&
       !j[keys.rope_scaling].is_null()) {
@@ -191,8 +198,6 @@ absl::Status ReadLayerTypes(const json& j, const ConfigKeys& keys, const ConfigD
       }
       sliding.push_back(type == "sliding_attention");
     }
-  } else {
-    for (int l = 0; l < config->num_layers; ++l) sliding.push_back((l + 1) % pattern != 0);
   }
   int window = defaults.sliding_window;
   if (j.contains(keys.sliding_window) && !j[keys.sliding_window].is_null()) {
@@ -200,9 +205,7 @@ absl::Status ReadLayerTypes(const json& j, const ConfigKeys& keys, const ConfigD
       return s;
     }
   }
-  // transformers' masks: i - j < sliding_window causal; bidirectional, the
-  // window becomes sliding_window / 2 + 1 with exclusive bounds.
-  config->local_window = config->causal ? window - 1 : window / 2;
+  SetLayerTypes(sliding.empty() ? pattern : 0, window, config);
   const bool any_sliding = std::find(sliding.begin(), sliding.end(), true) != sliding.end();
   if (any_sliding && config->local_window < 1) {
     return ConfigError(source,
@@ -344,17 +347,10 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
       break;
   }
   if (absl::Status s = ReadAttentionHeads(j, keys, &config, source); !s.ok()) return s;
-  for (const char* key : {keys.prenorm, keys.sliding_switch}) {
-    if (key != nullptr && j.contains(key) && j[key] != false) {
-      return ConfigError(
-          source, absl::StrCat("unsupported ", key, " ", j[key].dump(), " (supported: false)"));
-    }
-  }
-  if (keys.attention_softcap != nullptr && j.contains(keys.attention_softcap) &&
-      !j[keys.attention_softcap].is_null()) {
-    return ConfigError(source,
-                       absl::StrCat("unsupported ", keys.attention_softcap, " ",
-                                    j[keys.attention_softcap].dump(), " (supported: null)"));
+  for (auto [key, supported] : {std::pair<const char*, json>{keys.prenorm, false},
+                                {keys.sliding_switch, false},
+                                {keys.attention_softcap, nullptr}}) {
+    if (absl::Status s = CheckOnly(j, key, supported, source); !s.ok()) return s;
   }
   switch (recipe.mask) {
     case AttentionMask::kBidirectional:

@@ -426,6 +426,12 @@ const std::string& ClassPrefix(const Architecture& architecture, const std::stri
 ModelConfig FamilyDefaults(const Architecture& architecture, const std::string& model_type);
 // Every model_type the registry loads, comma-separated, for error messages.
 std::string SupportedModelTypes();
+// AttentionPattern::kLayerTypes: the window of the sliding layers from
+// ConfigKeys::sliding_window as transformers' masks read it (causal: i - j <
+// sliding_window; bidirectional: sliding_window / 2 + 1 with exclusive
+// bounds) for config->causal, and, with `pattern` > 0 (no layer_types list),
+// every pattern-th layer counting from 1 full and the others sliding.
+void SetLayerTypes(int pattern, int sliding_window, ModelConfig* config);
 
 // One per family file.
 Architecture BertArchitecture();

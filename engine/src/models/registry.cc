@@ -102,7 +102,7 @@ ModelConfig FamilyDefaults(const Architecture& architecture, const std::string& 
       config.global_every_n = defaults.global_every_n;
       break;
     case AttentionPattern::kLayerTypes:
-      break;  // per layer, once the layer count is known (ApplyLayerTypes)
+      break;  // per layer, once the layer count is known (SetLayerTypes)
   }
   config.rms_norm = recipe.norm != NormKind::kLayerNorm;
   config.qk_norm = recipe.qk_norm;
@@ -129,6 +129,15 @@ ModelConfig FamilyDefaults(const Architecture& architecture, const std::string& 
       break;
   }
   return config;
+}
+
+void SetLayerTypes(int pattern, int sliding_window, ModelConfig* config) {
+  config->local_window = config->causal ? sliding_window - 1 : sliding_window / 2;
+  if (pattern <= 0) return;
+  config->sliding_layers.clear();
+  for (int l = 0; l < config->num_layers; ++l) {
+    config->sliding_layers.push_back((l + 1) % pattern != 0);
+  }
 }
 
 ModelConfig DefaultModelConfig() {
