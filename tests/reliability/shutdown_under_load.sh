@@ -13,16 +13,20 @@
 #     the server's own account at exit ("answered since start: gRPC: OK n,
 #     ...") holds only OK and UNAVAILABLE (refused at the door after SIGTERM,
 #     before tokenizing or queueing: with all queued work finished, nothing
-#     else answers UNAVAILABLE), and the load generator got exactly as many
-#     OK answers as the server sent;
+#     else answers UNAVAILABLE), and the load generator got as many OK
+#     answers as the server sent, less at most the calls that ended in a
+#     connection reset (below);
 #   - the load generator's codes are only OK and UNAVAILABLE. Its UNAVAILABLE
 #     messages are reported by kind: "server is shutting down" (refused at
 #     the door), "failed to connect ..." (the port was closed: the call never
 #     left), and others. A call that crossed GOAWAY on the wire ends with
 #     "Connection reset by peer" when gRPC closes a connection the client has
-#     just written to: the kernel answers the unread bytes with a TCP reset.
-#     Such calls are in neither count above: had one been accepted, the server
-#     would have answered it and the OK counts would differ;
+#     just written to: the kernel answers the unread bytes with a TCP reset,
+#     and the client's gRPC fails every call still open on that connection,
+#     including answers the server had already written (seen once in about
+#     twenty runs under ASan: 44 resets, server OK 7876, client OK 7832). The
+#     client got UNAVAILABLE for those, which it may retry; no call is lost
+#     without an error;
 #   - calls were queued when the SIGTERM came (the drain had work to do).
 # Writes one JSON line of figures to the summary file.
 #
@@ -118,8 +122,10 @@ check "only OK and UNAVAILABLE: $(jq -c .codes "$b")" \
 check "the server logged what it answered (got: $answered)" test -n "$server_ok"
 check "the server answered only OK and UNAVAILABLE (others: ${server_other_codes:-none})" \
   test -z "$server_other_codes"
-check "every OK the server sent arrived (server $server_ok, load generator $client_ok)" \
-  test "$server_ok" = "$client_ok"
+resets=$(jq '[.error_messages | to_entries[] | select(.key | test("Connection reset by peer")) | .value] | add // 0' "$b")
+check "every OK the server sent arrived or its call ended in a reset (server $server_ok, \
+load generator $client_ok, resets $resets)" \
+  holds '$a >= $b and $a - $b <= $c' "$server_ok" "$client_ok" "$resets"
 check "some calls succeeded: $(jq -c .codes "$b")" holds '$a > 0' "$(jq .ok "$b")"
 
 log "exit 0 after $exit_seconds s; NOT_SERVING seen ${not_serving_ms:-?} ms into the watch; \
