@@ -50,6 +50,9 @@ class EncodeDispatcher {
                       std::function<bool()> is_cancelled, RerankDone done);
   void DispatchSparse(const core::SparseRequest& request, Clock::time_point deadline,
                       std::function<bool()> is_cancelled, SparseDone done);
+  using MultiDone = std::function<void(absl::StatusOr<core::MultiResult>)>;
+  void DispatchMulti(const core::MultiRequest& request, Clock::time_point deadline,
+                     std::function<bool()> is_cancelled, MultiDone done);
 
   // Validates and tokenizes on this thread (UNAVAILABLE when shutting down).
   absl::StatusOr<engine::Encoding> Tokenize(const core::TokenizeRequest& request);

@@ -23,12 +23,13 @@ enum class Rpc {
   kDecode,
   kRerank,
   kClassify,
-  kEncodeSparse
+  kEncodeSparse,
+  kEncodeMulti
 };
-inline constexpr int kRpcCount = 8;
-inline constexpr Rpc kRpcs[kRpcCount] = {Rpc::kEncode,       Rpc::kEncodeStream, Rpc::kTokenize,
-                                         Rpc::kGetModelInfo, Rpc::kDecode,       Rpc::kRerank,
-                                         Rpc::kClassify,     Rpc::kEncodeSparse};
+inline constexpr int kRpcCount = 9;
+inline constexpr Rpc kRpcs[kRpcCount] = {
+    Rpc::kEncode, Rpc::kEncodeStream, Rpc::kTokenize,     Rpc::kGetModelInfo, Rpc::kDecode,
+    Rpc::kRerank, Rpc::kClassify,     Rpc::kEncodeSparse, Rpc::kEncodeMulti};
 const char* RpcName(Rpc rpc);
 
 // Whether `transport` serves `rpc` (EncodeStream is gRPC's only).
@@ -40,7 +41,7 @@ bool Serves(core::Transport transport, Rpc rpc);
 //   gRPC: CANCELLED and DEADLINE_EXCEEDED, which the client can cause on any call;
 //   Encode, EncodeStream, Tokenize, Decode: INVALID_ARGUMENT, FAILED_PRECONDITION
 //     (text to a model without a tokenizer);
-//   Rerank, Classify, EncodeSparse: as Encode (FAILED_PRECONDITION also for
+//   Rerank, Classify, EncodeSparse, EncodeMulti: as Encode (FAILED_PRECONDITION also for
 //     a model without the head);
 //   Encode, EncodeStream: RESOURCE_EXHAUSTED (queue full), DEADLINE_EXCEEDED
 //     (queued past the deadline), INTERNAL (the engine failed);
