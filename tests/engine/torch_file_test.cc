@@ -62,9 +62,9 @@ TEST(TorchFileTest, ExpectedValuesCoverEveryGoodFixture) {
   std::set<std::string> files;
   const nlohmann::json expected = Expected();
   for (const auto& [file, tensors] : expected.items()) files.insert(file);
-  EXPECT_EQ(files, (std::set<std::string>{"bare_f64.pt", "linear_bf16.pt", "linear_f16.pt",
-                                          "linear_f32.pt", "offset_view.pt", "parameter.pt",
-                                          "shared.pt", "transposed.pt"}));
+  EXPECT_EQ(files, (std::set<std::string>{"bare_f64.pt", "deflated.pt", "linear_bf16.pt",
+                                          "linear_f16.pt", "linear_f32.pt", "offset_view.pt",
+                                          "parameter.pt", "shared.pt", "transposed.pt"}));
 }
 
 TEST(TorchFileTest, Float32LinearStateDict) {
@@ -89,6 +89,17 @@ TEST(TorchFileTest, BareFloat64TensorIsTheEmptyName) { ExpectTorchValues("bare_f
 TEST(TorchFileTest, ParameterInADict) { ExpectTorchValues("parameter.pt"); }
 
 TEST(TorchFileTest, TwoViewsOfOneStorage) { ExpectTorchValues("shared.pt"); }
+
+TEST(TorchFileTest, DeflatedRecordsAreRead) { ExpectTorchValues("deflated.pt"); }
+
+TEST(TorchFileTest, RefusesAZipBomb) {
+  // 16 MiB of zeros in an 899-byte file: refused from the record's declared size.
+  const std::string error = ErrorOf("zip_bomb.pt");
+  EXPECT_NE(error.find("zip record linear_f32/data/0 claims 16777216 bytes, more than a file of "
+                       "this size may hold"),
+            std::string::npos)
+      << error;
+}
 
 TEST(TorchFileTest, RefusesAPickleCallingOsSystem) {
   // Python names os.system "posix system" on Linux; the rewritten file says "os system".

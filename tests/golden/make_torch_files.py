@@ -18,6 +18,8 @@ tensor layouts torch writes):
   bare_f64.pt   a bare float64 tensor (the entry "")
   parameter.pt  {"p": nn.Parameter} (torch._utils._rebuild_parameter)
   shared.pt     {"a": x, "b": x[1]}: two views of one storage
+  deflated.pt   linear_f32.pt rewritten with every record deflated (the
+                same expected values)
 expected.json holds, per good file and tensor, torch's dtype name, the shape
 and the values converted by torch to float32 (row-major), so the C++ reader
 is checked against torch, not against itself.
@@ -38,6 +40,8 @@ Bad files (each must be refused with an error naming the cause):
                         POP (0), an opcode the reader does not accept
   big_endian.pt         linear_f32.pt with a byteorder record "big"
   missing_storage.pt    linear_f32.pt without its record data/1 (the bias)
+  zip_bomb.pt           linear_f32.pt whose data/0 is 16 MiB of zeros, bzip2
+                        compressed to a few hundred bytes
 
 torch.save's zip writer (PyTorchFileWriter) stores no timestamps, and the
 rewritten files go through zipfile with a fixed date, so a rerun writes the
@@ -69,22 +73,29 @@ def expected_entry(t):
     }
 
 
-def rewrite_pickle(src, dst, old=b"", new=b"", add=(), drop=()):
+def rewrite_pickle(src, dst, old=b"", new=b"", add=(), drop=(), replace=(),
+                   compression=zipfile.ZIP_STORED):
     """Copies the zip `src` to `dst` with bytes `old` of data.pkl replaced by
     `new`, the records `add` ((suffix, bytes) after the root folder) added
-    and those whose names end with a suffix in `drop` left out."""
+    and those whose names end with a suffix in `drop` left out, those ending
+    with a suffix in `replace` ((suffix, bytes)) given new bytes; every
+    record compressed with `compression`."""
     with zipfile.ZipFile(OUT / src) as zin:
         entries = [(info.filename, zin.read(info.filename)) for info in zin.infolist()]
     root = entries[0][0].split("/")[0]
     entries += [(f"{root}/{suffix}", data) for suffix, data in add]
-    with zipfile.ZipFile(OUT / dst, "w", zipfile.ZIP_STORED) as zout:
+    with zipfile.ZipFile(OUT / dst, "w", compression) as zout:
         for name, data in entries:
             if any(name.endswith(suffix) for suffix in drop):
                 continue
+            for suffix, new_data in replace:
+                if name.endswith(suffix):
+                    data = new_data
             if name.endswith("/data.pkl") and old:
                 assert data.count(old) == 1, (src, old)
                 data = data.replace(old, new)
             info = zipfile.ZipInfo(name, date_time=(2020, 1, 1, 0, 0, 0))
+            info.compress_type = compression
             zout.writestr(info, data)
 
 
@@ -151,6 +162,10 @@ def main():
     rewrite_pickle("linear_f32.pt", "bad_opcode.pt", b"sb.", b"s0.")
     rewrite_pickle("linear_f32.pt", "big_endian.pt", add=[("byteorder", b"big")])
     rewrite_pickle("linear_f32.pt", "missing_storage.pt", drop=["/data/1"])
+    rewrite_pickle("linear_f32.pt", "zip_bomb.pt", replace=[("/data/0", bytes(16 << 20))],
+                   compression=zipfile.ZIP_BZIP2)
+    rewrite_pickle("linear_f32.pt", "deflated.pt", compression=zipfile.ZIP_DEFLATED)
+    expected["deflated.pt"] = expected["linear_f32.pt"]
 
     with open(OUT / "expected.json", "w") as f:
         json.dump(expected, f, indent=1, sort_keys=True)
