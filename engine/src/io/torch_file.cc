@@ -970,12 +970,8 @@ absl::Status CheckByteOrder(ZipArchive& archive, const std::string& root,
   return absl::OkStatus();
 }
 
-}  // namespace
-}  // namespace torch_file
-
-absl::StatusOr<TorchStateDict> ParseTorchFile(const uint8_t* bytes, size_t size,
-                                              const std::string& source) {
-  using namespace torch_file;  // NOLINT(build/namespaces): this file's helpers
+// Archive, byte order, pickle, then the tensors out.
+absl::StatusOr<TorchStateDict> Parse(const uint8_t* bytes, size_t size, const std::string& source) {
   absl::StatusOr<std::unique_ptr<ZipArchive>> archive = ZipArchive::Open(bytes, size, source);
   if (!archive.ok()) return archive.status();
   absl::StatusOr<std::string> root = (*archive)->FindRoot();
@@ -993,6 +989,14 @@ absl::StatusOr<TorchStateDict> ParseTorchFile(const uint8_t* bytes, size_t size,
   absl::StatusOr<const Value*> result = vm.Run();
   if (!result.ok()) return result.status();
   return ToStateDict(**result, vm.storage_elements(), source);
+}
+
+}  // namespace
+}  // namespace torch_file
+
+absl::StatusOr<TorchStateDict> ParseTorchFile(const uint8_t* bytes, size_t size,
+                                              const std::string& source) {
+  return torch_file::Parse(bytes, size, source);
 }
 
 absl::StatusOr<TorchStateDict> ReadTorchFile(const std::string& path) {
