@@ -108,9 +108,11 @@ ABSL_FLAG(int, max_inputs_per_request, 64, "most inputs in one Encode request");
 ABSL_FLAG(int, max_rerank_texts, 1000,
           "most texts in one rerank request (split inside the server into parts of at most "
           "--max-inputs-per-request and one batch)");
-ABSL_FLAG(int64_t, max_output_vectors, 8192,
-          "most vectors one request may return: token states (pooling NONE, /embed_all) and "
-          "ColBERT vectors over all its inputs; beyond it the request is INVALID_ARGUMENT (400)");
+ABSL_FLAG(
+    int64_t, max_output_vectors, 8192,
+    "most vectors one request may return: token states (pooling NONE, /embed_all) and "
+    "ColBERT vectors over all its inputs; beyond it the request is INVALID_ARGUMENT (HTTP 422 "
+    "on the TEI-style routes)");
 ABSL_FLAG(int64_t, max_text_bytes, 65536, "most bytes in one input text");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(20),
           "on SIGTERM/SIGINT, how long queued and running work may take to finish");

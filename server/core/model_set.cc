@@ -40,6 +40,9 @@ ModelDescription DescribeModel(const LoadedModel& model, const RequestLimits& li
   if (model.heads.classifier.has_value()) description.labels = model.heads.classifier->labels;
   description.sparse = model.heads.sparse;
   description.sparse_default = pipeline.sparse;
+  if (model.heads.multi_vector.has_value()) {
+    description.colbert_dimensions = model.heads.multi_vector->dimensions;
+  }
   return description;
 }
 

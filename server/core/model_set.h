@@ -62,6 +62,7 @@ struct ModelDescription {
   std::vector<std::string> labels;
   bool sparse = false;
   bool sparse_default = false;
+  int colbert_dimensions = 0;  // the multi-vector head's width (EncodeMulti's colbert); 0: none
 };
 
 ModelDescription DescribeModel(const LoadedModel& model, const RequestLimits& limits,

@@ -254,6 +254,7 @@ encoder::v1::ModelInfo MakeModelInfo(const ModelDescription& model) {
   info.set_default_prompt_name(model.default_prompt_name);
   for (const std::string& label : model.labels) info.add_labels(label);
   info.set_sparse(model.sparse);
+  info.set_colbert_dimensions(model.colbert_dimensions);
   return info;
 }
 

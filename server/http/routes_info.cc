@@ -52,6 +52,7 @@ Json TeiInfo(const ModelDescription& model, const HttpOptions& options) {
   if (model.labels.size() == 1) outputs.push_back("rerank");
   if (!model.labels.empty()) outputs.push_back("classify");
   if (model.sparse) outputs.push_back("sparse");
+  if (model.colbert_dimensions > 0) outputs.push_back("colbert");
   return {{"model_id", model.name},
           {"model_sha", nullptr},
           {"model_dtype", TeiDtype(model.precision)},

@@ -53,7 +53,7 @@ struct Outputs {
 };
 
 // The fixture's inputs in one packed batch, and the three outputs of each.
-Outputs Run(Encoder& encoder, const nlohmann::json& reference) {
+Outputs RunFixture(Encoder& encoder, const nlohmann::json& reference) {
   std::vector<std::vector<int32_t>> ids;
   for (const auto& input : reference.at("inputs")) {
     ids.push_back(input.at("ids").get<std::vector<int32_t>>());
@@ -114,7 +114,7 @@ TEST(BgeM3Test, Fp32OutputsMatchPyTorch) {
   const nlohmann::json reference = Reference();
   std::unique_ptr<Encoder> encoder = Load(kFixture + "/model");
   ASSERT_NE(encoder, nullptr);
-  const Outputs out = Run(*encoder, reference);
+  const Outputs out = RunFixture(*encoder, reference);
   const size_t n = reference.at("inputs").size();
   ASSERT_EQ(out.dense.size(), n);
   for (size_t i = 0; i < n; ++i) {
@@ -148,7 +148,7 @@ TEST(BgeM3Test, LexicalWeightsLeaveOutSpecialTokensAndKeepTheLargest) {
   const nlohmann::json reference = Reference();
   std::unique_ptr<Encoder> encoder = Load(kFixture + "/model");
   ASSERT_NE(encoder, nullptr);
-  const Outputs out = Run(*encoder, reference);
+  const Outputs out = RunFixture(*encoder, reference);
   for (const auto& sparse : out.sparse) {
     for (const int32_t special : {0, 1, 2, 3}) EXPECT_EQ(sparse.count(special), 0u) << special;
   }
@@ -164,7 +164,9 @@ TEST(BgeM3Test, LexicalWeightsLeaveOutSpecialTokensAndKeepTheLargest) {
   ASSERT_EQ(top.size(), 3u);
   for (size_t k = 0; k < 3; ++k) {
     EXPECT_EQ(top[k].id, all[k].id);
-    if (k > 0) EXPECT_GE(top[k - 1].weight, top[k].weight);
+    if (k > 0) {
+      EXPECT_GE(top[k - 1].weight, top[k].weight);
+    }
   }
   EXPECT_EQ(encoder->LexicalWeights(result, 0, absl::MakeSpan(ids).subspan(1), 0, &all).code(),
             absl::StatusCode::kInvalidArgument);
@@ -201,7 +203,7 @@ TEST(BgeM3Test, Int8OutputsStayWithinCosine) {
   const nlohmann::json reference = Reference();
   std::unique_ptr<Encoder> encoder = Load(kFixture + "/model", Precision::kInt8);
   ASSERT_NE(encoder, nullptr);
-  const Outputs out = Run(*encoder, reference);
+  const Outputs out = RunFixture(*encoder, reference);
   for (size_t i = 0; i < out.dense.size(); ++i) {
     EXPECT_GE(Cosine(out.dense[i], reference.at("dense").at(i).get<std::vector<double>>()),
               kInt8MinCosine)

@@ -181,10 +181,9 @@ TEST_F(GrpcHeadsTest, EncodeMultiGivesTheOutputsAsked) {
   EXPECT_EQ(response.tokens(), 5);
 
   for (const auto& [outputs, wanted] :
-       std::vector<std::pair<std::vector<int>, std::string>>{
-           {{}, "outputs is empty"},
-           {{1, 1}, "DENSE asked twice"},
-           {{9}, "unknown output kind 9"}}) {
+       std::vector<std::pair<std::vector<int>, std::string>>{{{}, "outputs is empty"},
+                                                             {{1, 1}, "DENSE asked twice"},
+                                                             {{9}, "unknown output kind 9"}}) {
     encoder::v1::EncodeMultiRequest bad = request;
     bad.clear_outputs();
     for (int kind : outputs) bad.add_outputs(static_cast<encoder::v1::OutputKind>(kind));
@@ -243,7 +242,7 @@ TEST_F(GrpcHeadsTest, ClientCommandsPrintJsonLines) {
   multi.outputs = "sparse,colbert";
   ASSERT_EQ(client::RunMulti(connection, multi, out, err), 0) << err.str();
   EXPECT_NE(out.str().find(R"("rows":3)"), std::string::npos) << out.str();
-  EXPECT_EQ(out.str().find(R"("dense")"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find(R"("dense":[])"), std::string::npos) << out.str();  // not asked
   multi.outputs = "dense,lexical";
   EXPECT_EQ(client::RunMulti(connection, multi, out, err), 2);
 

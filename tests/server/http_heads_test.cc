@@ -181,7 +181,7 @@ TEST_F(HttpHeadsTest, EmbedMultiFloatAndBase64) {
   for (const auto& [request, wanted] : std::vector<std::pair<json, std::string>>{
            {{{"inputs", "x"}, {"outputs", json::array()}}, "outputs"},
            {{{"inputs", "x"}, {"outputs", {"dense", "dense"}}}, "asked twice"},
-           {{{"inputs", "x"}, {"outputs", {"lexical"}}}, "outputs[0]"},
+           {{{"inputs", "x"}, {"outputs", {"lexical"}}}, "each output must be"},
            {{{"inputs", "x"}, {"max_active_dims", -1}}, "max_active_dims"},
            {{{"inputs", "x"}, {"encoding_format", "hex"}}, "encoding_format"}}) {
     response = Post("/embed_multi", request);
@@ -192,7 +192,7 @@ TEST_F(HttpHeadsTest, EmbedMultiFloatAndBase64) {
 
 // --max-output-vectors bounds ColBERT vectors (each input's tokens but the
 // first) and token states (/embed_all: every token) over a whole request.
-TEST_F(HttpHeadsTest, OutputVectorsPastTheLimitAre400) {
+TEST_F(HttpHeadsTest, OutputVectorsPastTheLimitAre422) {
   testing_support::HttpTestSetup setup;
   setup.heads = CoreService::MultiOutputHeads();
   setup.limits.max_output_vectors = 6;
@@ -204,7 +204,7 @@ TEST_F(HttpHeadsTest, OutputVectorsPastTheLimitAre400) {
   EXPECT_EQ(response.status, 200) << response.body;  // 2 x 3 vectors
   response = Post("/embed_multi",
                   {{"inputs", {four_tokens, four_tokens, four_tokens}}, {"outputs", {"colbert"}}});
-  EXPECT_EQ(response.status, 400) << response.body;
+  EXPECT_EQ(response.status, 422) << response.body;  // TEI's validation error
   EXPECT_NE(response.body.find("would return 9 vectors"), std::string::npos) << response.body;
   EXPECT_NE(response.body.find("--max-output-vectors"), std::string::npos) << response.body;
   // Without colbert the limit does not apply.
@@ -214,7 +214,7 @@ TEST_F(HttpHeadsTest, OutputVectorsPastTheLimitAre400) {
   response = Post("/embed_all", {{"inputs", {four_tokens}}});
   EXPECT_EQ(response.status, 200) << response.body;
   response = Post("/embed_all", {{"inputs", {four_tokens, four_tokens}}});
-  EXPECT_EQ(response.status, 400) << response.body;
+  EXPECT_EQ(response.status, 422) << response.body;
   EXPECT_NE(response.body.find("would return 8 vectors"), std::string::npos) << response.body;
 }
 
