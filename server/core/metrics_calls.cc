@@ -20,6 +20,8 @@ const char* RpcName(Rpc rpc) {
       return "Classify";
     case Rpc::kEncodeSparse:
       return "EncodeSparse";
+    case Rpc::kEncodeChunks:
+      return "EncodeChunks";
   }
   return "unknown";
 }
@@ -33,7 +35,8 @@ std::vector<absl::StatusCode> AnswerableCodes(core::Transport transport, Rpc rpc
   if (!Serves(transport, rpc)) return {};
   const bool grpc = transport == core::Transport::kGrpc;
   const bool encodes = rpc == Rpc::kEncode || rpc == Rpc::kEncodeStream || rpc == Rpc::kRerank ||
-                       rpc == Rpc::kClassify || rpc == Rpc::kEncodeSparse;
+                       rpc == Rpc::kClassify || rpc == Rpc::kEncodeSparse ||
+                       rpc == Rpc::kEncodeChunks;
   std::vector<StatusCode> codes = {StatusCode::kOk, StatusCode::kUnauthenticated,
                                    StatusCode::kUnavailable};
   if (grpc) codes.insert(codes.end(), {StatusCode::kCancelled, StatusCode::kDeadlineExceeded});

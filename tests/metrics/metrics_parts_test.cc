@@ -85,6 +85,7 @@ std::set<std::string> ExpectedRequestSeries() {
       {"grpc Rerank", grpc_encode},
       {"grpc Classify", grpc_encode},
       {"grpc EncodeSparse", grpc_encode},
+      {"grpc EncodeChunks", grpc_encode},  // late chunking: as Encode
       {"grpc Tokenize",
        {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "UNAVAILABLE", "CANCELLED",
         "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
@@ -105,6 +106,9 @@ std::set<std::string> ExpectedRequestSeries() {
        {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "UNAVAILABLE",
         "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
       {"http EncodeSparse",
+       {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "UNAVAILABLE",
+        "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
+      {"http EncodeChunks",
        {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "UNAVAILABLE",
         "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
       {"http Tokenize",
