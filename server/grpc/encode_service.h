@@ -32,7 +32,8 @@ using EncoderServiceBase = encoder::v1::Encoder::WithRawCallbackMethod_Encode<
                         encoder::v1::Encoder::WithCallbackMethod_Rerank<
                             encoder::v1::Encoder::WithCallbackMethod_Classify<
                                 encoder::v1::Encoder::WithCallbackMethod_EncodeSparse<
-                                    encoder::v1::Encoder::Service>>>>>>>>>;
+                                    encoder::v1::Encoder::WithCallbackMethod_EncodeChunks<
+                                        encoder::v1::Encoder::Service>>>>>>>>>>;
 
 class EncodeService final : public EncoderServiceBase {
  public:
@@ -73,6 +74,10 @@ class EncodeService final : public EncoderServiceBase {
   grpc::ServerUnaryReactor* EncodeSparse(grpc::CallbackServerContext* context,
                                          const encoder::v1::EncodeSparseRequest* request,
                                          encoder::v1::EncodeSparseResponse* response) override;
+  // chunk_rpcs.cc: late chunking, on the shared queue.
+  grpc::ServerUnaryReactor* EncodeChunks(grpc::CallbackServerContext* context,
+                                         const encoder::v1::EncodeChunksRequest* request,
+                                         encoder::v1::EncodeChunksResponse* response) override;
 
  private:
   // Whether the call carries a valid key in its `authorization` metadata.
