@@ -118,6 +118,8 @@ class RequestHandler {
   void Predict(RouteCall call);
   // routes_sparse.cc: POST /embed_sparse.
   void EmbedSparse(RouteCall call);
+  // routes_chunks.cc: POST /embed_chunks (late chunking).
+  void EmbedChunks(RouteCall call);
 
   // The model `name` names (the JSON body's "model", else the query's
   // ?model=; with one model served, OpenAI's may name anything), now

@@ -28,7 +28,8 @@ enum class Route {
   kPredict,       // TEI POST /predict
   kEmbedSparse,   // TEI POST /embed_sparse
   kEmbedAll,      // TEI POST /embed_all
-  kSimilarity     // TEI POST /similarity
+  kSimilarity,    // TEI POST /similarity
+  kEmbedChunks    // POST /embed_chunks (late chunking)
 };
 
 struct RouteInfo {
