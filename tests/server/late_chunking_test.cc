@@ -18,7 +18,7 @@
 #include "support/test_model.h"
 
 namespace server::chunking {
-namespace {
+namespace late_chunking_test {
 
 using ::testing::HasSubstr;
 using testing_support::CoreService;
@@ -309,5 +309,5 @@ TEST(LateChunkingDispatchTest, RefusalsAreAnsweredAtOnceNamingTheChunk) {
   EXPECT_TRUE(service.backend().batches().empty());
 }
 
-}  // namespace
+}  // namespace late_chunking_test
 }  // namespace server::chunking
