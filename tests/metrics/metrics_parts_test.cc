@@ -143,13 +143,14 @@ TEST(ServerMetricsTest, AFreshRegistryHasTheSeriesOfTheCallsThatExist) {
   const Scrape scrape = Serialize(metrics.registry()->Collect());
   const std::set<std::string> counters = RequestSeries(scrape, "encoder_requests_total");
   EXPECT_EQ(counters, ExpectedRequestSeries());
-  // 59, and 9 codes x 3 head RPCs on gRPC, 8 on HTTP.
-  EXPECT_EQ(counters.size(), 110u);
-  // Durations: each call's OK (fifteen calls), from the start.
+  // 59, and 9 codes x 3 head RPCs on gRPC, 8 on HTTP; EncodeChunks as one more.
+  EXPECT_EQ(counters.size(), 127u);
+  // Durations: each call's OK (seventeen calls), from the start.
   EXPECT_EQ(RequestSeries(scrape, "encoder_request_duration_seconds_count"),
             (std::set<std::string>{"grpc Encode OK", "grpc EncodeStream OK", "grpc Tokenize OK",
                                    "grpc Decode OK", "grpc GetModelInfo OK", "grpc Rerank OK",
-                                   "grpc Classify OK", "grpc EncodeSparse OK", "http Encode OK",
+                                   "grpc Classify OK", "grpc EncodeSparse OK",
+                                   "grpc EncodeChunks OK", "http EncodeChunks OK", "http Encode OK",
                                    "http Tokenize OK", "http Decode OK", "http GetModelInfo OK",
                                    "http Rerank OK", "http Classify OK", "http EncodeSparse OK"}));
   for (const auto& [key, value] : scrape.samples) {
@@ -244,7 +245,7 @@ TEST(ServerMetricsTest, AFirstRequestCreatesTheSeriesItLacks) {
             1);
   EXPECT_FALSE(scrape.Has("encoder_requests_total",
                           {{"transport", "http"}, {"rpc", "Tokenize"}, {"code", "DATA_LOSS"}}));
-  EXPECT_EQ(RequestSeries(scrape, "encoder_requests_total").size(), 112u);
+  EXPECT_EQ(RequestSeries(scrape, "encoder_requests_total").size(), 129u);
   EXPECT_EQ(scrape.Value("encoder_inflight_requests"), 0);
 
   // The shutdown's account sums every rpc of one transport and code.
