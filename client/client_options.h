@@ -75,4 +75,10 @@ struct SparseOptions {
   bool truncate_left = false;
 };
 
+// multi: SparseOptions' fields (for the sparse output) and the outputs asked.
+struct MultiOptions {
+  SparseOptions sparse;
+  std::string outputs = "dense,sparse,colbert";  // comma-separated
+};
+
 }  // namespace client

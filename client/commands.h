@@ -26,6 +26,9 @@ int RunClassify(const ConnectionOptions& connection, const ClassifyOptions& opti
                 std::ostream& out, std::ostream& err);
 int RunSparse(const ConnectionOptions& connection, const SparseOptions& options, std::ostream& out,
               std::ostream& err);
+// EncodeMulti: one JSON line per input with the outputs asked.
+int RunMulti(const ConnectionOptions& connection, const MultiOptions& options, std::ostream& out,
+             std::ostream& err);
 int RunInfo(const ConnectionOptions& connection, std::ostream& out, std::ostream& err);
 // Exit 0 only when the server reports SERVING for `service` ("" = overall).
 int RunHealth(const ConnectionOptions& connection, const std::string& service, std::ostream& out,

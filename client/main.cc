@@ -84,8 +84,10 @@ ABSL_FLAG(std::string, instruction, "",
           "(Qwen3-Reranker); default: the model's");
 ABSL_FLAG(bool, raw_scores, false,
           "rerank, classify: the model's logits, without its activation (sigmoid/softmax)");
-ABSL_FLAG(int, max_active_dims, 0, "sparse: keep the largest N weights per input (0: all)");
-ABSL_FLAG(bool, return_tokens, false, "sparse: each entry's vocabulary token");
+ABSL_FLAG(int, max_active_dims, 0, "sparse, multi: keep the largest N weights per input (0: all)");
+ABSL_FLAG(bool, return_tokens, false, "sparse, multi: each entry's vocabulary token");
+ABSL_FLAG(std::string, outputs, "dense,sparse,colbert",
+          "multi: the outputs of one pass, comma-separated: dense, sparse, colbert");
 ABSL_FLAG(std::string, service, "", "health: the service to check (default: the server)");
 ABSL_FLAG(
     int, concurrency, 0,
@@ -114,7 +116,7 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: encoder-client "
-    "<encode|tokenize|decode|rerank|classify|sparse|chunks|info|health|bench> "
+    "<encode|tokenize|decode|rerank|classify|sparse|multi|chunks|info|health|bench> "
     "[flags] [texts...]\n"
     "  encode   [texts...] [--pair] [--input FILE] [--ids 1,2,3] [--pooling cls|mean|none|pooler]\n"
     "           [--normalize | --unnormalized] [--truncate [--truncate-left]]\n"
@@ -124,6 +126,8 @@ constexpr char kUsage[] =
     "  rerank   QUERY TEXT... [--top-n N] [--return-text] [--raw-scores] [--truncate]\n"
     "  classify [texts...] [--pair] [--input FILE] [--raw-scores] [--truncate [--truncate-left]]\n"
     "  sparse   [texts...] [--pair] [--input FILE] [--ids 1,2,3] [--max-active-dims N]\n"
+    "           [--return-tokens] [--truncate [--truncate-left]]\n"
+    "  multi    [texts...] [--outputs dense,sparse,colbert] [--max-active-dims N]\n"
     "           [--return-tokens] [--truncate [--truncate-left]]\n"
     "  chunks   --text TEXT | --file FILE, --chunks 0:100,100:250 | --chunk-tokens N\n"
     "           [--window-overlap N] [--normalize | --unnormalized] [--dimensions N]\n"
@@ -154,8 +158,9 @@ void JoinStdinInput(std::vector<std::string>& args) {
 }  // namespace
 
 // The commands, for "encoder-client COMMAND --help" (common/flag_help.h).
-const std::vector<std::string> kCommands = {"encode", "tokenize", "decode", "rerank", "classify",
-                                            "sparse", "info",     "health", "bench",  "chunks"};
+const std::vector<std::string> kCommands = {"encode",   "tokenize", "decode", "rerank",
+                                            "classify", "sparse",   "multi",  "info",
+                                            "health",   "bench",    "chunks"};
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
@@ -250,6 +255,16 @@ int main(int argc, char** argv) {
     options.truncate = absl::GetFlag(FLAGS_truncate);
     options.truncate_left = absl::GetFlag(FLAGS_truncate_left);
     return client::RunSparse(connection, options, std::cout, std::cerr);
+  }
+  if (command == "multi") {
+    client::MultiOptions options;
+    options.sparse.inputs = inputs;
+    options.sparse.max_active_dims = absl::GetFlag(FLAGS_max_active_dims);
+    options.sparse.return_tokens = absl::GetFlag(FLAGS_return_tokens);
+    options.sparse.truncate = absl::GetFlag(FLAGS_truncate);
+    options.sparse.truncate_left = absl::GetFlag(FLAGS_truncate_left);
+    options.outputs = absl::GetFlag(FLAGS_outputs);
+    return client::RunMulti(connection, options, std::cout, std::cerr);
   }
   if (command == "chunks") {
     if (positional.size() > 2) {

@@ -6,6 +6,7 @@
 // texts in many scripts from the tokenizer's golden corpus, and valid and
 // invalid serialized requests.
 #include <unistd.h>
+#include <zip.h>
 
 #include <cstdint>
 #include <cstdio>
@@ -218,6 +219,52 @@ void SafetensorsCorpus(const fs::path& out, const fs::path& source, const fs::pa
         raw(R"({"a":{"dtype":"F32","shape":[9223372036854775807,2,0],"data_offsets":[0,0]}})", 0));
 }
 
+// A record of a zip archive, read with libzip.
+std::string ZipRecord(const fs::path& path, const std::string& name) {
+  int error = 0;
+  zip_t* archive = zip_open(path.c_str(), ZIP_RDONLY, &error);
+  zip_stat_t stat;
+  zip_file_t* file = nullptr;
+  if (archive == nullptr || zip_stat(archive, name.c_str(), 0, &stat) != 0 ||
+      (file = zip_fopen(archive, name.c_str(), 0)) == nullptr) {
+    std::fprintf(stderr, "make_corpus: cannot read %s from %s\n", name.c_str(), path.c_str());
+    std::exit(1);
+  }
+  std::string bytes(stat.size, '\0');
+  const zip_int64_t got = zip_fread(file, bytes.data(), stat.size);
+  zip_fclose(file);
+  zip_discard(archive);
+  if (got != static_cast<zip_int64_t>(stat.size)) {
+    std::fprintf(stderr, "make_corpus: short read of %s\n", name.c_str());
+    std::exit(1);
+  }
+  return bytes;
+}
+
+// torch.save files written by torch (tests/golden/make_torch_files.py), in
+// fuzz_torch_file's two framings: byte 0 even and the whole file (the good
+// ones and the broken ones that get past the zip layer); byte 0 odd, the
+// length of data.pkl (2 bytes LE), data.pkl and the storage data/0.
+void TorchFileCorpus(const fs::path& out, const fs::path& source) {
+  const fs::path dir = source / "tests/golden/torch_files";
+  for (const char* name :
+       {"linear_f32", "linear_f16", "linear_bf16", "transposed", "offset_view", "bare_f64",
+        "parameter", "shared", "list_top_level", "past_storage", "bad_opcode", "big_endian",
+        "missing_storage", "evil_os_system", "deflated", "zip_bomb"}) {
+    Write(out, name, std::string(1, '\0') + ReadFile(dir / (std::string(name) + ".pt")));
+  }
+  for (const char* name : {"linear_f32", "linear_f16", "linear_bf16", "transposed", "offset_view",
+                           "bare_f64", "parameter", "shared", "evil_eval"}) {
+    const fs::path file = dir / (std::string(name) + ".pt");
+    const std::string pickle = ZipRecord(file, std::string(name) + "/data.pkl");
+    const std::string storage = std::string(name).rfind("evil", 0) == 0
+                                    ? ""
+                                    : ZipRecord(file, std::string(name) + "/data/0");
+    Write(out, std::string("records_") + name,
+          "\x01" + LengthPrefix(pickle.size(), 2) + pickle + storage);
+  }
+}
+
 // The golden tokenizer corpus (one JSON string per line): a spread of scripts.
 std::vector<std::string> GoldenTexts(const fs::path& source) {
   std::vector<std::string> texts;
@@ -341,6 +388,7 @@ int main(int argc, char** argv) {
   ModelDirCorpus(out / "fuzz_model_dir", source, scratch);
   ConfigCorpus(out / "fuzz_config", source);
   SafetensorsCorpus(out / "fuzz_safetensors", source, scratch);
+  TorchFileCorpus(out / "fuzz_torch_file", source);
   TokenizerCorpus(out / "fuzz_tokenizer", source);
   RequestCorpus(out / "fuzz_request");
   fs::remove_all(scratch);

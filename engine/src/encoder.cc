@@ -16,6 +16,7 @@
 #include "engine/thread_count.h"
 #include "engine/tokenizer.h"
 #include "heads/heads.h"
+#include "heads/token_heads.h"
 #include "io/checkpoint.h"
 #include "layers/embeddings.h"
 #include "layers/encoder_layer.h"
@@ -40,6 +41,8 @@ struct Encoder::Impl {
   std::unique_ptr<ClassifierWeights> classifier;  // null: none in the checkpoint
   std::unique_ptr<MaskedLmWeights> masked_lm;     // null: none in the checkpoint
   std::unique_ptr<PairPrompt> pair_prompt;        // causal-LM rerankers
+  std::unique_ptr<LexicalWeightsHead> lexical;    // bge-m3's sparse_linear.pt
+  std::unique_ptr<MultiVectorWeights> multi_vector;
   Workspace workspace;
 };
 
@@ -69,6 +72,31 @@ absl::Status LoadCausalLmScorerIfAny(const Checkpoint& checkpoint, const Archite
                                      const float* word_embeddings,
                                      std::unique_ptr<ClassifierWeights>* classifier,
                                      std::unique_ptr<PairPrompt>* prompt);
+
+// bge-m3's per-token heads, when their torch.save files are in the
+// directory; the lexical weights leave out the tokenizer's special tokens.
+absl::Status LoadTokenHeadsIfAny(const std::string& model_dir, int64_t hidden,
+                                 std::unique_ptr<LexicalWeightsHead>* lexical,
+                                 std::unique_ptr<MultiVectorWeights>* multi_vector) {
+  if (std::filesystem::exists(std::filesystem::path(model_dir) / kLexicalWeightsFile)) {
+    absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::Load(model_dir);
+    if (!tokenizer.ok()) return tokenizer.status();
+    std::vector<int32_t> excluded;
+    for (const int id : {(*tokenizer)->cls_id(), (*tokenizer)->sep_id(), (*tokenizer)->pad_id(),
+                         (*tokenizer)->unk_id()}) {
+      if (id >= 0) excluded.push_back(id);
+    }
+    absl::StatusOr<std::unique_ptr<LexicalWeightsHead>> head =
+        LoadLexicalWeightsIfAny(model_dir, hidden, std::move(excluded));
+    if (!head.ok()) return head.status();
+    *lexical = *std::move(head);
+  }
+  absl::StatusOr<std::unique_ptr<MultiVectorWeights>> colbert =
+      LoadBgeM3ColbertIfAny(model_dir, hidden);
+  if (!colbert.ok()) return colbert.status();
+  *multi_vector = *std::move(colbert);
+  return absl::OkStatus();
+}
 
 // OK when `model_dir` is a directory; else the path and why not.
 absl::Status CheckModelDirectory(const std::string& model_dir) {
@@ -138,6 +166,11 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
         return s;
       }
     }
+  }
+  if (absl::Status s = LoadTokenHeadsIfAny(model_dir, impl->config.hidden_size, &impl->lexical,
+                                           &impl->multi_vector);
+      !s.ok()) {
+    return s;
   }
   // Load's temporaries are freed, but glibc may keep freed heap pages (its
   // mmap threshold grows with large frees); hand them back so resident
@@ -333,6 +366,51 @@ absl::Status Encoder::Sparse(const EncodeResult& result, int index, const Sparse
   }
   RunSparse(*impl_->masked_lm, result.sequence_states(index), result.num_tokens(index), options,
             out);
+  return absl::OkStatus();
+}
+
+bool Encoder::has_lexical_weights() const { return impl_->lexical != nullptr; }
+
+absl::Status Encoder::LexicalWeights(const EncodeResult& result, int index,
+                                     absl::Span<const int32_t> ids, int max_active_dims,
+                                     std::vector<SparseEntry>* out) const {
+  if (!impl_->lexical) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("the model has no lexical-weights head (", kLexicalWeightsFile, ")"));
+  }
+  if (index < 0 || index >= result.num_sequences()) {
+    return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
+  }
+  if (static_cast<int>(ids.size()) != result.num_tokens(index)) {
+    return absl::InvalidArgumentError(absl::StrCat(ids.size(), " ids for a sequence of ",
+                                                   result.num_tokens(index), " tokens"));
+  }
+  if (max_active_dims < 0) {
+    return absl::InvalidArgumentError("max_active_dims must not be negative");
+  }
+  RunLexicalWeights(*impl_->lexical, result.sequence_states(index), ids, max_active_dims, out);
+  return absl::OkStatus();
+}
+
+const MultiVectorHead* Encoder::multi_vector() const {
+  return impl_->multi_vector ? &impl_->multi_vector->head : nullptr;
+}
+
+absl::Status Encoder::MultiVectors(const EncodeResult& result, int index,
+                                   absl::Span<const uint8_t> keep, std::vector<float>* out,
+                                   int* rows) const {
+  if (!impl_->multi_vector) {
+    return absl::FailedPreconditionError("the model has no multi-vector (ColBERT) head");
+  }
+  if (index < 0 || index >= result.num_sequences()) {
+    return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
+  }
+  if (!keep.empty() && static_cast<int>(keep.size()) != result.num_tokens(index)) {
+    return absl::InvalidArgumentError(absl::StrCat(keep.size(), " flags for a sequence of ",
+                                                   result.num_tokens(index), " tokens"));
+  }
+  RunMultiVectors(*impl_->multi_vector, result.sequence_states(index), result.num_tokens(index),
+                  keep, out, rows);
   return absl::OkStatus();
 }
 

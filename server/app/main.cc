@@ -108,6 +108,9 @@ ABSL_FLAG(int, max_inputs_per_request, 64, "most inputs in one Encode request");
 ABSL_FLAG(int, max_rerank_texts, 1000,
           "most texts in one rerank request (split inside the server into parts of at most "
           "--max-inputs-per-request and one batch)");
+ABSL_FLAG(int64_t, max_output_vectors, 8192,
+          "most vectors one request may return: token states (pooling NONE, /embed_all) and "
+          "ColBERT vectors over all its inputs; beyond it the request is INVALID_ARGUMENT (400)");
 ABSL_FLAG(int64_t, max_text_bytes, 65536, "most bytes in one input text");
 ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(20),
           "on SIGTERM/SIGINT, how long queued and running work may take to finish");
@@ -192,6 +195,7 @@ const std::vector<std::string> kFlagNames = {"model",
                                              "max_queue_tokens",
                                              "max_inputs_per_request",
                                              "max_rerank_texts",
+                                             "max_output_vectors",
                                              "max_text_bytes",
                                              "auto_truncate",
                                              "shutdown_grace",
@@ -243,6 +247,7 @@ server::ServerConfig ConfigFromFlags() {
   config.batcher.max_queue_tokens = absl::GetFlag(FLAGS_max_queue_tokens);
   config.max_inputs_per_request = absl::GetFlag(FLAGS_max_inputs_per_request);
   config.max_rerank_texts = absl::GetFlag(FLAGS_max_rerank_texts);
+  config.max_output_vectors = absl::GetFlag(FLAGS_max_output_vectors);
   config.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes);
   config.auto_truncate = absl::GetFlag(FLAGS_auto_truncate);
   config.shutdown_grace = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_shutdown_grace));

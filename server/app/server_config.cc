@@ -162,6 +162,8 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
                   config.max_inputs_per_request),
            MustBe(config.max_rerank_texts > 0, "max-rerank-texts", "positive",
                   config.max_rerank_texts),
+           MustBe(config.max_output_vectors > 0, "max-output-vectors", "positive",
+                  config.max_output_vectors),
            MustBe(config.max_text_bytes > 0, "max-text-bytes", "positive", config.max_text_bytes),
            MustBe(config.shutdown_grace.count() >= 0, "shutdown-grace", "0 or more (ms)",
                   config.shutdown_grace.count()),

@@ -14,8 +14,23 @@
 namespace server {
 
 // Which output of the model an input wants: its embedding (pooled or per
-// token), its classifier's raw logits, or its SPLADE sparse weights.
-enum class OutputHead { kEmbedding, kClassify, kSparse };
+// token), its classifier's raw logits, its sparse weights (SPLADE's masked-LM
+// head, else bge-m3's lexical weights), or several of the model's outputs
+// from the one pass (kMulti: OutputSpec::multi says which).
+enum class OutputHead { kEmbedding, kClassify, kSparse, kMulti };
+
+// The outputs of a kMulti input: the embedding (as kEmbedding with the
+// model's pipeline), the sparse weights (as kSparse) and the multi-vector
+// (ColBERT) vectors.
+struct MultiOutputs {
+  bool dense = false;
+  bool sparse = false;
+  bool multi_vector = false;
+  // Token ids whose vectors are left out of the multi-vector output
+  // (ColBERT's punctuation skiplist for documents); null: none. Sorted; owned
+  // by the model, which outlives every request.
+  const std::vector<int32_t>* skip_ids = nullptr;
+};
 
 // What a request wants back for each of its inputs.
 struct OutputSpec {
@@ -31,20 +46,26 @@ struct OutputSpec {
   int dimensions = 0;        // Matryoshka: keep the first this many values (0: all), then
   bool normalize = false;    // L2; applies to pooled vectors and to each token state
   OutputHead head = OutputHead::kEmbedding;
-  engine::SparseOptions sparse;  // kSparse
+  engine::SparseOptions sparse;  // kSparse, and kMulti's sparse
+  MultiOutputs multi;            // kMulti
 };
 
 // One input's result: `rows` x `cols` floats (rows == 1 when pooled, cols
 // the embedding's size; rows == tokens and cols the hidden size for kNone;
 // for kClassify rows == 1, cols == the labels' raw logits; for kSparse none,
 // the entries in `sparse` by descending weight) and the number of tokens the
-// input used.
+// input used. kMulti fills what its spec asks: the embedding as kEmbedding
+// does, `sparse`, and the multi-vector output in `vectors`.
 struct InputOutput {
   int rows = 0;
   int cols = 0;
   int tokens = 0;
   std::vector<float> values;
-  std::vector<engine::SparseEntry> sparse;  // kSparse
+  std::vector<engine::SparseEntry> sparse;  // kSparse, kMulti
+  // kMulti: vector_rows x vector_cols floats, one normalized vector per kept token.
+  int vector_rows = 0;
+  int vector_cols = 0;
+  std::vector<float> vectors;
 };
 
 class Backend {

@@ -198,6 +198,23 @@ void EncodeDispatcher::DispatchSparse(const core::SparseRequest& request,
                                     });
 }
 
+void EncodeDispatcher::DispatchMulti(const core::MultiRequest& request,
+                                     Clock::time_point deadline,
+                                     std::function<bool()> is_cancelled, MultiDone done) {
+  const engine::Tokenizer* tokenizer =
+      request.return_tokens ? builder_->model().tokenizer.get() : nullptr;
+  // The answer needs which outputs were asked, not the inputs.
+  core::MultiRequest asked;
+  asked.dense = request.dense;
+  asked.sparse = request.sparse;
+  asked.colbert = request.colbert;
+  DispatchParts<core::MultiResult>(
+      [&] { return OnePart(builder_->BuildMulti(request)); }, deadline, std::move(is_cancelled),
+      std::move(done), [tokenizer, asked = std::move(asked)](std::vector<InputOutput> outputs) {
+        return ToMultiResult(std::move(outputs), asked, tokenizer);
+      });
+}
+
 absl::StatusOr<engine::Encoding> EncodeDispatcher::Tokenize(const core::TokenizeRequest& request) {
   if (!accepting_) return ShuttingDown();
   const auto start = std::chrono::steady_clock::now();

@@ -51,6 +51,9 @@ class EncodeDispatcher {
                       std::function<bool()> is_cancelled, RerankDone done);
   void DispatchSparse(const core::SparseRequest& request, Clock::time_point deadline,
                       std::function<bool()> is_cancelled, SparseDone done);
+  using MultiDone = std::function<void(absl::StatusOr<core::MultiResult>)>;
+  void DispatchMulti(const core::MultiRequest& request, Clock::time_point deadline,
+                     std::function<bool()> is_cancelled, MultiDone done);
 
   // Late chunking (server/core/late_chunking.h): the text's windows run as
   // one request on the shared queue (pooling NONE), then each chunk's vector

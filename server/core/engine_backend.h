@@ -1,5 +1,7 @@
-// The batcher's backend on the real engine: one Encode per batch, then one
-// pipeline Embed per input (engine/sentence_pipeline.h), or a copy of the token states for kNone.
+// The batcher's backend on the real engine: one Encode per batch, then per
+// input what its spec asks: a pipeline Embed (engine/sentence_pipeline.h) or
+// a copy of the token states for kNone, the classifier's logits, sparse
+// weights, or several outputs of the one pass (kMulti).
 #pragma once
 
 #include <vector>
@@ -22,6 +24,14 @@ class EngineBackend : public Backend {
                    std::vector<InputOutput>* outputs) override;
 
  private:
+  // Each fills `out` for sequence `index` of result_.
+  absl::Status Classify(int index, InputOutput* out) const;
+  absl::Status Sparse(const engine::Sequence& sequence, int index,
+                      const engine::SparseOptions& options, InputOutput* out) const;
+  absl::Status Embedding(int index, const OutputSpec& spec, InputOutput* out) const;
+  absl::Status Multi(const engine::Sequence& sequence, int index, const OutputSpec& spec,
+                     InputOutput* out) const;
+
   static const engine::SentencePipeline kNoPipeline;
   engine::Encoder* const encoder_;
   const engine::SentencePipeline* const pipeline_;

@@ -62,25 +62,53 @@ core::RerankResult ToRerankResult(std::vector<InputOutput> outputs,
   return result;
 }
 
+namespace {
+
+std::vector<core::SparseValue> ToSparseValues(const std::vector<engine::SparseEntry>& entries,
+                                              const engine::Tokenizer* tokenizer) {
+  std::vector<core::SparseValue> values;
+  values.reserve(entries.size());
+  for (const engine::SparseEntry& entry : entries) {
+    core::SparseValue value;
+    value.id = entry.id;
+    value.weight = entry.weight;
+    if (tokenizer != nullptr) {
+      absl::StatusOr<std::string> token = tokenizer->Decode({entry.id}, false);
+      if (token.ok()) value.token = *std::move(token);
+    }
+    values.push_back(std::move(value));
+  }
+  return values;
+}
+
+}  // namespace
+
 core::SparseResult ToSparseResult(std::vector<InputOutput> outputs,
                                   const engine::Tokenizer* tokenizer) {
   core::SparseResult result;
   result.outputs.reserve(outputs.size());
   for (InputOutput& output : outputs) {
     result.tokens += output.tokens;
-    std::vector<core::SparseValue> values;
-    values.reserve(output.sparse.size());
-    for (const engine::SparseEntry& entry : output.sparse) {
-      core::SparseValue value;
-      value.id = entry.id;
-      value.weight = entry.weight;
-      if (tokenizer != nullptr) {
-        absl::StatusOr<std::string> token = tokenizer->Decode({entry.id}, false);
-        if (token.ok()) value.token = *std::move(token);
-      }
-      values.push_back(std::move(value));
+    result.outputs.push_back(ToSparseValues(output.sparse, tokenizer));
+  }
+  return result;
+}
+
+core::MultiResult ToMultiResult(std::vector<InputOutput> outputs, const core::MultiRequest& request,
+                                const engine::Tokenizer* tokenizer) {
+  core::MultiResult result;
+  result.outputs.reserve(outputs.size());
+  for (InputOutput& output : outputs) {
+    result.tokens += output.tokens;
+    core::MultiOutput& out = result.outputs.emplace_back();
+    out.tokens = output.tokens;
+    if (request.dense) out.dense = std::move(output.values);
+    if (request.sparse) out.sparse = ToSparseValues(output.sparse, tokenizer);
+    if (request.colbert) {
+      out.colbert_rows = output.vector_rows;
+      out.colbert_cols = output.vector_cols;
+      out.colbert = std::move(output.vectors);
     }
-    result.outputs.push_back(std::move(values));
   }
   return result;
 }

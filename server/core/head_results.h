@@ -30,4 +30,9 @@ core::RerankResult ToRerankResult(std::vector<InputOutput> outputs,
 core::SparseResult ToSparseResult(std::vector<InputOutput> outputs,
                                   const engine::Tokenizer* tokenizer);
 
+// Each output's parts as `request` asked for them (the sparse entries with
+// their tokens when `tokenizer` is not null).
+core::MultiResult ToMultiResult(std::vector<InputOutput> outputs, const core::MultiRequest& request,
+                                const engine::Tokenizer* tokenizer);
+
 }  // namespace server

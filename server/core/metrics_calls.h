@@ -24,12 +24,13 @@ enum class Rpc {
   kRerank,
   kClassify,
   kEncodeSparse,
+  kEncodeMulti,
   kEncodeChunks  // late chunking: gRPC EncodeChunks, HTTP /embed_chunks
 };
-inline constexpr int kRpcCount = 9;
+inline constexpr int kRpcCount = 10;
 inline constexpr Rpc kRpcs[kRpcCount] = {
     Rpc::kEncode, Rpc::kEncodeStream, Rpc::kTokenize,     Rpc::kGetModelInfo, Rpc::kDecode,
-    Rpc::kRerank, Rpc::kClassify,     Rpc::kEncodeSparse, Rpc::kEncodeChunks};
+    Rpc::kRerank, Rpc::kClassify,     Rpc::kEncodeSparse, Rpc::kEncodeMulti,  Rpc::kEncodeChunks};
 const char* RpcName(Rpc rpc);
 
 // Whether `transport` serves `rpc` (EncodeStream is gRPC's only).
@@ -41,7 +42,7 @@ bool Serves(core::Transport transport, Rpc rpc);
 //   gRPC: CANCELLED and DEADLINE_EXCEEDED, which the client can cause on any call;
 //   Encode, EncodeStream, Tokenize, Decode: INVALID_ARGUMENT, FAILED_PRECONDITION
 //     (text to a model without a tokenizer);
-//   Rerank, Classify, EncodeSparse: as Encode (FAILED_PRECONDITION also for
+//   Rerank, Classify, EncodeSparse, EncodeMulti: as Encode (FAILED_PRECONDITION also for
 //     a model without the head);
 //   EncodeChunks: as Encode (FAILED_PRECONDITION also for a model whose Dense
 //     layers do not take a mean-pooled vector);

@@ -17,6 +17,9 @@ std::string ServedOutputs(const ModelHeads& heads) {
     if (heads.classifier->num_labels == 1) served.push_back("rerank");
   }
   if (heads.sparse) served.push_back(heads.sparse_default ? "sparse (its output)" : "sparse");
+  if (heads.multi_vector.has_value()) {
+    served.push_back(absl::StrCat("colbert (", heads.multi_vector->dimensions, " per token)"));
+  }
   return absl::StrJoin(served, "; ");
 }
 
@@ -41,7 +44,13 @@ absl::Status CheckHead(const ModelHeads& heads, HeadRequest request) {
       break;
     case HeadRequest::kSparse:
       if (heads.sparse) return absl::OkStatus();
-      wanted = "sparse embeddings need a masked-LM (SPLADE) head";
+      wanted =
+          "sparse embeddings need a masked-LM (SPLADE) head or bge-m3's lexical weights "
+          "(sparse_linear.pt)";
+      break;
+    case HeadRequest::kMultiVector:
+      if (heads.multi_vector.has_value()) return absl::OkStatus();
+      wanted = "colbert vectors need a multi-vector head (bge-m3's colbert_linear.pt)";
       break;
   }
   absl::Status status = absl::FailedPreconditionError(

@@ -1,5 +1,5 @@
-// Which outputs a model serves (embeddings always; classify, rerank and
-// sparse when it carries the heads, engine/heads.h) and the
+// Which outputs a model serves (embeddings always; classify, rerank,
+// sparse and multi-vector when it carries the heads, engine/heads.h) and the
 // FAILED_PRECONDITION a request for a missing one gets.
 #pragma once
 
@@ -18,7 +18,8 @@ inline bool IsMissingHead(const absl::Status& status) {
 }
 
 // kEmbedding: the model's own embedding (its pipeline's pooling).
-enum class HeadRequest { kEmbedding, kClassify, kRerank, kSparse };
+// kMultiVector: ColBERT vectors (a multi-vector head).
+enum class HeadRequest { kEmbedding, kClassify, kRerank, kSparse, kMultiVector };
 
 // "embeddings; classify with 3 labels; rerank; sparse": what `heads` serves.
 std::string ServedOutputs(const ModelHeads& heads);

@@ -78,10 +78,14 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
   if (const engine::ClassifierHead* classifier = model.encoder->classifier()) {
     model.heads.classifier = *classifier;
   }
-  model.heads.sparse = model.encoder->has_masked_lm_head();
+  model.heads.sparse =
+      model.encoder->has_masked_lm_head() || model.encoder->has_lexical_weights();
+  if (const engine::MultiVectorHead* head = model.encoder->multi_vector()) {
+    model.heads.multi_vector = *head;
+  }
   // A SparseEncoder's SpladePooling says how its weights are formed.
   model.heads.sparse_options = model.pipeline.sparse_options;
-  model.heads.sparse_default = model.pipeline.sparse && model.heads.sparse;
+  model.heads.sparse_default = model.pipeline.sparse && model.encoder->has_masked_lm_head();
   const engine::PairPrompt* prompt = model.encoder->pair_prompt();
   if (prompt != nullptr && model.tokenizer != nullptr) {
     for (auto [text, ids] : {std::pair{&prompt->prefix, &model.pair_prompt_prefix},

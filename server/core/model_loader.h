@@ -18,12 +18,15 @@ namespace server {
 // The task heads a model serves besides embeddings (engine/heads.h).
 struct ModelHeads {
   std::optional<engine::ClassifierHead> classifier;  // classify; rerank when one label
-  bool sparse = false;                               // SPLADE (masked-LM head)
+  // SPLADE (masked-LM head), else bge-m3's lexical weights (sparse_linear.pt).
+  bool sparse = false;
   engine::SparseOptions sparse_options;  // activation and pooling; max_active_dims per request
   // A sentence-transformers SparseEncoder (modules.json: MLMTransformer +
   // SpladePooling): sparse weights are its output, and it has no embedding
   // of its own (a request must name a pooling to get one).
   bool sparse_default = false;
+  // The multi-vector (ColBERT) output (engine::Encoder::multi_vector).
+  std::optional<engine::MultiVectorHead> multi_vector;
 };
 
 struct LoadedModel {
@@ -45,7 +48,9 @@ struct LoadedModel {
   // The pipeline's first pooling mode: what answers and metrics name
   // (pipeline.pooling has them all).
   engine::Pooling default_pooling = engine::Pooling::kCls;
-  ModelHeads heads;  // from the encoder at load (Encoder::classifier, has_masked_lm_head)
+  // From the encoder at load (Encoder::classifier, has_masked_lm_head,
+  // has_lexical_weights, multi_vector).
+  ModelHeads heads;
   // A prompted reranker's (Encoder::pair_prompt) prefix and suffix ids,
   // tokenized once at load without special tokens (empty otherwise).
   std::vector<int32_t> pair_prompt_prefix;

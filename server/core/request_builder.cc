@@ -54,7 +54,67 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::Build(
   if (!prompt_tokens.ok()) return prompt_tokens.status();
   spec->prompt_tokens = *prompt_tokens;
 
-  return BuildInputs(request.inputs, options, *spec);
+  absl::StatusOr<std::unique_ptr<BatchRequest>> built =
+      BuildInputs(request.inputs, options, *spec);
+  if (built.ok() && spec->pooling == engine::Pooling::kNone) {
+    if (absl::Status status = CheckOutputVectors(**built, 0); !status.ok()) return status;
+  }
+  return built;
+}
+
+absl::Status RequestBuilder::CheckOutputVectors(const BatchRequest& request,
+                                                int per_input_less) const {
+  int64_t vectors = 0;
+  for (const TokenizedInput& input : request.inputs) {
+    vectors += std::max<int64_t>(0, static_cast<int64_t>(input.ids.size()) - per_input_less);
+  }
+  if (vectors <= limits_.max_output_vectors) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      "the request would return ", vectors, " vectors (one per token), more than the limit of ",
+      limits_.max_output_vectors, " (--max-output-vectors); send fewer or shorter inputs"));
+}
+
+absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::BuildMulti(
+    const core::MultiRequest& request) const {
+  if (!request.dense && !request.sparse && !request.colbert) {
+    return absl::InvalidArgumentError(
+        "outputs is empty: ask for one or more of dense, sparse and colbert");
+  }
+  for (const auto& [wanted, head] :
+       {std::pair{request.dense, HeadRequest::kEmbedding},
+        std::pair{request.sparse, HeadRequest::kSparse},
+        std::pair{request.colbert, HeadRequest::kMultiVector}}) {
+    if (!wanted) continue;
+    if (absl::Status status = CheckHead(model_->heads, head); !status.ok()) return status;
+  }
+  if (absl::Status status = CheckInputCount(request.inputs.size()); !status.ok()) return status;
+  if (request.max_active_dims < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("max_active_dims is ", request.max_active_dims,
+                                                   "; it must be 0 (all) or more"));
+  }
+  OutputSpec spec;
+  spec.head = OutputHead::kMulti;
+  spec.multi = {request.dense, request.sparse, request.colbert, nullptr};
+  // The dense output is the model's embedding as its pipeline defines it.
+  spec.pooling = model_->default_pooling;
+  spec.model_pooling = true;
+  spec.apply_dense = true;
+  spec.normalize = model_->pipeline.normalize;
+  spec.sparse = model_->heads.sparse_options;
+  spec.sparse.max_active_dims = request.max_active_dims;
+  InputOptions options;
+  options.truncate = request.truncate.value_or(limits_.auto_truncate);
+  options.side = request.truncation_side;
+  absl::StatusOr<std::unique_ptr<BatchRequest>> built =
+      BuildInputs(request.inputs, options, spec);
+  if (built.ok() && request.colbert) {
+    const int skipped = model_->heads.multi_vector->skip_first_token ? 1 : 0;
+    if (absl::Status status = CheckOutputVectors(**built, skipped);
+        !status.ok()) {
+      return status;
+    }
+  }
+  return built;
 }
 
 absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::BuildInputs(

@@ -32,6 +32,9 @@ struct RequestLimits {
   // split into parts of at most max_inputs_per_request pairs (and one batch,
   // and max_tokens_per_request tokens), so it is not bound by those.
   int max_rerank_texts = 1000;
+  // Vectors one request may return: token states (pooling NONE) and
+  // multi-vector (ColBERT) outputs over all its inputs (--max-output-vectors).
+  int64_t max_output_vectors = 8192;
 };
 
 class RequestBuilder {
@@ -49,6 +52,10 @@ class RequestBuilder {
       const core::ClassifyRequest& request) const;
   absl::StatusOr<std::unique_ptr<BatchRequest>> BuildSparse(
       const core::SparseRequest& request) const;
+  // Several outputs of one pass; FAILED_PRECONDITION for an output the model
+  // lacks, INVALID_ARGUMENT for none asked or more vectors than
+  // max_output_vectors.
+  absl::StatusOr<std::unique_ptr<BatchRequest>> BuildMulti(const core::MultiRequest& request) const;
   // Rerank: the (query, text) pairs, text i as input i, in parts of at most
   // `max_part_inputs` inputs and `max_part_tokens` tokens (in order).
   absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> BuildRerank(
@@ -106,6 +113,9 @@ class RequestBuilder {
   absl::StatusOr<TokenizedInput> FromIds(const std::vector<int32_t>& ids,
                                          const std::vector<int32_t>& token_type_ids,
                                          InputOptions options) const;
+  // INVALID_ARGUMENT when `request`'s inputs would give more than
+  // max_output_vectors vectors, each input `per_input_less` fewer than its tokens.
+  absl::Status CheckOutputVectors(const BatchRequest& request, int per_input_less) const;
   // INVALID_ARGUMENT for no inputs or more than max_inputs_per_request.
   absl::Status CheckInputCount(size_t count) const;
   absl::Status CheckText(const char* field, const std::string& text) const;

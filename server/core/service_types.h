@@ -164,6 +164,34 @@ struct SparseResult {
   int64_t tokens = 0;
 };
 
+// Several outputs of the model from one pass over each input (BAAI/bge-m3:
+// the dense embedding, sparse lexical weights and ColBERT vectors).
+struct MultiRequest {
+  std::vector<Input> inputs;  // kText, kTextPair or kTokenIds
+  bool dense = false;         // the model's embedding, as EncodeRequest's default gives it
+  bool sparse = false;        // as SparseRequest gives them
+  bool colbert = false;       // one normalized vector per token (the model's multi-vector head)
+  int max_active_dims = 0;    // sparse: 0 keeps every weight above zero
+  bool return_tokens = false;
+  std::optional<bool> truncate;
+  engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
+};
+
+struct MultiOutput {
+  std::vector<float> dense;          // when asked
+  std::vector<SparseValue> sparse;   // when asked: by descending weight
+  int colbert_rows = 0;              // when asked: rows x cols floats, row-major
+  int colbert_cols = 0;
+  std::vector<float> colbert;
+  int tokens = 0;
+};
+
+// Per input, in input order.
+struct MultiResult {
+  std::vector<MultiOutput> outputs;
+  int64_t tokens = 0;
+};
+
 // Which transport a call came in on (a metrics label).
 enum class Transport { kGrpc, kHttp };
 inline constexpr int kTransportCount = 2;

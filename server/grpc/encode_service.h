@@ -32,8 +32,9 @@ using EncoderServiceBase = encoder::v1::Encoder::WithRawCallbackMethod_Encode<
                         encoder::v1::Encoder::WithCallbackMethod_Rerank<
                             encoder::v1::Encoder::WithCallbackMethod_Classify<
                                 encoder::v1::Encoder::WithCallbackMethod_EncodeSparse<
-                                    encoder::v1::Encoder::WithCallbackMethod_EncodeChunks<
-                                        encoder::v1::Encoder::Service>>>>>>>>>>;
+                                    encoder::v1::Encoder::WithCallbackMethod_EncodeMulti<
+                                        encoder::v1::Encoder::WithCallbackMethod_EncodeChunks<
+                                            encoder::v1::Encoder::Service>>>>>>>>>>>;
 
 class EncodeService final : public EncoderServiceBase {
  public:
@@ -74,6 +75,9 @@ class EncodeService final : public EncoderServiceBase {
   grpc::ServerUnaryReactor* EncodeSparse(grpc::CallbackServerContext* context,
                                          const encoder::v1::EncodeSparseRequest* request,
                                          encoder::v1::EncodeSparseResponse* response) override;
+  grpc::ServerUnaryReactor* EncodeMulti(grpc::CallbackServerContext* context,
+                                        const encoder::v1::EncodeMultiRequest* request,
+                                        encoder::v1::EncodeMultiResponse* response) override;
   // chunk_rpcs.cc: late chunking, on the shared queue.
   grpc::ServerUnaryReactor* EncodeChunks(grpc::CallbackServerContext* context,
                                          const encoder::v1::EncodeChunksRequest* request,

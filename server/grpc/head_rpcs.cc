@@ -145,4 +145,32 @@ grpc::ServerUnaryReactor* EncodeService::EncodeSparse(
   return reactor;
 }
 
+grpc::ServerUnaryReactor* EncodeService::EncodeMulti(grpc::CallbackServerContext* context,
+                                                     const encoder::v1::EncodeMultiRequest* request,
+                                                     encoder::v1::EncodeMultiResponse* response) {
+  auto* reactor = new MeteredUnaryReactor(context, Rpc::kEncodeMulti, metrics_);
+  if (absl::Status admitted = Admit(context); !admitted.ok()) {
+    reactor->Answer(ToGrpcStatus(admitted));
+    return reactor;
+  }
+  absl::StatusOr<core::MultiRequest> multi = ToCore(*request);
+  if (!multi.ok()) {
+    reactor->Answer(ToGrpcStatus(multi.status()));
+    return reactor;
+  }
+  absl::StatusOr<const ModelRoute*> route = Route(request->model(), reactor);
+  if (!route.ok()) {
+    reactor->Answer(ToGrpcStatus(route.status()));
+    return reactor;
+  }
+  (*route)->dispatcher->DispatchMulti(
+      *multi, DeadlineOnClock(context->deadline(), clock_),
+      [context] { return context->IsCancelled(); },
+      [reactor, response](absl::StatusOr<core::MultiResult> result) {
+        if (result.ok()) ToProto(*std::move(result), response);
+        reactor->Answer(ToGrpcStatus(result.status()));
+      });
+  return reactor;
+}
+
 }  // namespace server

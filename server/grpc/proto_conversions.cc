@@ -142,6 +142,62 @@ absl::StatusOr<engine::TruncationSide> ToCore(encoder::v1::TruncationDirection d
                                                  " (expected 0 RIGHT or 1 LEFT)"));
 }
 
+absl::StatusOr<core::MultiRequest> ToCore(const encoder::v1::EncodeMultiRequest& request) {
+  core::MultiRequest multi;
+  for (const encoder::v1::Input& input : request.inputs()) multi.inputs.push_back(ToCore(input));
+  for (int i = 0; i < request.outputs_size(); ++i) {
+    bool* wanted = nullptr;
+    switch (request.outputs(i)) {
+      case encoder::v1::OUTPUT_KIND_DENSE:
+        wanted = &multi.dense;
+        break;
+      case encoder::v1::OUTPUT_KIND_SPARSE:
+        wanted = &multi.sparse;
+        break;
+      case encoder::v1::OUTPUT_KIND_COLBERT:
+        wanted = &multi.colbert;
+        break;
+      default:
+        return absl::InvalidArgumentError(
+            absl::StrCat("outputs[", i, "]: unknown output kind ", request.outputs(i),
+                         " (expected 1 DENSE, 2 SPARSE or 3 COLBERT)"));
+    }
+    if (*wanted) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "outputs[", i, "]: ", encoder::v1::OutputKind_Name(request.outputs(i)), " asked twice"));
+    }
+    *wanted = true;
+  }
+  multi.max_active_dims = request.max_active_dims();
+  multi.return_tokens = request.return_tokens();
+  if (request.has_truncate()) multi.truncate = request.truncate();
+  absl::StatusOr<engine::TruncationSide> side = ToCore(request.truncation_direction());
+  if (!side.ok()) return side.status();
+  multi.truncation_side = *side;
+  return multi;
+}
+
+void ToProto(core::MultiResult result, encoder::v1::EncodeMultiResponse* response) {
+  for (core::MultiOutput& output : result.outputs) {
+    encoder::v1::MultiOutput* out = response->add_outputs();
+    out->mutable_dense()->Add(output.dense.begin(), output.dense.end());
+    for (core::SparseValue& value : output.sparse) {
+      encoder::v1::SparseEntry* entry = out->add_sparse();
+      entry->set_id(value.id);
+      entry->set_weight(value.weight);
+      entry->set_token(std::move(value.token));
+    }
+    if (output.colbert_cols > 0) {
+      encoder::v1::MultiVectors* colbert = out->mutable_colbert();
+      colbert->mutable_values()->Add(output.colbert.begin(), output.colbert.end());
+      colbert->set_rows(output.colbert_rows);
+      colbert->set_cols(output.colbert_cols);
+    }
+    out->set_tokens(output.tokens);
+  }
+  response->set_tokens(result.tokens);
+}
+
 void FillEncodeResponse(const std::string& id, engine::Pooling pooling,
                         const std::vector<InputOutput>& outputs,
                         encoder::v1::EncodeResponse* response) {

@@ -25,6 +25,9 @@ absl::StatusOr<core::TokenizeRequest> ToCore(const encoder::v1::TokenizeRequest&
 // One input (kUnset when none of its kinds is set).
 core::Input ToCore(const encoder::v1::Input& input);
 absl::StatusOr<engine::TruncationSide> ToCore(encoder::v1::TruncationDirection direction);
+// INVALID_ARGUMENT for an output kind the API does not define or one asked twice.
+absl::StatusOr<core::MultiRequest> ToCore(const encoder::v1::EncodeMultiRequest& request);
+void ToProto(core::MultiResult result, encoder::v1::EncodeMultiResponse* response);
 
 void FillEncodeResponse(const std::string& id, engine::Pooling pooling,
                         const std::vector<InputOutput>& outputs,

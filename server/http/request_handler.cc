@@ -99,6 +99,7 @@ RequestHandler::RouteHandler RequestHandler::HandlerOf(Route route) {
       {Route::kCohereRerank, &RequestHandler::CohereRerank},
       {Route::kPredict, &RequestHandler::Predict},
       {Route::kEmbedSparse, &RequestHandler::EmbedSparse},
+      {Route::kEmbedMulti, &RequestHandler::EmbedMulti},
       {Route::kEmbedChunks, &RequestHandler::EmbedChunks},
   };
   for (const auto& entry : kHandlers) {

@@ -118,6 +118,8 @@ class RequestHandler {
   void Predict(RouteCall call);
   // routes_sparse.cc: POST /embed_sparse.
   void EmbedSparse(RouteCall call);
+  // routes_multi.cc: POST /embed_multi.
+  void EmbedMulti(RouteCall call);
   // routes_chunks.cc: POST /embed_chunks (late chunking).
   void EmbedChunks(RouteCall call);
 

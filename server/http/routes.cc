@@ -22,6 +22,7 @@ constexpr RouteInfo kRoutes[] = {
     {"POST", "/v1/rerank", false, Route::kCohereRerank, true, Rpc::kRerank},
     {"POST", "/predict", false, Route::kPredict, true, Rpc::kClassify},
     {"POST", "/embed_sparse", false, Route::kEmbedSparse, true, Rpc::kEncodeSparse},
+    {"POST", "/embed_multi", false, Route::kEmbedMulti, true, Rpc::kEncodeMulti},
     {"POST", "/embed_all", false, Route::kEmbedAll, true, Rpc::kEncode},
     {"POST", "/similarity", false, Route::kSimilarity, true, Rpc::kEncode},
     {"POST", "/embed_chunks", false, Route::kEmbedChunks, true, Rpc::kEncodeChunks},

@@ -27,6 +27,7 @@ enum class Route {
   kCohereRerank,  // Cohere/Jina POST /v1/rerank
   kPredict,       // TEI POST /predict
   kEmbedSparse,   // TEI POST /embed_sparse
+  kEmbedMulti,    // POST /embed_multi (dense, sparse and ColBERT outputs)
   kEmbedAll,      // TEI POST /embed_all
   kSimilarity,    // TEI POST /similarity
   kEmbedChunks    // POST /embed_chunks (late chunking)

@@ -145,6 +145,56 @@ TEST_F(GrpcHeadsTest, EncodeSparseEntriesAndTokens) {
   EXPECT_FALSE(response.embeddings(0).entries(1).token().empty());
 }
 
+TEST_F(GrpcHeadsTest, EncodeMultiGivesTheOutputsAsked) {
+  encoder::v1::EncodeMultiRequest request;
+  encoder::v1::TokenIds* ids = request.add_inputs()->mutable_token_ids();
+  for (int32_t id : {2, 11, 12, 11, 3}) ids->add_ids(id);
+  request.add_outputs(encoder::v1::OUTPUT_KIND_DENSE);
+  request.add_outputs(encoder::v1::OUTPUT_KIND_COLBERT);
+  {  // A model without a ColBERT head: which outputs it serves.
+    grpc::ClientContext context;
+    encoder::v1::EncodeMultiResponse response;
+    grpc::Status status = stub_->EncodeMulti(&context, request, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+    EXPECT_NE(status.error_message().find("colbert vectors need a multi-vector head"),
+              std::string::npos)
+        << status.error_message();
+  }
+  Start(testing_support::CoreService::MultiOutputHeads());
+  request.add_outputs(encoder::v1::OUTPUT_KIND_SPARSE);
+  request.set_max_active_dims(2);
+  grpc::ClientContext context;
+  encoder::v1::EncodeMultiResponse response;
+  grpc::Status status = stub_->EncodeMulti(&context, request, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  ASSERT_EQ(response.outputs_size(), 1);
+  const encoder::v1::MultiOutput& output = response.outputs(0);
+  EXPECT_EQ(output.tokens(), 5);
+  EXPECT_EQ(output.dense_size(), 2);
+  ASSERT_EQ(output.sparse_size(), 2);
+  EXPECT_EQ(output.sparse(0).id(), 3);
+  EXPECT_EQ(output.colbert().rows(), 4);  // every token but the first
+  EXPECT_EQ(output.colbert().cols(), 2);
+  ASSERT_EQ(output.colbert().values_size(), 8);
+  EXPECT_EQ(output.colbert().values(0), 11.0f);
+  EXPECT_EQ(output.colbert().values(7), 4.0f);
+  EXPECT_EQ(response.tokens(), 5);
+
+  for (const auto& [outputs, wanted] :
+       std::vector<std::pair<std::vector<int>, std::string>>{
+           {{}, "outputs is empty"},
+           {{1, 1}, "DENSE asked twice"},
+           {{9}, "unknown output kind 9"}}) {
+    encoder::v1::EncodeMultiRequest bad = request;
+    bad.clear_outputs();
+    for (int kind : outputs) bad.add_outputs(static_cast<encoder::v1::OutputKind>(kind));
+    grpc::ClientContext bad_context;
+    status = stub_->EncodeMulti(&bad_context, bad, &response);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << wanted;
+    EXPECT_NE(status.error_message().find(wanted), std::string::npos) << status.error_message();
+  }
+}
+
 // encoder-client's rerank, classify and sparse commands against the server.
 TEST_F(GrpcHeadsTest, ClientCommandsPrintJsonLines) {
   client::ConnectionOptions connection;
@@ -184,6 +234,18 @@ TEST_F(GrpcHeadsTest, ClientCommandsPrintJsonLines) {
   sparse.max_active_dims = 1;
   ASSERT_EQ(client::RunSparse(connection, sparse, out, err), 0) << err.str();
   EXPECT_NE(out.str().find(R"("id":3)"), std::string::npos) << out.str();
+
+  out.str("");
+  Start(testing_support::CoreService::MultiOutputHeads());
+  connection.target = "127.0.0.1:" + std::to_string(server_->port());
+  client::MultiOptions multi;
+  multi.sparse.inputs.ids = "2,11,12,3";
+  multi.outputs = "sparse,colbert";
+  ASSERT_EQ(client::RunMulti(connection, multi, out, err), 0) << err.str();
+  EXPECT_NE(out.str().find(R"("rows":3)"), std::string::npos) << out.str();
+  EXPECT_EQ(out.str().find(R"("dense")"), std::string::npos) << out.str();
+  multi.outputs = "dense,lexical";
+  EXPECT_EQ(client::RunMulti(connection, multi, out, err), 2);
 
   // Usage errors: exit 2.
   client::RerankOptions no_texts;

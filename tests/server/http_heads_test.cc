@@ -150,6 +150,74 @@ TEST_F(HttpHeadsTest, EmbedSparseAsTei) {
       http_->MetricsShow("encoder_requests_total{code=\"OK\",model=\"test\",rpc=\"EncodeSparse\""));
 }
 
+TEST_F(HttpHeadsTest, EmbedMultiFloatAndBase64) {
+  HttpResponse response = Post("/embed_multi", {{"inputs", "hello"}});
+  EXPECT_EQ(response.status, 424) << response.body;
+  Start(CoreService::MultiOutputHeads());
+  response = Post("/embed_multi", {{"inputs", {{2, 11, 12, 3}}}});
+  ASSERT_EQ(response.status, 200) << response.body;
+  json body = json::parse(response.body);
+  ASSERT_EQ(body["data"].size(), 1u);
+  json item = body["data"][0];
+  EXPECT_EQ(item["tokens"], 4);
+  EXPECT_EQ(item["dense"], json::parse("[2.0, 4.0]"));
+  EXPECT_EQ(item["sparse"][0]["index"], 3);
+  EXPECT_EQ(item["colbert"], json::parse("[[11.0, 1.0], [12.0, 2.0], [3.0, 3.0]]"));
+  EXPECT_EQ(item["colbert_shape"], json::parse("[3, 2]"));
+  EXPECT_EQ(body["usage"]["total_tokens"], 4);
+  EXPECT_TRUE(
+      http_->MetricsShow("encoder_requests_total{code=\"OK\",model=\"test\",rpc=\"EncodeMulti\""));
+
+  // base64: little-endian float32 of [11, 1, 12, 2, 3, 3] and of [2, 4].
+  response = Post("/embed_multi", {{"inputs", {{2, 11, 12, 3}}},
+                                   {"outputs", {"colbert", "dense"}},
+                                   {"encoding_format", "base64"}});
+  ASSERT_EQ(response.status, 200) << response.body;
+  item = json::parse(response.body)["data"][0];
+  EXPECT_EQ(item["colbert"], "AAAwQQAAgD8AAEBBAAAAQAAAQEAAAEBA");
+  EXPECT_EQ(item["dense"], "AAAAQAAAgEA=");
+  EXPECT_FALSE(item.contains("sparse"));
+
+  for (const auto& [request, wanted] : std::vector<std::pair<json, std::string>>{
+           {{{"inputs", "x"}, {"outputs", json::array()}}, "outputs"},
+           {{{"inputs", "x"}, {"outputs", {"dense", "dense"}}}, "asked twice"},
+           {{{"inputs", "x"}, {"outputs", {"lexical"}}}, "outputs[0]"},
+           {{{"inputs", "x"}, {"max_active_dims", -1}}, "max_active_dims"},
+           {{{"inputs", "x"}, {"encoding_format", "hex"}}, "encoding_format"}}) {
+    response = Post("/embed_multi", request);
+    EXPECT_EQ(response.status / 100, 4) << request.dump() << " " << response.body;
+    EXPECT_NE(response.body.find(wanted), std::string::npos) << response.body;
+  }
+}
+
+// --max-output-vectors bounds ColBERT vectors (each input's tokens but the
+// first) and token states (/embed_all: every token) over a whole request.
+TEST_F(HttpHeadsTest, OutputVectorsPastTheLimitAre400) {
+  testing_support::HttpTestSetup setup;
+  setup.heads = CoreService::MultiOutputHeads();
+  setup.limits.max_output_vectors = 6;
+  http_ = std::make_unique<HttpTestServer>(std::move(setup));
+  ASSERT_TRUE(http_->ok());
+  const json four_tokens = {2, 11, 12, 3};
+  HttpResponse response =
+      Post("/embed_multi", {{"inputs", {four_tokens, four_tokens}}, {"outputs", {"colbert"}}});
+  EXPECT_EQ(response.status, 200) << response.body;  // 2 x 3 vectors
+  response = Post("/embed_multi",
+                  {{"inputs", {four_tokens, four_tokens, four_tokens}}, {"outputs", {"colbert"}}});
+  EXPECT_EQ(response.status, 400) << response.body;
+  EXPECT_NE(response.body.find("would return 9 vectors"), std::string::npos) << response.body;
+  EXPECT_NE(response.body.find("--max-output-vectors"), std::string::npos) << response.body;
+  // Without colbert the limit does not apply.
+  response = Post("/embed_multi", {{"inputs", {four_tokens, four_tokens, four_tokens}},
+                                   {"outputs", {"dense", "sparse"}}});
+  EXPECT_EQ(response.status, 200) << response.body;
+  response = Post("/embed_all", {{"inputs", {four_tokens}}});
+  EXPECT_EQ(response.status, 200) << response.body;
+  response = Post("/embed_all", {{"inputs", {four_tokens, four_tokens}}});
+  EXPECT_EQ(response.status, 400) << response.body;
+  EXPECT_NE(response.body.find("would return 8 vectors"), std::string::npos) << response.body;
+}
+
 TEST_F(HttpHeadsTest, EmbedAllAndSimilarity) {
   HttpResponse response = Post("/embed_all", {{"inputs", {{2, 11, 3}}}});
   ASSERT_EQ(response.status, 200) << response.body;

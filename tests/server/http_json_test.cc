@@ -233,8 +233,8 @@ TEST(VectorsTest, MatryoshkaAndBase64) {
 
 TEST(RenderTest, OpenAiAndTeiShapes) {
   core::EncodeResult result;
-  result.outputs.push_back(InputOutput{1, 3, 5, {3, 4, 12}, {}});
-  result.outputs.push_back(InputOutput{1, 3, 2, {1, 0, 0}, {}});
+  result.outputs.push_back(InputOutput{1, 3, 5, {3, 4, 12}, {}, 0, 0, {}});
+  result.outputs.push_back(InputOutput{1, 3, 2, {1, 0, 0}, {}, 0, 0, {}});
   EmbeddingsCall call;
   call.dimensions = 2;
   const json openai = json::parse(RenderOpenAiEmbeddings(result, call, "minilm"));
@@ -250,7 +250,7 @@ TEST(RenderTest, OpenAiAndTeiShapes) {
 
   call.dimensions = 0;
   call.base64 = true;
-  result.outputs = {InputOutput{1, 2, 1, {1.0f, -2.0f}, {}}};
+  result.outputs = {InputOutput{1, 2, 1, {1.0f, -2.0f}, {}, 0, 0, {}}};
   EXPECT_EQ(json::parse(RenderOpenAiEmbeddings(result, call, "m"))["data"][0]["embedding"],
             "AACAPwAAAMA=");
   EXPECT_EQ(json::parse(RenderTeiEmbed(result, call)), json::parse("[[1.0, -2.0]]"));

@@ -49,6 +49,14 @@ class CoreService {
     return heads;
   }
   void SetReranker() { SetHeads(RerankerHeads()); }
+  // bge-m3's: sparse (lexical weights) and a ColBERT head that leaves out the
+  // first token (FakeBackend gives 2 values per token).
+  static server::ModelHeads MultiOutputHeads() {
+    server::ModelHeads heads;
+    heads.sparse = true;
+    heads.multi_vector = engine::MultiVectorHead{2, true, "fake"};
+    return heads;
+  }
   FakeBackend& backend() { return backend_; }
   server::Batcher& batcher() { return batcher_; }
   server::ServerMetrics& metrics() { return metrics_; }

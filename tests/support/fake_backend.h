@@ -29,7 +29,8 @@ class FakeBackend : public Backend {
   // Each output is {first id, token count}: enough to tell which input it is.
   // A classify spec gets num_labels() logits, logit j = tokens + j; a sparse
   // spec one entry per distinct id after the first, weight = its last
-  // position, by descending weight, cut to max_active_dims when set.
+  // position, by descending weight, cut to max_active_dims when set; a multi
+  // spec what it asks of those, and {id, position} per token after the first.
   absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) ABSL_LOCKS_EXCLUDED(mu_) override {
     common::MutexLock lock(&mu_);
@@ -65,29 +66,48 @@ class FakeBackend : public Backend {
         out.rows = 0;
         out.cols = 0;
         out.values.clear();
-        for (size_t p = 1; p < sequence.ids.size(); ++p) {
-          const float weight = static_cast<float>(p);
-          bool seen = false;
-          for (engine::SparseEntry& entry : out.sparse) {
-            if (entry.id == sequence.ids[p]) {
-              entry.weight = weight;
-              seen = true;
-            }
-          }
-          if (!seen) out.sparse.push_back({sequence.ids[p], weight});
+        FakeSparse(sequence, specs[b].sparse.max_active_dims, &out.sparse);
+      } else if (specs[b].head == server::OutputHead::kMulti) {
+        if (!specs[b].multi.dense) out.values.clear();
+        if (specs[b].multi.sparse) {
+          FakeSparse(sequence, specs[b].sparse.max_active_dims, &out.sparse);
         }
-        std::stable_sort(out.sparse.begin(), out.sparse.end(),
-                         [](const engine::SparseEntry& a, const engine::SparseEntry& b) {
-                           return a.weight > b.weight;
-                         });
-        const int max_dims = specs[b].sparse.max_active_dims;
-        if (max_dims > 0 && static_cast<int>(out.sparse.size()) > max_dims) {
-          out.sparse.resize(static_cast<size_t>(max_dims));
+        if (specs[b].multi.multi_vector) {
+          // Per token after the first: {its id, its position}.
+          out.vector_cols = 2;
+          for (size_t p = 1; p < sequence.ids.size(); ++p) {
+            out.vectors.push_back(static_cast<float>(sequence.ids[p]));
+            out.vectors.push_back(static_cast<float>(p));
+            ++out.vector_rows;
+          }
         }
       }
       outputs->push_back(std::move(out));
     }
     return absl::OkStatus();
+  }
+
+  // The sparse entries described above Run.
+  static void FakeSparse(const engine::Sequence& sequence, int max_dims,
+                         std::vector<engine::SparseEntry>* sparse) {
+    for (size_t p = 1; p < sequence.ids.size(); ++p) {
+      const float weight = static_cast<float>(p);
+      bool seen = false;
+      for (engine::SparseEntry& entry : *sparse) {
+        if (entry.id == sequence.ids[p]) {
+          entry.weight = weight;
+          seen = true;
+        }
+      }
+      if (!seen) sparse->push_back({sequence.ids[p], weight});
+    }
+    std::stable_sort(sparse->begin(), sparse->end(),
+                     [](const engine::SparseEntry& a, const engine::SparseEntry& b) {
+                       return a.weight > b.weight;
+                     });
+    if (max_dims > 0 && static_cast<int>(sparse->size()) > max_dims) {
+      sparse->resize(static_cast<size_t>(max_dims));
+    }
   }
 
   // From now on each run advances `clock` by per_batch + per_token x its

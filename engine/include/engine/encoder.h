@@ -113,6 +113,24 @@ class Encoder {
   absl::Status Sparse(const EncodeResult& result, int index, const SparseOptions& options,
                       std::vector<SparseEntry>* out) const;
 
+  // Whether the directory has bge-m3's lexical-weights head (sparse_linear.pt).
+  bool has_lexical_weights() const;
+  // bge-m3's sparse output of sequence `index` (`ids` its token ids): the
+  // (token id, weight) pairs above zero, the maximum per id, the special
+  // tokens left out, by descending weight, at most max_active_dims (0: all).
+  // FailedPrecondition without the head. Thread-safe.
+  absl::Status LexicalWeights(const EncodeResult& result, int index, absl::Span<const int32_t> ids,
+                              int max_active_dims, std::vector<SparseEntry>* out) const;
+
+  // The multi-vector (ColBERT) head, or null (bge-m3's colbert_linear.pt).
+  const MultiVectorHead* multi_vector() const;
+  // Sequence `index`'s vectors: one per kept token (`keep`: a flag per
+  // token, empty keeps all; the head may leave out the first), each
+  // normalized; `out` gets *rows x multi_vector()->dimensions floats.
+  // FailedPrecondition without the head. Thread-safe.
+  absl::Status MultiVectors(const EncodeResult& result, int index, absl::Span<const uint8_t> keep,
+                            std::vector<float>* out, int* rows) const;
+
  private:
   struct Impl;
   explicit Encoder(std::unique_ptr<Impl> impl);

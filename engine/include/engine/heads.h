@@ -1,8 +1,10 @@
 // The task heads a checkpoint may carry on top of the encoder: a sequence
-// classifier (cross-encoder rerankers are classifiers with one label) and
-// the masked-LM head that SPLADE turns into sparse lexical weights. The
+// classifier (cross-encoder rerankers are classifiers with one label), the
+// masked-LM head that SPLADE turns into sparse lexical weights, and the
+// per-token heads of BAAI/bge-m3 (lexical weights, ColBERT vectors). The
 // Encoder loads them when present (Encoder::classifier(),
-// Encoder::has_masked_lm_head()) and applies them to an EncodeResult.
+// Encoder::has_masked_lm_head(), Encoder::has_lexical_weights(),
+// Encoder::multi_vector()) and applies them to an EncodeResult.
 #pragma once
 
 #include <cstdint>
@@ -55,6 +57,14 @@ struct SparseOptions {
 struct SparseEntry {
   int32_t id = 0;
   float weight = 0.0f;
+};
+
+// A multi-vector (ColBERT) output: one vector per kept token, W h (+ b),
+// each L2-normalized. bge-m3's colbert_linear leaves out the first token.
+struct MultiVectorHead {
+  int dimensions = 0;
+  bool skip_first_token = false;
+  std::string source;  // the file the projection came from, for logs
 };
 
 }  // namespace engine

@@ -52,16 +52,6 @@ absl::Status LoadHeadNorm(const Checkpoint& checkpoint, const std::string& prefi
   return absl::OkStatus();
 }
 
-// y[rows, out] = x[rows, in] * W^T + b.
-void ApplyLinear(const HeadLinear& linear, const float* x, int64_t rows, float* y) {
-  for (int64_t r = 0; r < rows; ++r) {
-    float* row = y + r * linear.out;
-    std::copy(linear.bias.begin(), linear.bias.end(), row);
-  }
-  dnnl_sgemm('N', 'T', rows, linear.out, linear.in, 1.0f, x, linear.in, linear.weight.data(),
-             linear.in, 1.0f, y, linear.out);
-}
-
 float Activate(Activation activation, float x) {
   switch (activation) {
     case Activation::kGeluErf:
@@ -90,6 +80,19 @@ void LayerNormRow(float* row, int64_t n, const float* gamma, const float* beta, 
 }
 
 }  // namespace
+
+void ApplyLinear(const HeadLinear& linear, const float* x, int64_t rows, float* y) {
+  for (int64_t r = 0; r < rows; ++r) {
+    float* row = y + r * linear.out;
+    if (linear.bias.empty()) {
+      std::fill(row, row + linear.out, 0.0f);
+    } else {
+      std::copy(linear.bias.begin(), linear.bias.end(), row);
+    }
+  }
+  dnnl_sgemm('N', 'T', rows, linear.out, linear.in, 1.0f, x, linear.in, linear.weight.data(),
+             linear.in, 1.0f, y, linear.out);
+}
 
 bool HasClassifier(const Checkpoint& checkpoint, const ClassifierHeadNames& names) {
   return !names.out.empty() && checkpoint.Has(names.out + ".weight") &&

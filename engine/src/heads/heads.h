@@ -28,6 +28,9 @@ struct HeadLinear {
   std::vector<float> bias;
 };
 
+// y[rows, out] = x[rows, in] * W^T + b (no bias: zeros).
+void ApplyLinear(const HeadLinear& linear, const float* x, int64_t rows, float* y);
+
 struct ClassifierWeights {
   ClassifierHead head;
   HeadPooling pooling = HeadPooling::kFirstToken;

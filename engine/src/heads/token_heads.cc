@@ -1,0 +1,132 @@
+#include "heads/token_heads.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "engine/encoder.h"
+#include "io/torch_file.h"
+
+namespace engine {
+namespace {
+
+// A torch.nn.Linear(in_features=hidden) state_dict: "weight" [out, hidden]
+// and, when `bias`, "bias" [out]. `out` 0 takes the file's.
+absl::StatusOr<HeadLinear> ReadTorchLinear(const std::string& path, int64_t hidden, int64_t out,
+                                           bool bias) {
+  absl::StatusOr<TorchStateDict> state = ReadTorchFile(path);
+  if (!state.ok()) return state.status();
+  const auto weight = state->find("weight");
+  if (weight == state->end()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": no \"weight\" (a torch.nn.Linear state_dict was expected)"));
+  }
+  const std::vector<int64_t>& shape = weight->second.shape;
+  if (shape.size() != 2 || shape[1] != hidden || shape[0] < 1 || (out != 0 && shape[0] != out)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(path, ": weight of shape [", absl::StrJoin(shape, ", "), "], expected [",
+                     out == 0 ? "D" : absl::StrCat(out), ", ", hidden, "] (hidden size ", hidden,
+                     ")"));
+  }
+  HeadLinear linear;
+  linear.in = hidden;
+  linear.out = shape[0];
+  linear.weight = weight->second.values;
+  const auto bias_entry = state->find("bias");
+  if (bias) {
+    if (bias_entry == state->end() || bias_entry->second.shape != std::vector<int64_t>{linear.out}) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(path, ": no \"bias\" of shape [", linear.out, "]"));
+    }
+    linear.bias = bias_entry->second.values;
+  }
+  return linear;
+}
+
+bool Exists(const std::string& path) {
+  std::error_code error;
+  return std::filesystem::exists(path, error);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LexicalWeightsHead>> LoadLexicalWeightsIfAny(
+    const std::string& model_dir, int64_t hidden, std::vector<int32_t> excluded_ids) {
+  const std::string path = (std::filesystem::path(model_dir) / kLexicalWeightsFile).string();
+  if (!Exists(path)) return nullptr;
+  absl::StatusOr<HeadLinear> linear = ReadTorchLinear(path, hidden, 1, /*bias=*/true);
+  if (!linear.ok()) return linear.status();
+  auto head = std::make_unique<LexicalWeightsHead>();
+  head->linear = *std::move(linear);
+  head->excluded_ids = std::move(excluded_ids);
+  head->source = path;
+  return head;
+}
+
+absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadBgeM3ColbertIfAny(
+    const std::string& model_dir, int64_t hidden) {
+  const std::string path = (std::filesystem::path(model_dir) / kColbertFile).string();
+  if (!Exists(path)) return nullptr;
+  absl::StatusOr<HeadLinear> linear = ReadTorchLinear(path, hidden, 0, /*bias=*/true);
+  if (!linear.ok()) return linear.status();
+  auto weights = std::make_unique<MultiVectorWeights>();
+  weights->linear = *std::move(linear);
+  weights->head.dimensions = static_cast<int>(weights->linear.out);
+  weights->head.skip_first_token = true;
+  weights->head.source = path;
+  return weights;
+}
+
+void RunLexicalWeights(const LexicalWeightsHead& head, const float* states,
+                       absl::Span<const int32_t> ids, int max_active_dims,
+                       std::vector<SparseEntry>* out) {
+  out->clear();
+  const int64_t tokens = static_cast<int64_t>(ids.size());
+  std::vector<float> weights(static_cast<size_t>(tokens));
+  ApplyLinear(head.linear, states, tokens, weights.data());
+  // The maximum per id, in first-seen order (then sorted).
+  std::unordered_map<int32_t, size_t> slot;
+  for (int64_t t = 0; t < tokens; ++t) {
+    const float weight = std::max(weights[t], 0.0f);
+    if (weight <= 0.0f) continue;
+    const int32_t id = ids[t];
+    if (std::find(head.excluded_ids.begin(), head.excluded_ids.end(), id) !=
+        head.excluded_ids.end()) {
+      continue;
+    }
+    const auto [it, inserted] = slot.emplace(id, out->size());
+    if (inserted) {
+      out->push_back({id, weight});
+    } else {
+      (*out)[it->second].weight = std::max((*out)[it->second].weight, weight);
+    }
+  }
+  std::sort(out->begin(), out->end(), [](const SparseEntry& a, const SparseEntry& b) {
+    return a.weight != b.weight ? a.weight > b.weight : a.id < b.id;
+  });
+  if (max_active_dims > 0 && static_cast<int>(out->size()) > max_active_dims) {
+    out->resize(static_cast<size_t>(max_active_dims));
+  }
+}
+
+void RunMultiVectors(const MultiVectorWeights& weights, const float* states, int64_t tokens,
+                     absl::Span<const uint8_t> keep, std::vector<float>* out, int* rows) {
+  const int64_t h = weights.linear.in;
+  const int64_t d = weights.linear.out;
+  // The kept tokens' states, contiguous, for one GEMM.
+  std::vector<float> kept;
+  kept.reserve(static_cast<size_t>(tokens * h));
+  for (int64_t t = weights.head.skip_first_token ? 1 : 0; t < tokens; ++t) {
+    if (!keep.empty() && keep[t] == 0) continue;
+    kept.insert(kept.end(), states + t * h, states + (t + 1) * h);
+  }
+  const int64_t n = static_cast<int64_t>(kept.size()) / h;
+  out->resize(static_cast<size_t>(n * d));
+  if (n > 0) ApplyLinear(weights.linear, kept.data(), n, out->data());
+  for (int64_t r = 0; r < n; ++r) L2Normalize(out->data() + r * d, d);
+  *rows = static_cast<int>(n);
+}
+
+}  // namespace engine
