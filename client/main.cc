@@ -28,6 +28,7 @@
 #include "client/bench_options.h"
 #include "client/bench_texts.h"
 #include "client/channel.h"
+#include "client/chunks_command.h"
 #include "client/client_options.h"
 #include "client/commands.h"
 #include "common/flag_help.h"
@@ -69,9 +70,10 @@ ABSL_FLAG(std::string, model, "",
 ABSL_FLAG(std::string, prompt_name, "",
           "encode: one of the model's prompts (config_sentence_transformers.json), e.g. query");
 ABSL_FLAG(std::string, prompt, "", "encode: a literal prompt put before each text");
-ABSL_FLAG(int, dimensions, 0, "encode: keep the first N values of each vector (Matryoshka)");
+ABSL_FLAG(int, dimensions, 0,
+          "encode, chunks: keep the first N values of each vector (Matryoshka)");
 ABSL_FLAG(bool, unnormalized, false,
-          "encode: vectors not normalized, even for a model whose pipeline normalizes");
+          "encode, chunks: vectors not normalized, even for a model whose pipeline normalizes");
 ABSL_FLAG(std::string, api_key, "",
           "API key, sent as \"authorization: Bearer KEY\" (default: $ENCODER_API_KEY)");
 ABSL_FLAG(int, inputs_per_call, 64, "encode: inputs per Encode call");
@@ -100,13 +102,21 @@ ABSL_FLAG(double, invalid_fraction, 0,
 ABSL_FLAG(int, connections, 1, "bench: HTTP/2 connections to spread the calls over");
 ABSL_FLAG(uint64_t, seed, 1, "bench: seed of the synthetic texts, arrivals and invalid calls");
 ABSL_FLAG(bool, json, false, "bench: print the report as one JSON object");
+ABSL_FLAG(std::string, text, "", "chunks: the long text to encode once and pool per chunk");
+ABSL_FLAG(std::string, file, "", "chunks: a file whose whole content is the text ('-': stdin)");
+ABSL_FLAG(std::string, chunks, "",
+          "chunks: the chunks as START:END code point spans, e.g. 0:100,100:250");
+ABSL_FLAG(int, chunk_tokens, 0, "chunks: consecutive chunks of N of the text's tokens");
+ABSL_FLAG(int, window_overlap, -1,
+          "chunks: tokens shared by consecutive windows of a text longer than the model's "
+          "maximum (default: a quarter of a window)");
 ABSL_FLAG(bool, progress, true, "bench: a live progress line on stderr when it is a terminal");
 
 namespace {
 
 constexpr char kUsage[] =
     "usage: encoder-client "
-    "<encode|tokenize|decode|rerank|classify|sparse|multi|info|health|bench> "
+    "<encode|tokenize|decode|rerank|classify|sparse|multi|chunks|info|health|bench> "
     "[flags] [texts...]\n"
     "  encode   [texts...] [--pair] [--input FILE] [--ids 1,2,3] [--pooling cls|mean|none|pooler]\n"
     "           [--normalize | --unnormalized] [--truncate [--truncate-left]]\n"
@@ -119,6 +129,8 @@ constexpr char kUsage[] =
     "           [--return-tokens] [--truncate [--truncate-left]]\n"
     "  multi    [texts...] [--outputs dense,sparse,colbert] [--max-active-dims N]\n"
     "           [--return-tokens] [--truncate [--truncate-left]]\n"
+    "  chunks   --text TEXT | --file FILE, --chunks 0:100,100:250 | --chunk-tokens N\n"
+    "           [--window-overlap N] [--normalize | --unnormalized] [--dimensions N]\n"
     "  info\n"
     "  health   [--service NAME]\n"
     "  bench    [--concurrency N | --rate R] [--duration 10s] [--inputs-per-request K]\n"
@@ -146,8 +158,9 @@ void JoinStdinInput(std::vector<std::string>& args) {
 }  // namespace
 
 // The commands, for "encoder-client COMMAND --help" (common/flag_help.h).
-const std::vector<std::string> kCommands = {"encode", "tokenize", "decode", "rerank", "classify",
-                                            "sparse", "multi",    "info",   "health", "bench"};
+const std::vector<std::string> kCommands = {"encode",   "tokenize", "decode", "rerank",
+                                            "classify", "sparse",   "multi",  "info",
+                                            "health",   "bench",    "chunks"};
 
 int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
@@ -252,6 +265,24 @@ int main(int argc, char** argv) {
     options.sparse.truncate_left = absl::GetFlag(FLAGS_truncate_left);
     options.outputs = absl::GetFlag(FLAGS_outputs);
     return client::RunMulti(connection, options, std::cout, std::cerr);
+  }
+  if (command == "chunks") {
+    if (positional.size() > 2) {
+      std::cerr << "encoder-client: chunks takes its text from --text or --file\n";
+      return 2;
+    }
+    client::ChunksOptions options;
+    options.text = absl::GetFlag(FLAGS_text);
+    options.text_file = absl::GetFlag(FLAGS_file);
+    options.chunks = absl::GetFlag(FLAGS_chunks);
+    options.chunk_tokens = absl::GetFlag(FLAGS_chunk_tokens);
+    if (const int overlap = absl::GetFlag(FLAGS_window_overlap); overlap >= 0) {
+      options.window_overlap = overlap;
+    }
+    if (absl::GetFlag(FLAGS_normalize)) options.normalize = true;
+    if (absl::GetFlag(FLAGS_unnormalized)) options.normalize = false;
+    options.dimensions = absl::GetFlag(FLAGS_dimensions);
+    return client::RunChunks(connection, options, std::cout, std::cerr);
   }
   if (command == "decode") {
     return client::RunDecode(connection, inputs, absl::GetFlag(FLAGS_keep_special_tokens),

@@ -14,6 +14,7 @@
 #include "engine/tokenizer.h"
 #include "server/core/batcher.h"
 #include "server/core/clock.h"
+#include "server/core/late_chunking.h"
 #include "server/core/metrics.h"
 #include "server/core/request_builder.h"
 #include "server/core/service_types.h"
@@ -53,6 +54,15 @@ class EncodeDispatcher {
   using MultiDone = std::function<void(absl::StatusOr<core::MultiResult>)>;
   void DispatchMulti(const core::MultiRequest& request, Clock::time_point deadline,
                      std::function<bool()> is_cancelled, MultiDone done);
+
+  // Late chunking (server/core/late_chunking.h): the text's windows run as
+  // one request on the shared queue (pooling NONE), then each chunk's vector
+  // is pooled from their stitched token states on the batcher's thread.
+  // Errors as Dispatch's; INVALID_ARGUMENT names the chunk ("chunks[2]: ...").
+  // Defined in chunk_dispatch.cc.
+  using ChunksDone = std::function<void(absl::StatusOr<core::ChunksResult>)>;
+  void DispatchChunks(const core::ChunksRequest& request, Clock::time_point deadline,
+                      std::function<bool()> is_cancelled, ChunksDone done);
 
   // Validates and tokenizes on this thread (UNAVAILABLE when shutting down).
   absl::StatusOr<engine::Encoding> Tokenize(const core::TokenizeRequest& request);

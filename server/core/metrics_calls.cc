@@ -22,6 +22,8 @@ const char* RpcName(Rpc rpc) {
       return "EncodeSparse";
     case Rpc::kEncodeMulti:
       return "EncodeMulti";
+    case Rpc::kEncodeChunks:
+      return "EncodeChunks";
   }
   return "unknown";
 }
@@ -36,7 +38,7 @@ std::vector<absl::StatusCode> AnswerableCodes(core::Transport transport, Rpc rpc
   const bool grpc = transport == core::Transport::kGrpc;
   const bool encodes = rpc == Rpc::kEncode || rpc == Rpc::kEncodeStream || rpc == Rpc::kRerank ||
                        rpc == Rpc::kClassify || rpc == Rpc::kEncodeSparse ||
-                       rpc == Rpc::kEncodeMulti;
+                       rpc == Rpc::kEncodeMulti || rpc == Rpc::kEncodeChunks;
   std::vector<StatusCode> codes = {StatusCode::kOk, StatusCode::kUnauthenticated,
                                    StatusCode::kUnavailable};
   if (grpc) codes.insert(codes.end(), {StatusCode::kCancelled, StatusCode::kDeadlineExceeded});

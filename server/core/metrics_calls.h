@@ -24,12 +24,13 @@ enum class Rpc {
   kRerank,
   kClassify,
   kEncodeSparse,
-  kEncodeMulti
+  kEncodeMulti,
+  kEncodeChunks  // late chunking: gRPC EncodeChunks, HTTP /embed_chunks
 };
-inline constexpr int kRpcCount = 9;
+inline constexpr int kRpcCount = 10;
 inline constexpr Rpc kRpcs[kRpcCount] = {
     Rpc::kEncode, Rpc::kEncodeStream, Rpc::kTokenize,     Rpc::kGetModelInfo, Rpc::kDecode,
-    Rpc::kRerank, Rpc::kClassify,     Rpc::kEncodeSparse, Rpc::kEncodeMulti};
+    Rpc::kRerank, Rpc::kClassify,     Rpc::kEncodeSparse, Rpc::kEncodeMulti,  Rpc::kEncodeChunks};
 const char* RpcName(Rpc rpc);
 
 // Whether `transport` serves `rpc` (EncodeStream is gRPC's only).
@@ -43,6 +44,8 @@ bool Serves(core::Transport transport, Rpc rpc);
 //     (text to a model without a tokenizer);
 //   Rerank, Classify, EncodeSparse, EncodeMulti: as Encode (FAILED_PRECONDITION also for
 //     a model without the head);
+//   EncodeChunks: as Encode (FAILED_PRECONDITION also for a model whose Dense
+//     layers do not take a mean-pooled vector);
 //   Encode, EncodeStream: RESOURCE_EXHAUSTED (queue full), DEADLINE_EXCEEDED
 //     (queued past the deadline), INTERNAL (the engine failed);
 //   gRPC Tokenize: INTERNAL (a response too large to serialize).

@@ -33,7 +33,8 @@ using EncoderServiceBase = encoder::v1::Encoder::WithRawCallbackMethod_Encode<
                             encoder::v1::Encoder::WithCallbackMethod_Classify<
                                 encoder::v1::Encoder::WithCallbackMethod_EncodeSparse<
                                     encoder::v1::Encoder::WithCallbackMethod_EncodeMulti<
-                                        encoder::v1::Encoder::Service>>>>>>>>>>;
+                                        encoder::v1::Encoder::WithCallbackMethod_EncodeChunks<
+                                            encoder::v1::Encoder::Service>>>>>>>>>>>;
 
 class EncodeService final : public EncoderServiceBase {
  public:
@@ -77,6 +78,10 @@ class EncodeService final : public EncoderServiceBase {
   grpc::ServerUnaryReactor* EncodeMulti(grpc::CallbackServerContext* context,
                                         const encoder::v1::EncodeMultiRequest* request,
                                         encoder::v1::EncodeMultiResponse* response) override;
+  // chunk_rpcs.cc: late chunking, on the shared queue.
+  grpc::ServerUnaryReactor* EncodeChunks(grpc::CallbackServerContext* context,
+                                         const encoder::v1::EncodeChunksRequest* request,
+                                         encoder::v1::EncodeChunksResponse* response) override;
 
  private:
   // Whether the call carries a valid key in its `authorization` metadata.

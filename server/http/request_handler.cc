@@ -100,6 +100,7 @@ RequestHandler::RouteHandler RequestHandler::HandlerOf(Route route) {
       {Route::kPredict, &RequestHandler::Predict},
       {Route::kEmbedSparse, &RequestHandler::EmbedSparse},
       {Route::kEmbedMulti, &RequestHandler::EmbedMulti},
+      {Route::kEmbedChunks, &RequestHandler::EmbedChunks},
   };
   for (const auto& entry : kHandlers) {
     if (entry.route == route) return entry.handler;

@@ -120,6 +120,8 @@ class RequestHandler {
   void EmbedSparse(RouteCall call);
   // routes_multi.cc: POST /embed_multi.
   void EmbedMulti(RouteCall call);
+  // routes_chunks.cc: POST /embed_chunks (late chunking).
+  void EmbedChunks(RouteCall call);
 
   // The model `name` names (the JSON body's "model", else the query's
   // ?model=; with one model served, OpenAI's may name anything), now

@@ -25,6 +25,7 @@ constexpr RouteInfo kRoutes[] = {
     {"POST", "/embed_multi", false, Route::kEmbedMulti, true, Rpc::kEncodeMulti},
     {"POST", "/embed_all", false, Route::kEmbedAll, true, Rpc::kEncode},
     {"POST", "/similarity", false, Route::kSimilarity, true, Rpc::kEncode},
+    {"POST", "/embed_chunks", false, Route::kEmbedChunks, true, Rpc::kEncodeChunks},
     {"GET", "/health", false, Route::kHealth, false, Rpc::kGetModelInfo},
     {"GET", "/metrics", false, Route::kMetrics, false, Rpc::kGetModelInfo},
 };

@@ -29,7 +29,8 @@ enum class Route {
   kEmbedSparse,   // TEI POST /embed_sparse
   kEmbedMulti,    // POST /embed_multi (dense, sparse and ColBERT outputs)
   kEmbedAll,      // TEI POST /embed_all
-  kSimilarity     // TEI POST /similarity
+  kSimilarity,    // TEI POST /similarity
+  kEmbedChunks    // POST /embed_chunks (late chunking)
 };
 
 struct RouteInfo {

@@ -85,6 +85,8 @@ std::set<std::string> ExpectedRequestSeries() {
       {"grpc Rerank", grpc_encode},
       {"grpc Classify", grpc_encode},
       {"grpc EncodeSparse", grpc_encode},
+      {"grpc EncodeMulti", grpc_encode},   // bge-m3's outputs: as Encode
+      {"grpc EncodeChunks", grpc_encode},  // late chunking: as Encode
       {"grpc Tokenize",
        {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "UNAVAILABLE", "CANCELLED",
         "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
@@ -105,6 +107,12 @@ std::set<std::string> ExpectedRequestSeries() {
        {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "UNAVAILABLE",
         "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
       {"http EncodeSparse",
+       {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "UNAVAILABLE",
+        "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
+      {"http EncodeMulti",
+       {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "UNAVAILABLE",
+        "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
+      {"http EncodeChunks",
        {"OK", "INVALID_ARGUMENT", "FAILED_PRECONDITION", "RESOURCE_EXHAUSTED", "UNAVAILABLE",
         "DEADLINE_EXCEEDED", "UNAUTHENTICATED", "INTERNAL"}},
       {"http Tokenize",
@@ -139,15 +147,18 @@ TEST(ServerMetricsTest, AFreshRegistryHasTheSeriesOfTheCallsThatExist) {
   const Scrape scrape = Serialize(metrics.registry()->Collect());
   const std::set<std::string> counters = RequestSeries(scrape, "encoder_requests_total");
   EXPECT_EQ(counters, ExpectedRequestSeries());
-  // 59, and 9 codes x 3 head RPCs on gRPC, 8 on HTTP.
-  EXPECT_EQ(counters.size(), 110u);
-  // Durations: each call's OK (fifteen calls), from the start.
-  EXPECT_EQ(RequestSeries(scrape, "encoder_request_duration_seconds_count"),
-            (std::set<std::string>{"grpc Encode OK", "grpc EncodeStream OK", "grpc Tokenize OK",
-                                   "grpc Decode OK", "grpc GetModelInfo OK", "grpc Rerank OK",
-                                   "grpc Classify OK", "grpc EncodeSparse OK", "http Encode OK",
-                                   "http Tokenize OK", "http Decode OK", "http GetModelInfo OK",
-                                   "http Rerank OK", "http Classify OK", "http EncodeSparse OK"}));
+  // 59, and 9 codes x 3 head RPCs on gRPC, 8 on HTTP; EncodeMulti and
+  // EncodeChunks as two more.
+  EXPECT_EQ(counters.size(), 144u);
+  // Durations: each call's OK (nineteen calls), from the start.
+  EXPECT_EQ(
+      RequestSeries(scrape, "encoder_request_duration_seconds_count"),
+      (std::set<std::string>{
+          "grpc Encode OK", "grpc EncodeStream OK", "grpc Tokenize OK", "grpc Decode OK",
+          "grpc GetModelInfo OK", "grpc Rerank OK", "grpc Classify OK", "grpc EncodeSparse OK",
+          "grpc EncodeChunks OK", "http EncodeChunks OK", "grpc EncodeMulti OK",
+          "http EncodeMulti OK", "http Encode OK", "http Tokenize OK", "http Decode OK",
+          "http GetModelInfo OK", "http Rerank OK", "http Classify OK", "http EncodeSparse OK"}));
   for (const auto& [key, value] : scrape.samples) {
     if (key.rfind("encoder_request", 0) == 0) {
       EXPECT_EQ(value, 0) << key;
@@ -240,7 +251,7 @@ TEST(ServerMetricsTest, AFirstRequestCreatesTheSeriesItLacks) {
             1);
   EXPECT_FALSE(scrape.Has("encoder_requests_total",
                           {{"transport", "http"}, {"rpc", "Tokenize"}, {"code", "DATA_LOSS"}}));
-  EXPECT_EQ(RequestSeries(scrape, "encoder_requests_total").size(), 112u);
+  EXPECT_EQ(RequestSeries(scrape, "encoder_requests_total").size(), 146u);
   EXPECT_EQ(scrape.Value("encoder_inflight_requests"), 0);
 
   // The shutdown's account sums every rpc of one transport and code.

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <sstream>
 
+#include "client/chunks_command.h"
 #include "client/inputs.h"
 #include "client/json_output.h"
 #include "client/rpc_error.h"
@@ -20,6 +21,19 @@ TEST(ClientInputsTest, ParsesIds) {
   EXPECT_EQ(ParseIds("1,x").status().message(), "--ids: \"x\" is not a 32-bit integer");
   EXPECT_FALSE(ParseIds("99999999999").ok());
   EXPECT_EQ((*ParseIds("-5"))[0], -5);  // the server, not the client, refuses it
+}
+
+TEST(ClientInputsTest, ParsesChunkSpans) {
+  auto spans = ParseChunkSpans("0:100, 100:250");
+  ASSERT_TRUE(spans.ok()) << spans.status();
+  ASSERT_EQ(spans->size(), 2u);
+  EXPECT_EQ((std::vector<int>{(*spans)[0].start(), (*spans)[0].end(), (*spans)[1].start(),
+                              (*spans)[1].end()}),
+            (std::vector<int>{0, 100, 100, 250}));
+  EXPECT_EQ(ParseChunkSpans("0:100,100").status().message(),
+            "--chunks: \"100\" is not START:END (code points)");
+  EXPECT_FALSE(ParseChunkSpans("a:b").ok());
+  EXPECT_FALSE(ParseChunkSpans("").ok());
 }
 
 TEST(ClientInputsTest, ParsesJsonLines) {

@@ -62,7 +62,8 @@ TEST(RoutesTest, ApisAndTheListForTheLog) {
       RouteList(),
       "POST /v1/embeddings, GET /v1/models, GET /v1/models/{id}, POST /embed, "
       "POST /tokenize, POST /decode, GET /info, POST /rerank, POST /v1/rerank, POST /predict, "
-      "POST /embed_sparse, POST /embed_all, POST /similarity, GET /health, GET /metrics");
+      "POST /embed_sparse, POST /embed_multi, POST /embed_all, POST /similarity, "
+      "POST /embed_chunks, GET /health, GET /metrics");
 }
 
 }  // namespace

@@ -8,13 +8,14 @@ namespace testing_support {
 
 using server::core::Input;
 
-TestModel::TestModel(int hidden, uint64_t seed) : hidden_(hidden), dir_("encoder_server_test_") {
+TestModel::TestModel(int hidden, uint64_t seed, int max_length)
+    : hidden_(hidden), max_length_(max_length), dir_("encoder_server_test_") {
   engine::RandomModelSpec spec;
   spec.config.hidden_size = hidden;
   spec.config.num_layers = 2;
   spec.config.num_heads = 4;
   spec.config.intermediate_size = 128;
-  spec.config.max_position_embeddings = kMaxLength;
+  spec.config.max_position_embeddings = max_length;
   spec.seed = seed;
   const absl::Status written = engine::WriteRandomModel(dir(), spec);
   if (!written.ok()) {
@@ -37,7 +38,7 @@ TestModel::~TestModel() = default;
 
 void TestModel::Tokenize(const Input& input, bool truncate, std::vector<int32_t>* ids,
                          std::vector<int32_t>* types) const {
-  const int cut = truncate ? kMaxLength : 0;
+  const int cut = truncate ? max_length_ : 0;
   types->clear();
   switch (input.kind) {
     case Input::Kind::kText: {
@@ -56,13 +57,13 @@ void TestModel::Tokenize(const Input& input, bool truncate, std::vector<int32_t>
     default: {
       *ids = input.ids;
       *types = input.token_type_ids;
-      if (truncate && static_cast<int>(ids->size()) > kMaxLength) {
+      if (truncate && static_cast<int>(ids->size()) > max_length_) {
         const int32_t last = ids->back();
-        ids->resize(kMaxLength);
+        ids->resize(max_length_);
         ids->back() = last;
         if (!types->empty()) {
           const int32_t last_type = types->back();
-          types->resize(kMaxLength);
+          types->resize(max_length_);
           types->back() = last_type;
         }
       }

@@ -21,12 +21,14 @@ class TestModel {
 
   // Writes the model (fails the current test on error) and loads the
   // reference engine. Another `hidden` size (a multiple of 4) or `seed` makes
-  // another model, e.g. for a server serving several.
-  explicit TestModel(int hidden = kHidden, uint64_t seed = 7);
+  // another model, e.g. for a server serving several; a smaller `max_length`
+  // (max_position_embeddings) one whose inputs must be cut or windowed sooner.
+  explicit TestModel(int hidden = kHidden, uint64_t seed = 7, int max_length = kMaxLength);
   ~TestModel();  // removes the directory
 
   const std::string& dir() const { return dir_.path(); }
   int hidden() const { return hidden_; }
+  int max_length() const { return max_length_; }
   engine::Encoder& encoder() { return *encoder_; }
   const engine::Tokenizer& tokenizer() const { return *tokenizer_; }
 
@@ -40,6 +42,7 @@ class TestModel {
 
  private:
   const int hidden_;
+  const int max_length_;
   TempDir dir_;
   std::unique_ptr<engine::Encoder> encoder_;
   std::unique_ptr<engine::Tokenizer> tokenizer_;
