@@ -19,7 +19,7 @@ FROM docker.io/library/debian:bookworm AS build
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
       g++ cmake make pkg-config binutils ccache \
-      libdnnl-dev ocl-icd-opencl-dev libabsl-dev nlohmann-json3-dev libicu-dev \
+      libdnnl-dev ocl-icd-opencl-dev libabsl-dev nlohmann-json3-dev libicu-dev libzip-dev \
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler \
       prometheus-cpp-dev libcivetweb-dev libboost1.74-dev libgtest-dev libgmock-dev libbenchmark-dev \
  && rm -rf /var/lib/apt/lists/*
@@ -53,7 +53,7 @@ FROM docker.io/library/debian:bookworm-slim
 # protobuf, Abseil, ICU, and prometheus-cpp for the metrics endpoint.
 RUN apt-get update \
  && DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
-      libdnnl2 libgomp1 libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libicu72 \
+      libdnnl2 libgomp1 libgrpc++1.51 libgrpc29 libprotobuf32 libabsl20220623 libicu72 libzip4 \
       libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 libcivetweb1 \
  && rm -rf /var/lib/apt/lists/* /var/log/apt /var/log/dpkg.log \
  && groupadd --system --gid 10001 encoder \

@@ -79,6 +79,7 @@ struct SparseOptions {
 struct MultiOptions {
   SparseOptions sparse;
   std::string outputs = "dense,sparse,colbert";  // comma-separated
+  bool query = false;                            // --input-type query
 };
 
 }  // namespace client

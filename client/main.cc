@@ -86,6 +86,8 @@ ABSL_FLAG(bool, raw_scores, false,
           "rerank, classify: the model's logits, without its activation (sigmoid/softmax)");
 ABSL_FLAG(int, max_active_dims, 0, "sparse, multi: keep the largest N weights per input (0: all)");
 ABSL_FLAG(bool, return_tokens, false, "sparse, multi: each entry's vocabulary token");
+ABSL_FLAG(std::string, input_type, "document",
+          "multi: document or query (how a ColBERT model encodes the texts)");
 ABSL_FLAG(std::string, outputs, "dense,sparse,colbert",
           "multi: the outputs of one pass, comma-separated: dense, sparse, colbert");
 ABSL_FLAG(std::string, service, "", "health: the service to check (default: the server)");
@@ -127,7 +129,8 @@ constexpr char kUsage[] =
     "  classify [texts...] [--pair] [--input FILE] [--raw-scores] [--truncate [--truncate-left]]\n"
     "  sparse   [texts...] [--pair] [--input FILE] [--ids 1,2,3] [--max-active-dims N]\n"
     "           [--return-tokens] [--truncate [--truncate-left]]\n"
-    "  multi    [texts...] [--outputs dense,sparse,colbert] [--max-active-dims N]\n"
+    "  multi    [texts...] [--outputs dense,sparse,colbert] [--input-type document|query]\n"
+    "           [--max-active-dims N]\n"
     "           [--return-tokens] [--truncate [--truncate-left]]\n"
     "  chunks   --text TEXT | --file FILE, --chunks 0:100,100:250 | --chunk-tokens N\n"
     "           [--window-overlap N] [--normalize | --unnormalized] [--dimensions N]\n"
@@ -264,6 +267,13 @@ int main(int argc, char** argv) {
     options.sparse.truncate = absl::GetFlag(FLAGS_truncate);
     options.sparse.truncate_left = absl::GetFlag(FLAGS_truncate_left);
     options.outputs = absl::GetFlag(FLAGS_outputs);
+    const std::string input_type = absl::GetFlag(FLAGS_input_type);
+    if (input_type != "document" && input_type != "query") {
+      std::cerr << "encoder-client: --input-type is document or query, not \"" << input_type
+                << "\"\n";
+      return 2;
+    }
+    options.query = input_type == "query";
     return client::RunMulti(connection, options, std::cout, std::cerr);
   }
   if (command == "chunks") {

@@ -21,7 +21,8 @@ int RunMulti(const ConnectionOptions& connection, const MultiOptions& options, s
   }
   encoder::v1::EncodeMultiRequest request;
   request.set_model(connection.model);
-  for (const absl::string_view name : absl::StrSplit(options.outputs, ',', absl::SkipWhitespace())) {
+  for (const absl::string_view name :
+       absl::StrSplit(options.outputs, ',', absl::SkipWhitespace())) {
     encoder::v1::OutputKind kind;
     if (name == "dense") {
       kind = encoder::v1::OUTPUT_KIND_DENSE;
@@ -30,13 +31,14 @@ int RunMulti(const ConnectionOptions& connection, const MultiOptions& options, s
     } else if (name == "colbert") {
       kind = encoder::v1::OUTPUT_KIND_COLBERT;
     } else {
-      err << "encoder-client: --outputs takes dense, sparse and colbert, not \"" << name
-          << "\"\n";
+      err << "encoder-client: --outputs takes dense, sparse and colbert, not \"" << name << "\"\n";
       return 2;
     }
     request.add_outputs(kind);
   }
   for (const encoder::v1::Input& input : *inputs) *request.add_inputs() = input;
+  request.set_input_type(options.query ? encoder::v1::INPUT_TYPE_QUERY
+                                       : encoder::v1::INPUT_TYPE_DOCUMENT);
   request.set_max_active_dims(options.sparse.max_active_dims);
   request.set_return_tokens(options.sparse.return_tokens);
   SetTruncation(options.sparse.truncate, options.sparse.truncate_left, &request);

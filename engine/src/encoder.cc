@@ -4,6 +4,7 @@
 #include <omp.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -43,6 +44,9 @@ struct Encoder::Impl {
   std::unique_ptr<PairPrompt> pair_prompt;        // causal-LM rerankers
   std::unique_ptr<LexicalWeightsHead> lexical;    // bge-m3's sparse_linear.pt
   std::unique_ptr<MultiVectorWeights> multi_vector;
+  // Encode's per-sequence visible keys (PackedBatch::visible_keys), kept so
+  // that a batch allocates nothing once warmed up.
+  std::vector<int> visible_keys;
   Workspace workspace;
 };
 
@@ -73,8 +77,9 @@ absl::Status LoadCausalLmScorerIfAny(const Checkpoint& checkpoint, const Archite
                                      std::unique_ptr<ClassifierWeights>* classifier,
                                      std::unique_ptr<PairPrompt>* prompt);
 
-// bge-m3's per-token heads, when their torch.save files are in the
-// directory; the lexical weights leave out the tokenizer's special tokens.
+// The per-token heads: bge-m3's, when their torch.save files are in the
+// directory (the lexical weights leave out the tokenizer's special tokens),
+// else a ColBERT model's projection (PyLate's layout).
 absl::Status LoadTokenHeadsIfAny(const std::string& model_dir, int64_t hidden,
                                  std::unique_ptr<LexicalWeightsHead>* lexical,
                                  std::unique_ptr<MultiVectorWeights>* multi_vector) {
@@ -93,6 +98,8 @@ absl::Status LoadTokenHeadsIfAny(const std::string& model_dir, int64_t hidden,
   }
   absl::StatusOr<std::unique_ptr<MultiVectorWeights>> colbert =
       LoadBgeM3ColbertIfAny(model_dir, hidden);
+  if (!colbert.ok()) return colbert.status();
+  if (*colbert == nullptr) colbert = LoadColbertProjectionIfAny(model_dir, hidden);
   if (!colbert.ok()) return colbert.status();
   *multi_vector = *std::move(colbert);
   return absl::OkStatus();
@@ -240,6 +247,11 @@ absl::Status Encoder::Validate(const Sequence& sequence) const {
                                                      c.vocab_size, ")"));
     }
   }
+  if (sequence.visible_keys < 0 || sequence.visible_keys > length) {
+    return absl::InvalidArgumentError(absl::StrCat("visible_keys ", sequence.visible_keys,
+                                                   " is not within 0..", length,
+                                                   " (the sequence's tokens)"));
+  }
   if (!sequence.token_type_ids.empty()) {
     if (static_cast<int64_t>(sequence.token_type_ids.size()) != length) {
       return absl::InvalidArgumentError(
@@ -283,6 +295,12 @@ absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* res
   PackedBatch packed;
   packed.offsets = result->offsets.data();
   packed.num_sequences = static_cast<int>(batch.size());
+  if (std::any_of(batch.begin(), batch.end(),
+                  [](const Sequence& sequence) { return sequence.visible_keys > 0; })) {
+    m.visible_keys.resize(batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) m.visible_keys[i] = batch[i].visible_keys;
+    packed.visible_keys = m.visible_keys.data();
+  }
   packed.tokens = tokens;
   Workspace& ws = m.workspace;
   {
@@ -382,8 +400,8 @@ absl::Status Encoder::LexicalWeights(const EncodeResult& result, int index,
     return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
   }
   if (static_cast<int>(ids.size()) != result.num_tokens(index)) {
-    return absl::InvalidArgumentError(absl::StrCat(ids.size(), " ids for a sequence of ",
-                                                   result.num_tokens(index), " tokens"));
+    return absl::InvalidArgumentError(
+        absl::StrCat(ids.size(), " ids for a sequence of ", result.num_tokens(index), " tokens"));
   }
   if (max_active_dims < 0) {
     return absl::InvalidArgumentError("max_active_dims must not be negative");

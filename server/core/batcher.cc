@@ -429,7 +429,8 @@ absl::Status Batcher::State::RunOnBackend(const std::vector<QueuedInput>& inputs
   for (const QueuedInput& input : inputs) {
     const BatchRequest& request = *input.owner->request;
     const TokenizedInput& tokenized = request.inputs[input.index];
-    sequences.push_back(engine::Sequence{tokenized.ids, tokenized.token_type_ids});
+    sequences.push_back(
+        engine::Sequence{tokenized.ids, tokenized.token_type_ids, tokenized.visible_keys});
     specs.push_back(request.spec);
     tokens += input.tokens;
   }

@@ -64,6 +64,7 @@ struct BatcherConfig {
 struct TokenizedInput {
   std::vector<int32_t> ids;
   std::vector<int32_t> token_type_ids;  // empty: all zero
+  int visible_keys = 0;  // engine::Sequence::visible_keys (ColBERT's query expansion)
 };
 
 // Observations the batcher reports (the metrics issue hooks these up).

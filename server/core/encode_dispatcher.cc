@@ -182,6 +182,9 @@ void EncodeDispatcher::DispatchRerank(const core::RerankRequest& request,
       [&] { return builder_->BuildRerank(request, max_part_inputs, max_part_tokens); }, deadline,
       std::move(is_cancelled), std::move(done),
       [kept, model](std::vector<InputOutput> outputs) {
+        if (!model->heads.classifier.has_value()) {  // MaxSim (CheckHead allowed it)
+          return ToMaxSimRerankResult(std::move(outputs), *kept, *model->heads.multi_vector);
+        }
         return ToRerankResult(std::move(outputs), *kept, model->heads.classifier->activation);
       });
 }
@@ -198,8 +201,7 @@ void EncodeDispatcher::DispatchSparse(const core::SparseRequest& request,
                                     });
 }
 
-void EncodeDispatcher::DispatchMulti(const core::MultiRequest& request,
-                                     Clock::time_point deadline,
+void EncodeDispatcher::DispatchMulti(const core::MultiRequest& request, Clock::time_point deadline,
                                      std::function<bool()> is_cancelled, MultiDone done) {
   const engine::Tokenizer* tokenizer =
       request.return_tokens ? builder_->model().tokenizer.get() : nullptr;
@@ -210,7 +212,8 @@ void EncodeDispatcher::DispatchMulti(const core::MultiRequest& request,
   asked.colbert = request.colbert;
   DispatchParts<core::MultiResult>(
       [&] { return OnePart(builder_->BuildMulti(request)); }, deadline, std::move(is_cancelled),
-      std::move(done), [tokenizer, asked = std::move(asked)](std::vector<InputOutput> outputs) {
+      std::move(done),
+      [tokenizer, asked = std::move(asked)](std::vector<InputOutput> outputs) {
         return ToMultiResult(std::move(outputs), asked, tokenizer);
       });
 }

@@ -33,19 +33,19 @@ core::ClassifyResult ToClassifyResult(std::vector<InputOutput> outputs,
   return result;
 }
 
-core::RerankResult ToRerankResult(std::vector<InputOutput> outputs,
-                                  const core::RerankRequest& request,
-                                  engine::ScoreActivation activation) {
+namespace {
+
+// The hits of `scores` (text i's at i) by descending score (ties: lower
+// index first), cut to top_n, with their texts when asked.
+core::RerankResult RankHits(const std::vector<float>& scores, int64_t tokens,
+                            const core::RerankRequest& request) {
   core::RerankResult result;
-  result.results.reserve(outputs.size());
-  for (int i = 0; i < static_cast<int>(outputs.size()); ++i) {
-    InputOutput& output = outputs[static_cast<size_t>(i)];
-    result.tokens += output.tokens;
-    float score = output.values.empty() ? 0.0f : output.values.front();
-    if (!request.raw_scores) engine::ApplyScoreActivation(activation, &score, 1);
+  result.tokens = tokens;
+  result.results.reserve(scores.size());
+  for (int i = 0; i < static_cast<int>(scores.size()); ++i) {
     core::RerankHit hit;
     hit.index = i;
-    hit.score = score;
+    hit.score = scores[static_cast<size_t>(i)];
     result.results.push_back(std::move(hit));
   }
   std::stable_sort(
@@ -60,6 +60,36 @@ core::RerankResult ToRerankResult(std::vector<InputOutput> outputs,
     }
   }
   return result;
+}
+
+}  // namespace
+
+core::RerankResult ToRerankResult(std::vector<InputOutput> outputs,
+                                  const core::RerankRequest& request,
+                                  engine::ScoreActivation activation) {
+  std::vector<float> scores;
+  int64_t tokens = 0;
+  for (const InputOutput& output : outputs) {
+    tokens += output.tokens;
+    float score = output.values.empty() ? 0.0f : output.values.front();
+    if (!request.raw_scores) engine::ApplyScoreActivation(activation, &score, 1);
+    scores.push_back(score);
+  }
+  return RankHits(scores, tokens, request);
+}
+
+core::RerankResult ToMaxSimRerankResult(std::vector<InputOutput> outputs,
+                                        const core::RerankRequest& request,
+                                        const engine::MultiVectorHead& head) {
+  std::vector<float> scores;
+  int64_t tokens = 0;
+  for (const InputOutput& output : outputs) tokens += output.tokens;
+  const InputOutput& query = outputs.front();
+  for (size_t i = 1; i < outputs.size(); ++i) {
+    scores.push_back(engine::MaxSimScore(head, query.vectors.data(), query.vector_rows,
+                                         outputs[i].vectors.data(), outputs[i].vector_rows));
+  }
+  return RankHits(scores, tokens, request);
 }
 
 namespace {

@@ -25,6 +25,12 @@ core::RerankResult ToRerankResult(std::vector<InputOutput> outputs,
                                   const core::RerankRequest& request,
                                   engine::ScoreActivation activation);
 
+// outputs[0] is the query's ColBERT vectors, outputs[i + 1] text i's: the
+// hits by MaxSim score (head.mean_score says how), as ToRerankResult orders them.
+core::RerankResult ToMaxSimRerankResult(std::vector<InputOutput> outputs,
+                                        const core::RerankRequest& request,
+                                        const engine::MultiVectorHead& head);
+
 // Each output's sparse entries, with the tokenizer's token for each id when
 // `tokenizer` is not null.
 core::SparseResult ToSparseResult(std::vector<InputOutput> outputs,

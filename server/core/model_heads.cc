@@ -9,12 +9,15 @@
 namespace server {
 
 std::string ServedOutputs(const ModelHeads& heads) {
-  std::vector<std::string> served = {heads.sparse_default ? "embeddings with an explicit pooling"
-                                                          : "embeddings"};
+  std::vector<std::string> served = {heads.sparse_default || heads.multi_vector_default
+                                         ? "embeddings with an explicit pooling"
+                                         : "embeddings"};
   if (heads.classifier.has_value()) {
     served.push_back(absl::StrCat("classify with ", heads.classifier->num_labels,
                                   heads.classifier->num_labels == 1 ? " label" : " labels"));
     if (heads.classifier->num_labels == 1) served.push_back("rerank");
+  } else if (heads.multi_vector.has_value()) {
+    served.push_back("rerank (MaxSim)");
   }
   if (heads.sparse) served.push_back(heads.sparse_default ? "sparse (its output)" : "sparse");
   if (heads.multi_vector.has_value()) {
@@ -27,6 +30,12 @@ absl::Status CheckHead(const ModelHeads& heads, HeadRequest request) {
   const char* wanted = "";
   switch (request) {
     case HeadRequest::kEmbedding:
+      if (heads.multi_vector_default) {
+        wanted =
+            "this model is a ColBERT model: its output is one vector per token (EncodeMulti's "
+            "colbert, POST /embed_multi), and a single vector needs an explicit pooling";
+        break;
+      }
       if (!heads.sparse_default) return absl::OkStatus();
       wanted =
           "this model is a sentence-transformers SparseEncoder: its output is sparse weights "
@@ -40,7 +49,12 @@ absl::Status CheckHead(const ModelHeads& heads, HeadRequest request) {
       if (heads.classifier.has_value() && heads.classifier->num_labels == 1) {
         return absl::OkStatus();
       }
-      wanted = "rerank needs a cross-encoder (a classification head with one label)";
+      if (!heads.classifier.has_value() && heads.multi_vector.has_value()) {
+        return absl::OkStatus();  // MaxSim of ColBERT vectors
+      }
+      wanted =
+          "rerank needs a cross-encoder (a classification head with one label) or a ColBERT "
+          "head (MaxSim)";
       break;
     case HeadRequest::kSparse:
       if (heads.sparse) return absl::OkStatus();

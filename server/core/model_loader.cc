@@ -1,5 +1,7 @@
 #include "server/core/model_loader.h"
 
+#include <algorithm>
+
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -29,6 +31,55 @@ bool HasTokenizerFile(const std::string& dir) {
 bool ServesWithoutTokenizer(const absl::Status& status, const std::string& dir) {
   if (absl::IsInvalidArgument(status) || absl::IsUnimplemented(status)) return true;
   return absl::IsNotFound(status) && !HasTokenizerFile(dir);
+}
+
+}  // namespace
+
+namespace {
+
+// The ids of `settings`' tokens: an error naming the token when the
+// tokenizer lacks a prefix or the mask token; a skiplist word that is not a
+// token stands for the unknown token, as convert_tokens_to_ids has it.
+absl::StatusOr<ColbertEncoding> ReadColbertEncoding(const engine::ColbertSettings& settings,
+                                                    const engine::Tokenizer* tokenizer,
+                                                    const std::string& tokenizer_error) {
+  if (tokenizer == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("a ColBERT model needs its tokenizer for its query and document prefixes: ",
+                     tokenizer_error));
+  }
+  ColbertEncoding colbert;
+  for (const auto& [token, id] :
+       {std::pair{&settings.query_prefix, &colbert.query_prefix_id},
+        std::pair{&settings.document_prefix, &colbert.document_prefix_id}}) {
+    *id = tokenizer->TokenId(*token);
+    if (*id < 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(tokenizer->source(), ": the ColBERT prefix \"", *token,
+                       "\" (config_sentence_transformers.json) is not one of its tokens"));
+    }
+  }
+  colbert.query_length = settings.query_length;
+  colbert.document_length = settings.document_length;
+  colbert.expand_queries = settings.do_query_expansion;
+  colbert.attend_to_expansion = settings.attend_to_expansion_tokens;
+  if (colbert.expand_queries) {
+    for (const char* mask : {"[MASK]", "<mask>"}) {
+      if (colbert.mask_id < 0) colbert.mask_id = tokenizer->TokenId(mask);
+    }
+    if (colbert.mask_id < 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          tokenizer->source(), ": no [MASK] or <mask> token for ColBERT's query expansion"));
+    }
+  }
+  for (const std::string& word : settings.skiplist_words) {
+    const int32_t id = tokenizer->TokenId(word);
+    colbert.skip_ids.push_back(id >= 0 ? id : tokenizer->unk_id());
+  }
+  std::sort(colbert.skip_ids.begin(), colbert.skip_ids.end());
+  colbert.skip_ids.erase(std::unique(colbert.skip_ids.begin(), colbert.skip_ids.end()),
+                         colbert.skip_ids.end());
+  return colbert;
 }
 
 }  // namespace
@@ -78,14 +129,21 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
   if (const engine::ClassifierHead* classifier = model.encoder->classifier()) {
     model.heads.classifier = *classifier;
   }
-  model.heads.sparse =
-      model.encoder->has_masked_lm_head() || model.encoder->has_lexical_weights();
+  model.heads.sparse = model.encoder->has_masked_lm_head() || model.encoder->has_lexical_weights();
   if (const engine::MultiVectorHead* head = model.encoder->multi_vector()) {
     model.heads.multi_vector = *head;
   }
   // A SparseEncoder's SpladePooling says how its weights are formed.
   model.heads.sparse_options = model.pipeline.sparse_options;
   model.heads.sparse_default = model.pipeline.sparse && model.encoder->has_masked_lm_head();
+  if (model.pipeline.token_projection.has_value()) {
+    absl::StatusOr<ColbertEncoding> colbert =
+        ReadColbertEncoding(model.pipeline.colbert, model.tokenizer.get(), model.tokenizer_error);
+    if (!colbert.ok()) return colbert.status();
+    model.colbert = *std::move(colbert);
+    // One vector per token is its output: a single vector needs a pooling.
+    model.heads.multi_vector_default = true;
+  }
   const engine::PairPrompt* prompt = model.encoder->pair_prompt();
   if (prompt != nullptr && model.tokenizer != nullptr) {
     for (auto [text, ids] : {std::pair{&prompt->prefix, &model.pair_prompt_prefix},

@@ -27,6 +27,22 @@ struct ModelHeads {
   bool sparse_default = false;
   // The multi-vector (ColBERT) output (engine::Encoder::multi_vector).
   std::optional<engine::MultiVectorHead> multi_vector;
+  // A ColBERT model (PyLate's layout): its output is one vector per token,
+  // and it has no embedding of its own (a request must name a pooling).
+  bool multi_vector_default = false;
+};
+
+// A ColBERT model's encoding of texts (engine::ColbertSettings) in ids,
+// found through its tokenizer at load.
+struct ColbertEncoding {
+  int32_t query_prefix_id = -1;
+  int32_t document_prefix_id = -1;
+  int32_t mask_id = -1;  // query expansion's token
+  int query_length = 0;
+  int document_length = 0;
+  bool expand_queries = true;
+  bool attend_to_expansion = false;
+  std::vector<int32_t> skip_ids;  // sorted: left out of a document's vectors
 };
 
 struct LoadedModel {
@@ -55,6 +71,9 @@ struct LoadedModel {
   // tokenized once at load without special tokens (empty otherwise).
   std::vector<int32_t> pair_prompt_prefix;
   std::vector<int32_t> pair_prompt_suffix;
+  // A ColBERT model's (PyLate's layout: SentencePipeline::token_projection)
+  // query and document encoding; empty for other models, bge-m3 included.
+  std::optional<ColbertEncoding> colbert;
 
   // The size of the model's embedding: the pipeline's output (pooled modes, then Dense).
   int embedding_size() const { return pipeline.output_size(encoder->config().hidden_size); }

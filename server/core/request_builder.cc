@@ -54,8 +54,7 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::Build(
   if (!prompt_tokens.ok()) return prompt_tokens.status();
   spec->prompt_tokens = *prompt_tokens;
 
-  absl::StatusOr<std::unique_ptr<BatchRequest>> built =
-      BuildInputs(request.inputs, options, *spec);
+  absl::StatusOr<std::unique_ptr<BatchRequest>> built = BuildInputs(request.inputs, options, *spec);
   if (built.ok() && spec->pooling == engine::Pooling::kNone) {
     if (absl::Status status = CheckOutputVectors(**built, 0); !status.ok()) return status;
   }
@@ -80,10 +79,9 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::BuildMulti(
     return absl::InvalidArgumentError(
         "outputs is empty: ask for one or more of dense, sparse and colbert");
   }
-  for (const auto& [wanted, head] :
-       {std::pair{request.dense, HeadRequest::kEmbedding},
-        std::pair{request.sparse, HeadRequest::kSparse},
-        std::pair{request.colbert, HeadRequest::kMultiVector}}) {
+  for (const auto& [wanted, head] : {std::pair{request.dense, HeadRequest::kEmbedding},
+                                     std::pair{request.sparse, HeadRequest::kSparse},
+                                     std::pair{request.colbert, HeadRequest::kMultiVector}}) {
     if (!wanted) continue;
     if (absl::Status status = CheckHead(model_->heads, head); !status.ok()) return status;
   }
@@ -105,12 +103,18 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::BuildMulti(
   InputOptions options;
   options.truncate = request.truncate.value_or(limits_.auto_truncate);
   options.side = request.truncation_side;
-  absl::StatusOr<std::unique_ptr<BatchRequest>> built =
-      BuildInputs(request.inputs, options, spec);
+  if (model_->colbert.has_value()) {
+    options.colbert = &*model_->colbert;
+    options.input_type = request.input_type;
+    // A document's punctuation has no vector (PyLate's skiplist); a query keeps all.
+    if (request.input_type == core::InputType::kDocument) {
+      spec.multi.skip_ids = &model_->colbert->skip_ids;
+    }
+  }
+  absl::StatusOr<std::unique_ptr<BatchRequest>> built = BuildInputs(request.inputs, options, spec);
   if (built.ok() && request.colbert) {
     const int skipped = model_->heads.multi_vector->skip_first_token ? 1 : 0;
-    if (absl::Status status = CheckOutputVectors(**built, skipped);
-        !status.ok()) {
+    if (absl::Status status = CheckOutputVectors(**built, skipped); !status.ok()) {
       return status;
     }
   }
@@ -200,11 +204,7 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::BuildSparse(
   return BuildInputs(request.inputs, options, spec);
 }
 
-absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::BuildRerank(
-    const core::RerankRequest& request, int max_part_inputs, int64_t max_part_tokens) const {
-  if (absl::Status status = CheckHead(model_->heads, HeadRequest::kRerank); !status.ok()) {
-    return status;
-  }
+absl::Status RequestBuilder::CheckRerankRequest(const core::RerankRequest& request) const {
   if (absl::Status status = CheckTextInput(); !status.ok()) return status;
   if (request.query.empty()) {
     return WithInputProblem(InputProblem::kEmpty, absl::InvalidArgumentError("query is empty"));
@@ -221,6 +221,18 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::Build
   if (request.top_n.has_value() && *request.top_n <= 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("top_n is ", *request.top_n, "; it must be 1 or more (or unset: all)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::BuildRerank(
+    const core::RerankRequest& request, int max_part_inputs, int64_t max_part_tokens) const {
+  if (absl::Status status = CheckHead(model_->heads, HeadRequest::kRerank); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = CheckRerankRequest(request); !status.ok()) return status;
+  if (!model_->heads.classifier.has_value()) {
+    return BuildMaxSimRerank(request, max_part_inputs, max_part_tokens);
   }
   InputOptions options;
   options.truncate = request.truncate.value_or(limits_.auto_truncate);
@@ -281,6 +293,55 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::Build
     if (!input.ok()) return WithInputIndex(i, input.status());
     const auto tokens = static_cast<int64_t>(input->ids.size());
     if (parts.empty() || static_cast<int>(parts.back()->inputs.size()) >= max_part_inputs ||
+        part_tokens + tokens > max_part_tokens) {
+      parts.push_back(std::make_unique<BatchRequest>());
+      parts.back()->spec = spec;
+      part_tokens = 0;
+    }
+    part_tokens += tokens;
+    parts.back()->inputs.push_back(*std::move(input));
+  }
+  return parts;
+}
+
+absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::BuildMaxSimRerank(
+    const core::RerankRequest& request, int max_part_inputs, int64_t max_part_tokens) const {
+  if (!request.instruction.empty()) {
+    return absl::InvalidArgumentError(
+        "instruction is for rerankers that score pairs in a prompt (Qwen3-Reranker); this model "
+        "scores by MaxSim");
+  }
+  OutputSpec spec;
+  spec.head = OutputHead::kMulti;
+  spec.multi.multi_vector = true;
+  InputOptions options;
+  options.truncate = request.truncate.value_or(limits_.auto_truncate);
+  options.side = request.truncation_side;
+  if (model_->colbert.has_value()) options.colbert = &*model_->colbert;
+  // Part 0: the query alone, as a query.
+  std::vector<std::unique_ptr<BatchRequest>> parts;
+  options.input_type = core::InputType::kQuery;
+  absl::StatusOr<TokenizedInput> query = BuildInput(core::Input::Text(request.query), options);
+  if (!query.ok()) {
+    return absl::Status(query.status().code(), absl::StrCat("query: ", query.status().message()));
+  }
+  parts.push_back(std::make_unique<BatchRequest>());
+  parts.back()->spec = spec;
+  parts.back()->inputs.push_back(*std::move(query));
+  // Then the texts, as documents, in parts of bounded size.
+  options.input_type = core::InputType::kDocument;
+  if (model_->colbert.has_value()) spec.multi.skip_ids = &model_->colbert->skip_ids;
+  int64_t part_tokens = max_part_tokens;
+  for (int i = 0; i < static_cast<int>(request.texts.size()); ++i) {
+    const std::string& text = request.texts[static_cast<size_t>(i)];
+    if (text.empty()) {
+      return WithInputIndex(
+          i, WithInputProblem(InputProblem::kEmpty, absl::InvalidArgumentError("text is empty")));
+    }
+    absl::StatusOr<TokenizedInput> input = BuildInput(core::Input::Text(text), options);
+    if (!input.ok()) return WithInputIndex(i, input.status());
+    const auto tokens = static_cast<int64_t>(input->ids.size());
+    if (parts.size() == 1 || static_cast<int>(parts.back()->inputs.size()) >= max_part_inputs ||
         part_tokens + tokens > max_part_tokens) {
       parts.push_back(std::make_unique<BatchRequest>());
       parts.back()->spec = spec;
@@ -388,8 +449,12 @@ absl::StatusOr<TokenizedInput> RequestBuilder::BuildInput(const Input& input,
                                                           InputOptions options) const {
   switch (input.kind) {
     case Input::Kind::kText:
+      if (options.colbert != nullptr) return FromColbertText(input.text, options);
       return FromText(input.text, std::string(), /*is_pair=*/false, options);
     case Input::Kind::kTextPair:
+      if (options.colbert != nullptr) {
+        return absl::InvalidArgumentError("a ColBERT model encodes single texts, not pairs");
+      }
       return FromText(input.text, input.text_pair, /*is_pair=*/true, options);
     case Input::Kind::kTokenIds:
       if (!options.prompt.empty()) {
@@ -442,6 +507,37 @@ absl::Status RequestBuilder::CheckTextInput() const {
   if (model_->tokenizer != nullptr) return absl::OkStatus();
   return absl::FailedPreconditionError(absl::StrCat(
       "text input is unavailable for this model (send token_ids): ", model_->tokenizer_error));
+}
+
+absl::StatusOr<TokenizedInput> RequestBuilder::FromColbertText(const std::string& text,
+                                                               InputOptions options) const {
+  if (absl::Status status = CheckTextInput(); !status.ok()) return status;
+  if (absl::Status status = CheckText("text", text); !status.ok()) return status;
+  const ColbertEncoding& colbert = *options.colbert;
+  const bool query = options.input_type == core::InputType::kQuery;
+  // PyLate always cuts to the kind's length: the model was trained so.
+  const int length =
+      std::min(query ? colbert.query_length : colbert.document_length, model_->max_length());
+  const int specials = model_->tokenizer->num_special_tokens(/*pair=*/false);
+  if (length - 1 <= specials) {
+    return absl::FailedPreconditionError(absl::StrCat("the model's ", query ? "query" : "document",
+                                                      " length ", length,
+                                                      " leaves no room for a text token"));
+  }
+  absl::StatusOr<engine::Encoding> encoding =
+      model_->tokenizer->Encode(text, length - 1, engine::TruncationSide::kRight);
+  if (!encoding.ok()) return encoding.status();
+  std::vector<int32_t>& ids = encoding->ids;
+  ids.insert(ids.begin() + 1, query ? colbert.query_prefix_id : colbert.document_prefix_id);
+  TokenizedInput input;
+  if (query && colbert.expand_queries) {
+    if (!colbert.attend_to_expansion) input.visible_keys = static_cast<int>(ids.size());
+    ids.resize(static_cast<size_t>(length), colbert.mask_id);
+    if (input.visible_keys == static_cast<int>(ids.size())) input.visible_keys = 0;
+  }
+  if (absl::Status status = CheckIdsInTable(ids); !status.ok()) return status;
+  input.ids = std::move(ids);
+  return input;
 }
 
 absl::StatusOr<TokenizedInput> RequestBuilder::FromText(const std::string& text,

@@ -77,6 +77,9 @@ class RequestBuilder {
     engine::TruncationSide side = engine::TruncationSide::kRight;
     std::string_view prompt;
     engine::TruncationStrategy strategy = engine::TruncationStrategy::kLongestFirst;
+    // A ColBERT model's text encoding (LoadedModel::colbert) for this kind.
+    const ColbertEncoding* colbert = nullptr;
+    core::InputType input_type = core::InputType::kDocument;
   };
   // The inputs, checked and tokenized, as one request with `spec`.
   absl::StatusOr<std::unique_ptr<BatchRequest>> BuildInputs(const std::vector<core::Input>& inputs,
@@ -110,6 +113,18 @@ class RequestBuilder {
   // table lacks (a tokenizer may define more ids than config.json's
   // vocab_size: EmbeddingGemma's <image_soft_token>).
   absl::Status CheckIdsInTable(const std::vector<int32_t>& ids) const;
+  // A ColBERT model's text: its tokens cut to the kind's length less one,
+  // the kind's prefix token after the first ([CLS]); a query padded with the
+  // mask token to query_length, the padding hidden from attention unless the
+  // model attends to it (PyLate's ColBERT.tokenize).
+  absl::StatusOr<TokenizedInput> FromColbertText(const std::string& text,
+                                                 InputOptions options) const;
+  // The checks every rerank request gets: a query, texts within
+  // max_rerank_texts, top_n.
+  absl::Status CheckRerankRequest(const core::RerankRequest& request) const;
+  // MaxSim rerank: the query (as a query) then the texts (as documents).
+  absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> BuildMaxSimRerank(
+      const core::RerankRequest& request, int max_part_inputs, int64_t max_part_tokens) const;
   absl::StatusOr<TokenizedInput> FromIds(const std::vector<int32_t>& ids,
                                          const std::vector<int32_t>& token_type_ids,
                                          InputOptions options) const;

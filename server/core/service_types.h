@@ -166,21 +166,26 @@ struct SparseResult {
 
 // Several outputs of the model from one pass over each input (BAAI/bge-m3:
 // the dense embedding, sparse lexical weights and ColBERT vectors).
+// How a ColBERT model encodes a text (its query or document prefix, length,
+// expansion); other models encode both alike.
+enum class InputType { kDocument, kQuery };
+
 struct MultiRequest {
   std::vector<Input> inputs;  // kText, kTextPair or kTokenIds
-  bool dense = false;         // the model's embedding, as EncodeRequest's default gives it
-  bool sparse = false;        // as SparseRequest gives them
-  bool colbert = false;       // one normalized vector per token (the model's multi-vector head)
-  int max_active_dims = 0;    // sparse: 0 keeps every weight above zero
+  InputType input_type = InputType::kDocument;
+  bool dense = false;       // the model's embedding, as EncodeRequest's default gives it
+  bool sparse = false;      // as SparseRequest gives them
+  bool colbert = false;     // one normalized vector per token (the model's multi-vector head)
+  int max_active_dims = 0;  // sparse: 0 keeps every weight above zero
   bool return_tokens = false;
   std::optional<bool> truncate;
   engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
 };
 
 struct MultiOutput {
-  std::vector<float> dense;          // when asked
-  std::vector<SparseValue> sparse;   // when asked: by descending weight
-  int colbert_rows = 0;              // when asked: rows x cols floats, row-major
+  std::vector<float> dense;         // when asked
+  std::vector<SparseValue> sparse;  // when asked: by descending weight
+  int colbert_rows = 0;             // when asked: rows x cols floats, row-major
   int colbert_cols = 0;
   std::vector<float> colbert;
   int tokens = 0;

@@ -168,6 +168,18 @@ absl::StatusOr<core::MultiRequest> ToCore(const encoder::v1::EncodeMultiRequest&
     }
     *wanted = true;
   }
+  switch (request.input_type()) {
+    case encoder::v1::INPUT_TYPE_DOCUMENT:
+      multi.input_type = core::InputType::kDocument;
+      break;
+    case encoder::v1::INPUT_TYPE_QUERY:
+      multi.input_type = core::InputType::kQuery;
+      break;
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("unknown input_type value ",
+                                                     static_cast<int>(request.input_type()),
+                                                     " (expected 0 DOCUMENT or 1 QUERY)"));
+  }
   multi.max_active_dims = request.max_active_dims();
   multi.return_tokens = request.return_tokens();
   if (request.has_truncate()) multi.truncate = request.truncate();

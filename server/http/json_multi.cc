@@ -68,6 +68,14 @@ absl::StatusOr<MultiCall> ParseEmbedMulti(std::string_view body) {
     }
     call.request.max_active_dims = dims->get<int>();
   }
+  if (const auto type = parsed.find("input_type"); type != parsed.end() && !type->is_null()) {
+    // Cohere's names too.
+    if (*type == "query" || *type == "search_query") {
+      call.request.input_type = core::InputType::kQuery;
+    } else if (*type != "document" && *type != "search_document") {
+      return BadValue("input_type", "\"input_type\" must be \"query\" or \"document\"");
+    }
+  }
   absl::StatusOr<bool> tokens = Flag(parsed, "return_tokens", false);
   if (!tokens.ok()) return tokens.status();
   call.request.return_tokens = *tokens;

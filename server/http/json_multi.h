@@ -18,6 +18,7 @@ struct MultiCall {
 
 // {"inputs": string | string[] | int[] | int[][] (as /embed), "outputs":
 // ["dense", "sparse", "colbert"] (any non-empty subset; default all three),
+// "input_type": "document" (default) | "query" (a ColBERT model's encoding),
 // "max_active_dims": int, "return_tokens": bool, "truncate",
 // "truncation_direction", "encoding_format": "float" | "base64", "model"}.
 absl::StatusOr<MultiCall> ParseEmbedMulti(std::string_view body);

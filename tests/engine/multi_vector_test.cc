@@ -5,6 +5,7 @@
 // int8 within cosine 0.99; and the load rules for the torch.save heads.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -227,6 +228,120 @@ TEST(BgeM3Test, Int8OutputsStayWithinCosine) {
     for (size_t r = 0; r < colbert.size(); ++r) {
       EXPECT_GE(Cosine(out.colbert[i][r], colbert[r]), kInt8MinCosine)
           << "colbert " << i << " row " << r;
+    }
+  }
+}
+
+// PyLate's ColBERT layout (tests/golden/multi_vector/colbert): the
+// projection of modules.json's pylate.models.Dense.Dense on every token;
+// queries expanded with [MASK] that no token attends to (visible_keys), as
+// PyLate's attention_mask 0 on them does.
+const std::string kColbert = std::string(GOLDEN_DIR) + "/multi_vector/colbert";
+
+TEST(ColbertTest, VectorsMatchPyTorchWithHiddenExpansionTokens) {
+  const nlohmann::json reference =
+      nlohmann::json::parse(testing_support::ReadFile(kColbert + "/reference.json"));
+  std::unique_ptr<Encoder> encoder = Load(kColbert + "/model");
+  ASSERT_NE(encoder, nullptr);
+  ASSERT_NE(encoder->multi_vector(), nullptr);
+  EXPECT_FALSE(encoder->multi_vector()->skip_first_token);
+  EXPECT_FALSE(encoder->multi_vector()->mean_score);
+  const int dim = encoder->multi_vector()->dimensions;
+  ASSERT_EQ(dim, reference.at("dim").get<int>());
+  EXPECT_FALSE(encoder->has_lexical_weights());
+  // The skiplist's ids in the fixture's vocabulary (".", ",", "!", "?").
+  const std::vector<int32_t> skip = {33, 34, 35, 36};
+  for (const char* kind : {"queries", "documents"}) {
+    const bool queries = std::string(kind) == "queries";
+    std::vector<std::vector<int32_t>> ids;
+    std::vector<Sequence> batch;
+    for (const auto& item : reference.at(kind)) ids.push_back(item.at("ids"));
+    for (size_t i = 0; i < ids.size(); ++i) {
+      const int visible = queries ? reference.at(kind).at(i).at("visible_keys").get<int>() : 0;
+      batch.push_back({ids[i], {}, visible == static_cast<int>(ids[i].size()) ? 0 : visible});
+    }
+    EncodeResult result;
+    ASSERT_TRUE(encoder->Encode(batch, &result).ok());
+    for (size_t i = 0; i < ids.size(); ++i) {
+      std::vector<uint8_t> keep;
+      if (!queries) {
+        for (const int32_t id : ids[i]) {
+          keep.push_back(std::find(skip.begin(), skip.end(), id) == skip.end() ? 1 : 0);
+        }
+      }
+      std::vector<float> vectors;
+      int rows = 0;
+      ASSERT_TRUE(encoder->MultiVectors(result, static_cast<int>(i), keep, &vectors, &rows).ok());
+      const auto want =
+          reference.at(kind).at(i).at("vectors").get<std::vector<std::vector<double>>>();
+      ASSERT_EQ(rows, static_cast<int>(want.size())) << kind << " " << i;
+      for (int r = 0; r < rows; ++r) {
+        for (int k = 0; k < dim; ++k) {
+          EXPECT_NEAR(vectors[r * dim + k], want[r][k], kMaxAbs)
+              << kind << " " << i << " row " << r << "[" << k << "]";
+        }
+      }
+    }
+  }
+}
+
+TEST(ColbertTest, AttendingToTheExpansionTokensChangesTheQuery) {
+  // The same query with every key visible: what a server that ignored
+  // attend_to_expansion_tokens false would compute. Far from PyTorch's.
+  const nlohmann::json reference =
+      nlohmann::json::parse(testing_support::ReadFile(kColbert + "/reference.json"));
+  std::unique_ptr<Encoder> encoder = Load(kColbert + "/model");
+  ASSERT_NE(encoder, nullptr);
+  const auto ids = reference.at("queries").at(1).at("ids").get<std::vector<int32_t>>();
+  ASSERT_LT(reference.at("queries").at(1).at("visible_keys").get<size_t>(), ids.size());
+  std::vector<Sequence> batch = {{ids, {}}};
+  EncodeResult result;
+  ASSERT_TRUE(encoder->Encode(batch, &result).ok());
+  std::vector<float> vectors;
+  int rows = 0;
+  ASSERT_TRUE(encoder->MultiVectors(result, 0, {}, &vectors, &rows).ok());
+  const auto want =
+      reference.at("queries").at(1).at("vectors").get<std::vector<std::vector<double>>>();
+  double moved = 0;
+  for (int r = 0; r < rows; ++r) {
+    for (size_t k = 0; k < want[r].size(); ++k) {
+      moved = std::max(moved, std::abs(vectors[r * want[r].size() + k] - want[r][k]));
+    }
+  }
+  EXPECT_GT(moved, 100 * kMaxAbs);
+  // visible_keys beyond the sequence is refused.
+  batch[0].visible_keys = static_cast<int>(ids.size()) + 1;
+  EXPECT_EQ(encoder->Encode(batch, &result).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(ColbertTest, MaxSimScoresAsPyLate) {
+  // MaxSim over the reference's own vectors (sum; bge-m3's mean divides by
+  // the query's vector count).
+  const nlohmann::json reference =
+      nlohmann::json::parse(testing_support::ReadFile(kColbert + "/reference.json"));
+  MultiVectorHead head;
+  head.dimensions = reference.at("dim").get<int>();
+  const auto flat = [](const nlohmann::json& rows) {
+    std::vector<float> out;
+    for (const auto& row : rows) {
+      for (const auto& v : row) out.push_back(v.get<float>());
+    }
+    return out;
+  };
+  for (size_t q = 0; q < reference.at("queries").size(); ++q) {
+    const auto query = flat(reference.at("queries").at(q).at("vectors"));
+    const int query_rows = static_cast<int>(reference.at("queries").at(q).at("vectors").size());
+    for (size_t d = 0; d < reference.at("documents").size(); ++d) {
+      const auto document = flat(reference.at("documents").at(d).at("vectors"));
+      const int document_rows =
+          static_cast<int>(reference.at("documents").at(d).at("vectors").size());
+      const double want = reference.at("scores").at(q).at(d).get<double>();
+      head.mean_score = false;
+      EXPECT_NEAR(MaxSimScore(head, query.data(), query_rows, document.data(), document_rows), want,
+                  1e-5);
+      head.mean_score = true;
+      EXPECT_NEAR(MaxSimScore(head, query.data(), query_rows, document.data(), document_rows),
+                  want / query_rows, 1e-6);
     }
   }
 }

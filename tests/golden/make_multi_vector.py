@@ -55,7 +55,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "multi_vector")
 sys.path.insert(0, HERE)
 import make_families as fam  # noqa: E402  (the encoder families' modules)
-from make_golden import check  # noqa: E402
+from make_golden import check, write_safetensors  # noqa: E402
 
 PARITY_MAX_ABS = 1e-4  # multi_vector_test.cc: fp32 outputs
 MARGIN = 10.0
@@ -228,8 +228,199 @@ def generate() -> None:
     print(f"{s.name}: float32 torch within {d32:.2g}; written to {target}")
 
 
+# ---------------------------------------------------------------------------
+# colbert: PyLate's ColBERT layout
+# ---------------------------------------------------------------------------
+
+COLBERT_WORDS = ["the", "river", "city", "bridge", "runs", "north", "of", "a", "old", "town",
+                 "where", "is", "boat", "water", "light", "night", "green", "hill", "stone",
+                 "road", "small", "house", "near", "under", "over", "at"]
+COLBERT_PUNCT = [".", ",", "!", "?", ";"]
+COLBERT_SPECIALS = ["[PAD]", "[unused0]", "[unused1]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+COLBERT_VOCAB = COLBERT_SPECIALS + COLBERT_WORDS + COLBERT_PUNCT
+COLBERT_SKIPLIST = [".", ",", "!", "?"]  # ";" stays: a skiplist is the model's choice
+QUERY_LENGTH = 12
+DOCUMENT_LENGTH = 20
+COLBERT_DIM = 16
+COLBERT_SPEC = fam.Spec("colbert", "bert", "bert", seed=2702, layers=2, hidden=32, heads=4,
+                        intermediate=64, vocab=len(COLBERT_VOCAB), max_positions=64,
+                        type_vocab=2, pad=0, eps=1e-12, hidden_act="gelu", dtype="F32",
+                        prefix="", positions_after_pad=False, pooler=False)
+QUERIES = ["where is the old bridge?", "green hill road",
+           "the river runs north of the old town where the stone bridge is"]
+DOCUMENTS = ["The river runs north of the old town.",
+             "A small house, near the green hill!",
+             "Where is the boat? Under the bridge, over the water; at night the light is green.",
+             "stone road"]
+
+
+def colbert_word_ids(text: str) -> List[int]:
+    """BERT's basic tokenization of these texts (lower case, punctuation
+    split off, every word in the vocabulary: WordPiece keeps each whole)."""
+    out = []
+    for word in text.lower().split():
+        while word and word[-1] in COLBERT_PUNCT:
+            out.append(word[:-1]) if word[:-1] else None
+            out.append(word[-1])
+            word = ""
+        if word:
+            out.append(word)
+    ids = []
+    for token in out:
+        check(token in COLBERT_VOCAB, f"{token!r} is not in the colbert vocabulary")
+        ids.append(COLBERT_VOCAB.index(token))
+    return ids
+
+
+def colbert_ids(text: str, query: bool, mutation=None):
+    """PyLate's ColBERT.tokenize: [CLS] text [SEP] cut to length - 1, the
+    prefix token inserted after [CLS]; a query padded with [MASK] to
+    query_length, the padding masked from attention (attend_to_expansion_tokens
+    false). Returns ids and the attention mask."""
+    v = COLBERT_VOCAB.index
+    length = QUERY_LENGTH if query else DOCUMENT_LENGTH
+    words = colbert_word_ids(text)[:length - 3]
+    ids = [v("[CLS]")] + words + [v("[SEP]")]
+    if mutation != "no_prefix":
+        ids.insert(1, v("[unused0]") if query else v("[unused1]"))
+    mask = [1] * len(ids)
+    if query:
+        pad = QUERY_LENGTH - len(ids)
+        ids += [v("[MASK]")] * pad
+        mask += [1 if mutation == "expansion_attended" else 0] * pad
+    return ids, mask
+
+
+def colbert_vectors(model, dense: nn.Linear, texts, query: bool, dtype, mutation=None):
+    inputs = []
+    for text in texts:
+        ids, mask = colbert_ids(text, query, mutation)
+        inputs.append((ids, mask))
+    L = max(len(ids) for ids, _ in inputs)
+    B = len(inputs)
+    ids_t = torch.zeros(B, L, dtype=torch.long)
+    mask_t = torch.zeros(B, L, dtype=torch.long)
+    for b, (ids, mask) in enumerate(inputs):
+        ids_t[b, :len(ids)] = torch.tensor(ids)
+        mask_t[b, :len(mask)] = torch.tensor(mask)
+    model = model.to(dtype)
+    dense = dense.to(dtype)
+    skip = [COLBERT_VOCAB.index(w) for w in COLBERT_SKIPLIST]
+    with torch.no_grad():
+        states, _ = model(ids_t, torch.zeros_like(ids_t), mask_t)
+        projected = dense(states)
+    out = []
+    for b, (ids, mask) in enumerate(inputs):
+        rows = []
+        for t in range(len(ids)):
+            keep = True if query else (mask[t] == 1 and (ids[t] not in skip
+                                                         or mutation == "skiplist_ignored"))
+            if keep:
+                rows.append(projected[b, t])
+        vectors = torch.stack(rows)
+        if mutation != "not_normalized":
+            vectors = F.normalize(vectors, dim=-1)
+        out.append({"ids": ids, "visible": sum(mask), "vectors": vectors.double().numpy()})
+    return out
+
+
+def maxsim(q: np.ndarray, d: np.ndarray) -> float:
+    return float((q @ d.T).max(axis=1).sum())
+
+
+def colbert_outputs(model, dense, dtype, mutation=None):
+    queries = colbert_vectors(model, dense, QUERIES, True, dtype, mutation)
+    documents = colbert_vectors(model, dense, DOCUMENTS, False, dtype, mutation)
+    scores = [[maxsim(q["vectors"], d["vectors"]) for d in documents] for q in queries]
+    return {"queries": queries, "documents": documents, "scores": scores}
+
+
+def colbert_distance(a, b) -> float:
+    d = 0.0
+    for kind in ("queries", "documents"):
+        for x, y in zip(a[kind], b[kind]):
+            if x["vectors"].shape != y["vectors"].shape:
+                return float("inf")
+            d = max(d, float(np.max(np.abs(x["vectors"] - y["vectors"]))))
+    return max(d, float(np.max(np.abs(np.array(a["scores"]) - np.array(b["scores"])))))
+
+
+def generate_colbert() -> None:
+    s = COLBERT_SPEC
+    torch.manual_seed(s.seed)
+    gen = torch.Generator().manual_seed(s.seed)
+    model = fam.Model(s)
+    fam.init_weights(model, gen)
+    model.eval()
+    dense = nn.Linear(s.hidden, COLBERT_DIM, bias=False)
+    with torch.no_grad():
+        dense.weight.copy_(torch.randn(dense.weight.shape, generator=gen) * (2.0 / s.hidden ** 0.5))
+    ref = colbert_outputs(model, dense, torch.float64)
+    check(any(q["visible"] < QUERY_LENGTH for q in ref["queries"]), "a query is expanded")
+    for m in ("expansion_attended", "skiplist_ignored", "no_prefix", "not_normalized"):
+        d = colbert_distance(colbert_outputs(model, dense, torch.float64, m), ref)
+        print(f"  colbert: mutation {m} moves outputs by {d:.3g}")
+        check(d > MARGIN * PARITY_MAX_ABS, f"colbert: mutation {m} only moves {d}")
+    d32 = colbert_distance(colbert_outputs(model, dense, torch.float32), ref)
+    check(d32 < PARITY_MAX_ABS / MARGIN, f"colbert: float32 torch off by {d32}")
+
+    target = os.path.join(OUT, "colbert")
+    shutil.rmtree(target, ignore_errors=True)
+    model_dir = os.path.join(target, "model")
+    os.makedirs(os.path.join(model_dir, "1_Dense"))
+    write_json(os.path.join(model_dir, "config.json"), {
+        "architectures": ["BertModel"], "model_type": "bert", "hidden_act": s.hidden_act,
+        "hidden_size": s.hidden, "intermediate_size": s.intermediate,
+        "layer_norm_eps": s.eps, "max_position_embeddings": s.max_positions,
+        "num_attention_heads": s.heads, "num_hidden_layers": s.layers, "pad_token_id": s.pad,
+        "type_vocab_size": s.type_vocab, "vocab_size": s.vocab,
+        "position_embedding_type": "absolute", "torch_dtype": "float32"})
+    fam.write_checkpoint(os.path.join(model_dir, "model.safetensors"), s,
+                         model.to(torch.float32), gen)
+    write_safetensors(os.path.join(model_dir, "1_Dense", "model.safetensors"),
+                      {"linear.weight": dense.weight.detach().to(torch.float32).contiguous()},
+                      "F32")
+    write_json(os.path.join(model_dir, "1_Dense", "config.json"), {
+        "in_features": s.hidden, "out_features": COLBERT_DIM, "bias": False,
+        "activation_function": "torch.nn.modules.linear.Identity"})
+    write_json(os.path.join(model_dir, "modules.json"), [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Dense", "type": "pylate.models.Dense.Dense"}])
+    write_json(os.path.join(model_dir, "config_sentence_transformers.json"), {
+        "query_prefix": "[unused0]", "document_prefix": "[unused1]",
+        "query_length": QUERY_LENGTH, "document_length": DOCUMENT_LENGTH,
+        "attend_to_expansion_tokens": False, "skiplist_words": COLBERT_SKIPLIST,
+        "do_query_expansion": True, "similarity_fn_name": "MaxSim",
+        "prompts": {}, "default_prompt_name": None})
+    with open(os.path.join(model_dir, "vocab.txt"), "w") as f:
+        f.write("\n".join(COLBERT_VOCAB) + "\n")
+    write_json(os.path.join(model_dir, "tokenizer_config.json"), {
+        "do_lower_case": True, "tokenizer_class": "BertTokenizer", "model_max_length": 64})
+
+    def rows(a):
+        return [[float(f"{v:.8g}") for v in row] for row in a]
+
+    reference = {
+        "generator": "tests/golden/make_multi_vector.py",
+        "query_length": QUERY_LENGTH, "document_length": DOCUMENT_LENGTH, "dim": COLBERT_DIM,
+        "queries": [{"text": t, "ids": q["ids"], "visible_keys": q["visible"],
+                     "vectors": rows(q["vectors"])} for t, q in zip(QUERIES, ref["queries"])],
+        "documents": [{"text": t, "ids": d["ids"], "vectors": rows(d["vectors"])}
+                      for t, d in zip(DOCUMENTS, ref["documents"])],
+        "scores": [[float(f"{v:.8g}") for v in row] for row in ref["scores"]],
+    }
+    with open(os.path.join(target, "reference.json"), "w") as f:
+        json.dump(reference, f, separators=(",", ":"))
+        f.write("\n")
+    print(f"colbert: float32 torch within {d32:.2g}; written to {target}")
+
+
 def main(argv) -> int:
-    generate()
+    names = argv[1:] or ["bge_m3", "colbert"]
+    if "bge_m3" in names:
+        generate()
+    if "colbert" in names:
+        generate_colbert()
     return 0
 
 

@@ -95,12 +95,12 @@ for family in encoder_request_duration_seconds_bucket encoder_tokenize_duration_
 done
 # The codes each call can answer (metrics_parts_test lists them): 38 over
 # gRPC's five RPCs, 21 over HTTP's four (no EncodeStream).
-[ "$(scalar 'count(encoder_requests_total{job="encoder-server"})')" = 110 ] ||
-  fail "expected the 110 call x code series of encoder_requests_total"
+[ "$(scalar 'count(encoder_requests_total{job="encoder-server"})')" = 144 ] ||
+  fail "expected the 144 call x code series of encoder_requests_total"
 [ "$(scalar 'count(encoder_requests_total{job="encoder-server",transport="http",rpc="EncodeStream"})')" = "" ] ||
   fail "an HTTP EncodeStream series, which no request can move"
 [ "$(scalar 'sum(encoder_requests_total{job="encoder-server"})')" = 0 ] || fail "requests before any call"
-log "before the first request: all 18 families, 110 call x code series at 0"
+log "before the first request: all 18 families, 144 call x code series at 0"
 
 # ---- load ----------------------------------------------------------------------
 "$client_bin" bench --target "127.0.0.1:$port" --concurrency 32 --duration 8s \

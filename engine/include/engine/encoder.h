@@ -23,6 +23,10 @@ namespace engine {
 struct Sequence {
   absl::Span<const int32_t> ids;
   absl::Span<const int32_t> token_type_ids;
+  // Every token attends only to the first `visible_keys` tokens (0: to all):
+  // ColBERT's query expansion, whose [MASK] tokens get states but are
+  // attended to by none (a padded model's attention_mask 0 on them).
+  int visible_keys = 0;
 };
 
 // Pooling of a sequence's last hidden states into one vector.

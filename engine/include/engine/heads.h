@@ -65,6 +65,16 @@ struct MultiVectorHead {
   int dimensions = 0;
   bool skip_first_token = false;
   std::string source;  // the file the projection came from, for logs
+  // The MaxSim score of a query against a document: the sum over the
+  // query's vectors of the best dot product with the document's (PyLate),
+  // or with `mean_score` that sum divided by the query's vector count
+  // (FlagEmbedding's colbert_score for bge-m3).
+  bool mean_score = false;
 };
+
+// MaxSim of `query` (query_rows x dimensions) against `document`
+// (document_rows x dimensions), as `head` defines it; 0 for an empty side.
+float MaxSimScore(const MultiVectorHead& head, const float* query, int query_rows,
+                  const float* document, int document_rows);
 
 }  // namespace engine

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,23 @@ struct DenseLayer {
   std::vector<float> bias;    // out_features floats, empty without bias
 };
 
+// A ColBERT model's encoding of queries and documents (PyLate's
+// config_sentence_transformers.json): a prefix token put after the first
+// token ([CLS]), each kind cut to its length, queries padded with [MASK] to
+// query_length (query expansion; attended to only when
+// attend_to_expansion_tokens), and the skiplist words' tokens (punctuation)
+// left out of a document's vectors. The defaults are PyLate's.
+struct ColbertSettings {
+  std::string query_prefix = "[Q] ";  // a token of the tokenizer, e.g. "[unused0]"
+  std::string document_prefix = "[D] ";
+  int query_length = 32;
+  int document_length = 180;
+  bool do_query_expansion = true;
+  bool attend_to_expansion_tokens = false;
+  // Absent from the file: Python's string.punctuation, one word a character.
+  std::vector<std::string> skiplist_words;
+};
+
 struct SentencePipeline {
   // Whether modules.json was read (else the pipeline is the fallback:
   // 1_Pooling/config.json when present, else the fallback pooling).
@@ -45,6 +63,12 @@ struct SentencePipeline {
   // sparse, with these options.
   bool sparse = false;
   SparseOptions sparse_options;
+  // A ColBERT model (PyLate: modules.json's pylate.models.Dense.Dense after
+  // the Transformer): every token's state projected by this layer (identity
+  // activation), then normalized; its settings in `colbert`. A ColBERT
+  // model without a Pooling module has no single vector of its own.
+  std::optional<DenseLayer> token_projection;
+  ColbertSettings colbert;
   // config_sentence_transformers.json's prompts and default_prompt_name.
   std::map<std::string, std::string> prompts;
   std::string default_prompt_name;

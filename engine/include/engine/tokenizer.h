@@ -113,6 +113,10 @@ class Tokenizer {
   int sep_id() const;
   int pad_id() const;
   int unk_id() const;
+  // The id of the vocabulary token or added token spelled `token` exactly
+  // (Hugging Face's convert_tokens_to_ids, without its fallback to the
+  // unknown token's id), or -1.
+  int32_t TokenId(std::string_view token) const;
 
  private:
   struct Impl;

@@ -2,11 +2,15 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/encoder.h"
+#include "engine/sentence_pipeline.h"
 #include "io/torch_file.h"
 
 namespace engine {
@@ -25,10 +29,9 @@ absl::StatusOr<HeadLinear> ReadTorchLinear(const std::string& path, int64_t hidd
   }
   const std::vector<int64_t>& shape = weight->second.shape;
   if (shape.size() != 2 || shape[1] != hidden || shape[0] < 1 || (out != 0 && shape[0] != out)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": weight of shape [", absl::StrJoin(shape, ", "), "], expected [",
-                     out == 0 ? "D" : absl::StrCat(out), ", ", hidden, "] (hidden size ", hidden,
-                     ")"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, ": weight of shape [", absl::StrJoin(shape, ", "), "], expected [",
+        out == 0 ? "D" : absl::StrCat(out), ", ", hidden, "] (hidden size ", hidden, ")"));
   }
   HeadLinear linear;
   linear.in = hidden;
@@ -36,7 +39,8 @@ absl::StatusOr<HeadLinear> ReadTorchLinear(const std::string& path, int64_t hidd
   linear.weight = weight->second.values;
   const auto bias_entry = state->find("bias");
   if (bias) {
-    if (bias_entry == state->end() || bias_entry->second.shape != std::vector<int64_t>{linear.out}) {
+    if (bias_entry == state->end() ||
+        bias_entry->second.shape != std::vector<int64_t>{linear.out}) {
       return absl::InvalidArgumentError(
           absl::StrCat(path, ": no \"bias\" of shape [", linear.out, "]"));
     }
@@ -75,8 +79,53 @@ absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadBgeM3ColbertIfAny(
   weights->linear = *std::move(linear);
   weights->head.dimensions = static_cast<int>(weights->linear.out);
   weights->head.skip_first_token = true;
+  weights->head.mean_score = true;
   weights->head.source = path;
   return weights;
+}
+
+absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadColbertProjectionIfAny(
+    const std::string& model_dir, int64_t hidden) {
+  const std::string modules = (std::filesystem::path(model_dir) / "modules.json").string();
+  // Only a modules.json that names PyLate's module is read here (the rest
+  // of the pipeline is the server's to read and report).
+  std::ifstream in(modules);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.find("pylate.models.Dense") == std::string::npos) return nullptr;
+  absl::StatusOr<SentencePipeline> pipeline = ReadSentencePipeline(model_dir);
+  if (!pipeline.ok()) return pipeline.status();
+  if (!pipeline->token_projection.has_value()) return nullptr;
+  DenseLayer& layer = *pipeline->token_projection;
+  if (layer.in_features != hidden) {
+    return absl::InvalidArgumentError(absl::StrCat(model_dir, "/", layer.directory,
+                                                   "/config.json: in_features ", layer.in_features,
+                                                   " but the model's hidden size is ", hidden));
+  }
+  auto weights = std::make_unique<MultiVectorWeights>();
+  weights->linear.in = layer.in_features;
+  weights->linear.out = layer.out_features;
+  weights->linear.weight = std::move(layer.weight);
+  weights->linear.bias = std::move(layer.bias);
+  weights->head.dimensions = layer.out_features;
+  weights->head.source = (std::filesystem::path(model_dir) / layer.directory).string();
+  return weights;
+}
+
+float MaxSimScore(const MultiVectorHead& head, const float* query, int query_rows,
+                  const float* document, int document_rows) {
+  if (query_rows <= 0 || document_rows <= 0) return 0.0f;
+  const int d = head.dimensions;
+  double total = 0.0;
+  for (int q = 0; q < query_rows; ++q) {
+    float best = -std::numeric_limits<float>::infinity();
+    for (int j = 0; j < document_rows; ++j) {
+      float dot = 0.0f;
+      for (int k = 0; k < d; ++k) dot += query[q * d + k] * document[j * d + k];
+      best = std::max(best, dot);
+    }
+    total += best;
+  }
+  return static_cast<float>(head.mean_score ? total / query_rows : total);
 }
 
 void RunLexicalWeights(const LexicalWeightsHead& head, const float* states,

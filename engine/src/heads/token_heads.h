@@ -52,6 +52,12 @@ void RunLexicalWeights(const LexicalWeightsHead& head, const float* states,
                        absl::Span<const int32_t> ids, int max_active_dims,
                        std::vector<SparseEntry>* out);
 
+// PyLate's ColBERT projection (modules.json's pylate.models.Dense.Dense) as
+// the multi-vector head, on every token; null (and OK) when modules.json
+// names none.
+absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadColbertProjectionIfAny(
+    const std::string& model_dir, int64_t hidden);
+
 // One normalized vector per kept token of a sequence ([tokens, H] states):
 // `keep` (one flag per token, empty: every token) and the head's
 // skip_first_token choose them. `out` gets rows x dimensions floats.

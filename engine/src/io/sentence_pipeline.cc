@@ -41,6 +41,8 @@ constexpr const char* kModuleTransformer = "sentence_transformers.models.Transfo
 constexpr const char* kModulePooling = "sentence_transformers.models.Pooling";
 constexpr const char* kModuleDense = "sentence_transformers.models.Dense";
 constexpr const char* kModuleNormalize = "sentence_transformers.models.Normalize";
+// PyLate's projection of every token's state (a ColBERT model).
+constexpr const char* kModulePylateDense = "pylate.models.Dense.Dense";
 constexpr const char* kModuleMlmTransformer =
     "sentence_transformers.sparse_encoder.models.MLMTransformer";
 constexpr const char* kModuleSpladePooling =
@@ -270,6 +272,61 @@ absl::Status ReadPrompts(const std::string& model_dir, SentencePipeline* pipelin
   return absl::OkStatus();
 }
 
+// PyLate's ColBERT settings in config_sentence_transformers.json (read for a
+// model with a token projection).
+absl::Status ReadColbertSettings(const std::string& model_dir, ColbertSettings* settings) {
+  const std::string path = model_dir + "/config_sentence_transformers.json";
+  if (!Exists(path)) return absl::OkStatus();
+  absl::StatusOr<json> config = ReadJsonObject(path);
+  if (!config.ok()) return config.status();
+  for (const auto& [key, value] : {std::pair{"query_prefix", &settings->query_prefix},
+                                   std::pair{"document_prefix", &settings->document_prefix}}) {
+    if (const auto found = config->find(key); found != config->end() && !found->is_null()) {
+      if (!found->is_string()) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ": \"", key, "\" is not a string"));
+      }
+      *value = found->get<std::string>();
+    }
+  }
+  for (const auto& [key, value] : {std::pair{"query_length", &settings->query_length},
+                                   std::pair{"document_length", &settings->document_length}}) {
+    if (const auto found = config->find(key); found != config->end() && !found->is_null()) {
+      absl::StatusOr<int> length = PositiveInt(*config, key, path);
+      if (!length.ok()) return length.status();
+      *value = *length;
+    }
+  }
+  for (const auto& [key, value] :
+       {std::pair{"do_query_expansion", &settings->do_query_expansion},
+        std::pair{"attend_to_expansion_tokens", &settings->attend_to_expansion_tokens}}) {
+    if (const auto found = config->find(key); found != config->end() && !found->is_null()) {
+      if (!found->is_boolean()) {
+        return absl::InvalidArgumentError(absl::StrCat(path, ": \"", key, "\" is not a boolean"));
+      }
+      *value = found->get<bool>();
+    }
+  }
+  const auto skiplist = config->find("skiplist_words");
+  if (skiplist == config->end() || skiplist->is_null()) {
+    for (const char c : std::string_view("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")) {
+      settings->skiplist_words.emplace_back(1, c);
+    }
+  } else {
+    const json* found = &*skiplist;
+    if (!found->is_array()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": \"skiplist_words\" is not a list"));
+    }
+    for (const json& word : *found) {
+      if (!word.is_string()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat(path, ": \"skiplist_words\" holds a value that is not a string"));
+      }
+      settings->skiplist_words.push_back(word.get<std::string>());
+    }
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipeline) {
   const std::string path = model_dir + "/modules.json";
   absl::StatusOr<std::optional<json>> read = ReadJsonFile(path);
@@ -291,6 +348,7 @@ absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipelin
     // repositories often lack its folder).
     const bool needs_folder =
         type != kModuleTransformer && type != kModuleMlmTransformer && type != kModuleNormalize;
+    const bool pylate_dense = type == kModulePylateDense || type == "pylate.models.Dense";
     if (needs_folder && !IsDirectory(folder)) {
       return absl::NotFoundError(absl::StrCat(path, ": module ", type, "'s folder \"", sub,
                                               "\" is missing (", folder, ")"));
@@ -316,6 +374,18 @@ absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipelin
       pipeline->dense.push_back(*std::move(layer));
     } else if (type == kModuleNormalize) {
       pipeline->normalize = true;
+    } else if (pylate_dense) {
+      if (pipeline->token_projection.has_value()) {
+        return absl::UnimplementedError(
+            absl::StrCat(path, ": more than one ", type, " (a ColBERT projection chain)"));
+      }
+      absl::StatusOr<DenseLayer> layer = ReadDense(folder, sub);
+      if (!layer.ok()) return layer.status();
+      if (layer->activation != ModuleActivation::kIdentity) {
+        return absl::UnimplementedError(absl::StrCat(
+            folder, "/config.json: a ColBERT projection with an activation is not supported"));
+      }
+      pipeline->token_projection = *std::move(layer);
     } else {
       return absl::UnimplementedError(
           absl::StrCat(path, ": module type \"", type, "\" is not supported"));
@@ -365,6 +435,9 @@ absl::StatusOr<SentencePipeline> ReadSentencePipeline(const std::string& model_d
     }
   }
   if (absl::Status s = ReadPrompts(model_dir, &pipeline); !s.ok()) return s;
+  if (pipeline.token_projection.has_value()) {
+    if (absl::Status s = ReadColbertSettings(model_dir, &pipeline.colbert); !s.ok()) return s;
+  }
   return pipeline;
 }
 

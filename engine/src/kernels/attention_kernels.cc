@@ -114,7 +114,13 @@ void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin,
     const int64_t rows = qe - qb;
     // Keys some row of the block may see: [qb - before, qe - 1 + after].
     const int64_t key_lo = before >= 0 ? std::max<int64_t>(0, qb - before) : 0;
-    const int64_t key_hi = after >= 0 ? std::min(length, qe + after) : length;
+    const int64_t visible = args.visible_keys > 0 ? std::min(args.visible_keys, length) : length;
+    const int64_t key_hi = std::min(visible, after >= 0 ? std::min(length, qe + after) : length);
+    if (key_lo >= key_hi) {  // a window wholly past the visible keys: nothing to attend to
+      for (int64_t r = qb; r < qe; ++r)
+        std::fill_n(args.context + r * args.context_stride, d, 0.0f);
+      continue;
+    }
     std::fill(row_max, row_max + rows, -std::numeric_limits<float>::infinity());
     std::fill(row_sum, row_sum + rows, 0.0f);
     for (int64_t kb = key_lo; kb < key_hi; kb += kKeys) {
@@ -146,8 +152,12 @@ void AttentionWithIsa(Isa isa, const AttentionHeadArgs& args, int64_t row_begin,
       ContextScale context_scale;
       if (kb != key_lo) context_scale.keep = rescale;
       if (ke == key_hi) {
-        // Every row saw at least itself, so l > 0.
-        for (int64_t r = 0; r < rows; ++r) row_sum[r] = 1.0f / row_sum[r];
+        // A row sees at least itself, or with hidden keys the first of them,
+        // so l > 0; but a window past the visible keys sees none: a zero
+        // context, not 0 / 0.
+        for (int64_t r = 0; r < rows; ++r) {
+          row_sum[r] = row_sum[r] > 0.0f ? 1.0f / row_sum[r] : 0.0f;
+        }
         context_scale.finish = row_sum;
       }
       AttentionContextWithIsa(isa, args, qb, qe, kb, ke, scores, stride, context_scale);

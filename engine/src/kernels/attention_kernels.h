@@ -44,6 +44,8 @@ struct AttentionHeadArgs {
   const float* v = nullptr;
   int64_t qkv_stride = 0;  // floats from one token's row to the next in q, k, v
   int64_t length = 0;      // tokens of the sequence (query rows and keys)
+  // Keys [visible_keys, length) are attended to by no row (0: none hidden).
+  int64_t visible_keys = 0;
   int64_t head_size = 0;
   float* context = nullptr;  // row 0 of the sequence's output, this head's columns
   int64_t context_stride = 0;

@@ -68,6 +68,7 @@ void SelfAttention(const float* qkv, const PackedBatch& packed, const AttentionS
     args.v = row + q_width + kv_width + kv_head * head_size;
     args.qkv_stride = qkv_stride;
     args.length = len;
+    if (packed.visible_keys != nullptr) args.visible_keys = packed.visible_keys[s];
     args.head_size = head_size;
     args.context = context + begin * q_width + head * head_size;
     args.context_stride = q_width;

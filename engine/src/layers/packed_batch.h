@@ -10,6 +10,9 @@ struct PackedBatch {
   const int* offsets = nullptr;  // num_sequences + 1 entries, offsets[0] == 0
   int num_sequences = 0;
   int64_t tokens = 0;
+  // Per sequence, the keys every row attends to: [0, visible_keys[i]), 0 for
+  // all (Sequence::visible_keys). Null: all keys of every sequence.
+  const int* visible_keys = nullptr;
 };
 
 }  // namespace engine

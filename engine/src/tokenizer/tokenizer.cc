@@ -317,4 +317,11 @@ int Tokenizer::sep_id() const { return impl_->sep; }
 int Tokenizer::pad_id() const { return impl_->pad; }
 int Tokenizer::unk_id() const { return impl_->parts.model->unk_id(); }
 
+int32_t Tokenizer::TokenId(std::string_view token) const {
+  for (const tokenizer::AddedToken& added : impl_->parts.added_tokens) {
+    if (added.content == token) return added.id;
+  }
+  return impl_->parts.model->TokenToId(token);
+}
+
 }  // namespace engine
