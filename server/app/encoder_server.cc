@@ -211,6 +211,11 @@ absl::Status EncoderServer::WarmUp(ModelPipeline& pipeline) {
     // Token ids only: the first and last of the vocabulary.
     request.inputs.push_back(core::Input::Ids({0, model.encoder->config().vocab_size - 1}));
   }
+  // A model whose output is not one vector (SPLADE's SparseEncoder, ColBERT)
+  // has no embedding of its own: the engine warms up the same with CLS.
+  if (model.heads.sparse_default || model.heads.multi_vector_default) {
+    request.pooling = core::PoolingChoice::kCls;
+  }
   absl::StatusOr<std::unique_ptr<BatchRequest>> built = pipeline.builder.Build(request);
   absl::Status status = built.status();
   if (status.ok()) {

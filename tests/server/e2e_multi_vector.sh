@@ -13,7 +13,15 @@
 #   - TEI /embed_sparse and EncodeSparse answer bge-m3's lexical weights, and
 #     /embed its dense vector, both as /embed_multi does;
 #   - past --max-output-vectors: 422 on HTTP, INVALID_ARGUMENT on gRPC, and
-#     the server still serves; a model without the heads: 424 naming them.
+#     the server still serves; a model without the heads: 424 naming them;
+#   - a ColBERT model in PyLate's layout (tests/golden/multi_vector/colbert,
+#     its reference computed with PyLate's tokenize rules: prefix token after
+#     [CLS], queries padded with [MASK] that nothing attends to, documents
+#     without punctuation vectors): its query and document vectors from
+#     texts over gRPC and HTTP within 1e-4, /rerank's MaxSim scores within
+#     1e-3 (a sum of 12 dot products), a single vector refused (424);
+#   - bge-m3's rerank is MaxSim divided by the query's vectors, computed
+#     here from its /embed_multi vectors.
 #
 # Usage: e2e_multi_vector.sh ENCODER_SERVER ENCODER_CLIENT ENCODER_CLI REPO_ROOT
 set -euo pipefail
@@ -30,12 +38,13 @@ require_tools curl jq
 
 fixture="$root/tests/golden/multi_vector/bge_m3"
 reference="$fixture/reference.json"
+colbert="$root/tests/golden/multi_vector/colbert"
 "$cli_bin" make-model --out "$work/plain" --hidden 32 --layers 1 --heads 2 --intermediate 64 \
   --seed 6 >/dev/null
 http=$(free_port) || fail "no free port"
 # 100 vectors at most: the fixture's six inputs give 99 ColBERT vectors.
-start_server "bge=$fixture/model" --model "plain=$work/plain" --http-port "$http" --threads 1 \
-  --max-output-vectors 100
+start_server "bge=$fixture/model" --model "plain=$work/plain" --model "colbert=$colbert/model" \
+  --http-port "$http" --threads 1 --max-output-vectors 100
 client() { "$client_bin" --target "127.0.0.1:$port" --timeout 20s "$@"; }
 post() {  # post PATH BODY: the HTTP status; the body in $work/body.
   curl -s --max-time 20 -o "$work/body" -w '%{http_code}' -H 'Content-Type: application/json' \
@@ -130,6 +139,45 @@ check "GetModelInfo gives the ColBERT width" \
 curl -s --max-time 5 "http://127.0.0.1:$http/info?model=bge" >"$work/info.json"
 check "/info lists sparse and colbert among the outputs" \
   jq -e '.outputs | index("sparse") != null and index("colbert") != null' "$work/info.json"
+
+# --- A ColBERT model (PyLate's layout) ---------------------------------------------------
+cref="$colbert/reference.json"
+for i in 0 1 2; do
+  text=$(jq -r ".queries[$i].text" "$cref")
+  client --model colbert multi --input-type query --outputs colbert "$text" >"$work/q.json"
+  d=$(max_diff "$(jq -c '.colbert.values' "$work/q.json")" "$(jq -c ".queries[$i].vectors" "$cref")")
+  check "colbert query $i over gRPC within 1e-4 ($d)" holds '$a <= 1e-4' "$d"
+done
+docs=$(jq -c '[.documents[].text]' "$cref")
+check "colbert documents over HTTP are 200" test "$(post /embed_multi \
+  "{\"model\":\"colbert\",\"inputs\":$docs,\"outputs\":[\"colbert\"],\"input_type\":\"document\"}")" = 200
+for i in 0 1 2 3; do
+  d=$(max_diff "$(jq -c ".data[$i].colbert" "$work/body")" "$(jq -c ".documents[$i].vectors" "$cref")")
+  check "colbert document $i over HTTP within 1e-4 ($d)" holds '$a <= 1e-4' "$d"
+done
+for i in 0 1 2; do
+  body=$(jq -c --argjson i "$i" '{model: "colbert", query: .queries[$i].text,
+    texts: [.documents[].text], raw_scores: true}' "$cref")
+  check "colbert /rerank $i is 200" test "$(post /rerank "$body")" = 200
+  got=$(jq -c 'sort_by(.index) | map(.score)' "$work/body")
+  d=$(max_diff "$got" "$(jq -c ".scores[$i]" "$cref")")
+  check "colbert MaxSim scores of query $i within 1e-3 ($d)" holds '$a <= 1e-3' "$d"
+done
+status=$(post /embed '{"model":"colbert","inputs":"the river"}')
+check "colbert: a single vector needs a pooling (got $status)" test "$status" = 424
+check "the 424 says why" grep -q "ColBERT model" "$work/body"
+
+# bge-m3's rerank: FlagEmbedding's colbert_score, the mean over the query's vectors.
+post /embed_multi '{"model":"bge","inputs":["w5 w6 w7","w8 w5","w9 w10 w11"],"outputs":["colbert"]}' \
+  >/dev/null
+want=$(jq -c '.data | map(.colbert) as $v | [range(1; 3) as $d |
+  ([$v[0][] as $q | [$v[$d][] as $x | [$q, $x] | transpose | map(.[0] * .[1]) | add] | max]
+   | add) / ($v[0] | length)]' "$work/body")
+post /rerank '{"model":"bge","query":"w5 w6 w7","texts":["w8 w5","w9 w10 w11"],"raw_scores":true}' \
+  >/dev/null
+got=$(jq -c 'sort_by(.index) | map(.score)' "$work/body")
+d=$(max_diff "$got" "$want")
+check "bge-m3 /rerank == mean MaxSim of its ColBERT vectors ($d)" holds '$a <= 1e-5' "$d"
 
 stop_server || fail "the server did not exit 0"
 log "all checks passed"
