@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
 #include "cli/commands.h"
 #include "engine/encoder.h"
 #include "profile.h"
@@ -101,6 +103,63 @@ double EncoderFlops(const engine::ModelConfig& c, int64_t tokens, int64_t sum_sq
   return (dense + attention) * c.num_layers;
 }
 
+namespace {
+
+// What --outputs asks of each sequence after the forward pass.
+struct BenchOutputs {
+  bool dense = false;
+  bool sparse = false;
+  bool colbert = false;
+};
+
+absl::StatusOr<BenchOutputs> ParseBenchOutputs(const std::string& names,
+                                               const engine::Encoder& encoder) {
+  BenchOutputs outputs;
+  for (const absl::string_view name : absl::StrSplit(names, ',', absl::SkipEmpty())) {
+    if (name == "dense") {
+      outputs.dense = true;
+    } else if (name == "sparse" && encoder.has_lexical_weights()) {
+      outputs.sparse = true;
+    } else if (name == "colbert" && encoder.multi_vector() != nullptr) {
+      outputs.colbert = true;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--outputs: \"", name, "\" is not dense, or sparse / colbert of a model with bge-m3's heads"));
+    }
+  }
+  return outputs;
+}
+
+// The outputs of every sequence of `result` (what a server computes per input).
+absl::Status ComputeOutputs(const engine::Encoder& encoder, const BenchOutputs& outputs,
+                            const std::vector<std::vector<int32_t>>& ids,
+                            const engine::EncodeResult& result, std::vector<float>* scratch) {
+  std::vector<engine::SparseEntry> entries;
+  int rows = 0;
+  for (int i = 0; i < result.num_sequences(); ++i) {
+    if (outputs.dense) {
+      scratch->resize(static_cast<size_t>(result.hidden_size));
+      if (absl::Status s = encoder.Pool(result, i, engine::Pooling::kCls, true, scratch->data());
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (outputs.sparse) {
+      if (absl::Status s = encoder.LexicalWeights(result, i, ids[static_cast<size_t>(i)], 0,
+                                                  &entries);
+          !s.ok()) {
+        return s;
+      }
+    }
+    if (outputs.colbert) {
+      if (absl::Status s = encoder.MultiVectors(result, i, {}, scratch, &rows); !s.ok()) return s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, std::ostream& out) {
   if (bench.batch <= 0 || bench.seq <= 0 || bench.iters <= 0) {
     return absl::InvalidArgumentError("--batch, --seq and --iters must be positive");
@@ -139,9 +198,15 @@ absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, st
     tokens += len;
     sum_sq_lengths += static_cast<int64_t>(len) * len;
   }
+  absl::StatusOr<BenchOutputs> outputs = ParseBenchOutputs(bench.outputs, **encoder);
+  if (!outputs.ok()) return outputs.status();
+  std::vector<float> scratch;
   engine::EncodeResult result;
   for (int warmup = 0; warmup < 2; ++warmup) {
     if (absl::Status s = (*encoder)->Encode(batch, &result); !s.ok()) return s;
+    if (absl::Status s = ComputeOutputs(**encoder, *outputs, ids, result, &scratch); !s.ok()) {
+      return s;
+    }
   }
   if (bench.profile) {
     engine::profile::Reset();
@@ -151,6 +216,9 @@ absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, st
   for (int i = 0; i < bench.iters; ++i) {
     const auto start = std::chrono::steady_clock::now();
     if (absl::Status s = (*encoder)->Encode(batch, &result); !s.ok()) return s;
+    if (absl::Status s = ComputeOutputs(**encoder, *outputs, ids, result, &scratch); !s.ok()) {
+      return s;
+    }
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }
@@ -178,6 +246,7 @@ absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, st
                 static_cast<long long>(parameters * 4),
                 static_cast<long long>(CheckpointBytes(common.model_dir)));
   std::string json = line;
+  if (!bench.outputs.empty()) json += absl::StrCat(",\"outputs\":\"", bench.outputs, "\"");
   if (bench.profile) {
     std::string table;
     json += absl::StrCat(",\"forward_mean_seconds\":", mean,

@@ -28,6 +28,8 @@ struct BenchOptions {
   uint32_t seed = 42;
   // Per-op timing of the timed iterations (engine::profile), added to the JSON.
   bool profile = false;
+  // Outputs computed per sequence in the timed loop ("dense,sparse,colbert").
+  std::string outputs;
 };
 
 struct MakeModelOptions {

@@ -47,6 +47,10 @@ ABSL_FLAG(std::string, lengths, "",
 ABSL_FLAG(uint32_t, seed, 42,
           "bench, make-model: the seed of --lengths and the token ids (bench), of the weights "
           "(make-model)");
+ABSL_FLAG(std::string, outputs, "",
+          "bench: also compute these outputs of every sequence in the timed loop, "
+          "comma-separated: dense (CLS, normalized), sparse (bge-m3's lexical weights), colbert; "
+          "empty: the forward pass alone");
 ABSL_FLAG(bool, profile, false,
           "bench: time each op kind of the forward pass and add the table to the JSON");
 ABSL_FLAG(int, threads, 0,
@@ -147,6 +151,7 @@ absl::Status Run(const std::string& command) {
     bench.iters = absl::GetFlag(FLAGS_iters);
     bench.seed = absl::GetFlag(FLAGS_seed);
     bench.profile = absl::GetFlag(FLAGS_profile);
+    bench.outputs = absl::GetFlag(FLAGS_outputs);
     if (const std::string lengths = absl::GetFlag(FLAGS_lengths); !lengths.empty()) {
       if (std::sscanf(lengths.c_str(), "%d:%d", &bench.min_length, &bench.max_length) != 2 ||
           bench.min_length <= 0) {
