@@ -96,6 +96,7 @@ absl::Status LoadTokenHeadsIfAny(const std::string& model_dir, int64_t hidden,
     if (!head.ok()) return head.status();
     *lexical = *std::move(head);
   }
+  if (*multi_vector != nullptr) return absl::OkStatus();  // the checkpoint's (HF_ColBERT)
   absl::StatusOr<std::unique_ptr<MultiVectorWeights>> colbert =
       LoadBgeM3ColbertIfAny(model_dir, hidden);
   if (!colbert.ok()) return colbert.status();
@@ -165,6 +166,10 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_
                      impl->weights.embeddings.word.data());
     if (!masked_lm.ok()) return masked_lm.status();
     impl->masked_lm = *std::move(masked_lm);
+    absl::StatusOr<std::unique_ptr<MultiVectorWeights>> hf_colbert =
+        LoadHfColbertIfAny(**checkpoint, *text, impl->config.hidden_size);
+    if (!hf_colbert.ok()) return hf_colbert.status();
+    impl->multi_vector = *std::move(hf_colbert);
     if (impl->classifier == nullptr) {
       if (absl::Status s = LoadCausalLmScorerIfAny(
               **checkpoint, architecture, impl->config, model_dir, *text, config_path,

@@ -81,8 +81,8 @@ absl::Status EngineBackend::Embedding(int index, const OutputSpec& spec, InputOu
   options.apply_dense = spec.apply_dense;
   options.normalize = spec.normalize;
   options.dimensions = spec.dimensions;
-  if (absl::Status status = engine::Embed(*pipeline_, *encoder_, result_, index, options,
-                                          &out->values);
+  if (absl::Status status =
+          engine::Embed(*pipeline_, *encoder_, result_, index, options, &out->values);
       !status.ok()) {
     return status;
   }

@@ -136,9 +136,9 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
   // A SparseEncoder's SpladePooling says how its weights are formed.
   model.heads.sparse_options = model.pipeline.sparse_options;
   model.heads.sparse_default = model.pipeline.sparse && model.encoder->has_masked_lm_head();
-  if (model.pipeline.token_projection.has_value()) {
+  if (model.pipeline.colbert.has_value() && model.heads.multi_vector.has_value()) {
     absl::StatusOr<ColbertEncoding> colbert =
-        ReadColbertEncoding(model.pipeline.colbert, model.tokenizer.get(), model.tokenizer_error);
+        ReadColbertEncoding(*model.pipeline.colbert, model.tokenizer.get(), model.tokenizer_error);
     if (!colbert.ok()) return colbert.status();
     model.colbert = *std::move(colbert);
     // One vector per token is its output: a single vector needs a pooling.

@@ -71,8 +71,9 @@ struct LoadedModel {
   // tokenized once at load without special tokens (empty otherwise).
   std::vector<int32_t> pair_prompt_prefix;
   std::vector<int32_t> pair_prompt_suffix;
-  // A ColBERT model's (PyLate's layout: SentencePipeline::token_projection)
-  // query and document encoding; empty for other models, bge-m3 included.
+  // A ColBERT model's (SentencePipeline::colbert: PyLate's or colbert-ir's
+  // layout) query and document encoding; empty for other models, bge-m3
+  // included.
   std::optional<ColbertEncoding> colbert;
 
   // The size of the model's embedding: the pipeline's output (pooled modes, then Dense).

@@ -238,10 +238,21 @@ TEST(BgeM3Test, Int8OutputsStayWithinCosine) {
 // PyLate's attention_mask 0 on them does.
 const std::string kColbert = std::string(GOLDEN_DIR) + "/multi_vector/colbert";
 
-TEST(ColbertTest, VectorsMatchPyTorchWithHiddenExpansionTokens) {
+// The two layouts of the same weights: PyLate's (skiplist . , ! ?) and
+// colbert-ir's HF_ColBERT (linear.weight in the checkpoint, artifact.metadata;
+// mask_punctuation also skips ";").
+struct ColbertLayout {
+  std::string fixture;
+  std::vector<int32_t> skip_ids;  // the skiplist's ids in the fixtures' vocabulary
+};
+
+class ColbertLayoutTest : public ::testing::TestWithParam<ColbertLayout> {};
+
+TEST_P(ColbertLayoutTest, VectorsMatchPyTorchWithHiddenExpansionTokens) {
+  const std::string dir = std::string(GOLDEN_DIR) + "/multi_vector/" + GetParam().fixture;
   const nlohmann::json reference =
-      nlohmann::json::parse(testing_support::ReadFile(kColbert + "/reference.json"));
-  std::unique_ptr<Encoder> encoder = Load(kColbert + "/model");
+      nlohmann::json::parse(testing_support::ReadFile(dir + "/reference.json"));
+  std::unique_ptr<Encoder> encoder = Load(dir + "/model");
   ASSERT_NE(encoder, nullptr);
   ASSERT_NE(encoder->multi_vector(), nullptr);
   EXPECT_FALSE(encoder->multi_vector()->skip_first_token);
@@ -249,8 +260,7 @@ TEST(ColbertTest, VectorsMatchPyTorchWithHiddenExpansionTokens) {
   const int dim = encoder->multi_vector()->dimensions;
   ASSERT_EQ(dim, reference.at("dim").get<int>());
   EXPECT_FALSE(encoder->has_lexical_weights());
-  // The skiplist's ids in the fixture's vocabulary (".", ",", "!", "?").
-  const std::vector<int32_t> skip = {33, 34, 35, 36};
+  const std::vector<int32_t>& skip = GetParam().skip_ids;
   for (const char* kind : {"queries", "documents"}) {
     const bool queries = std::string(kind) == "queries";
     std::vector<std::vector<int32_t>> ids;
@@ -284,6 +294,13 @@ TEST(ColbertTest, VectorsMatchPyTorchWithHiddenExpansionTokens) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Layouts, ColbertLayoutTest,
+                         ::testing::Values(ColbertLayout{"colbert", {33, 34, 35, 36}},
+                                           ColbertLayout{"colbertv2", {33, 34, 35, 36, 37}}),
+                         [](const ::testing::TestParamInfo<ColbertLayout>& info) {
+                           return info.param.fixture;
+                         });
 
 TEST(ColbertTest, AttendingToTheExpansionTokensChangesTheQuery) {
   // The same query with every key visible: what a server that ignored

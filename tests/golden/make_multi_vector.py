@@ -241,7 +241,7 @@ COLBERT_VOCAB = COLBERT_SPECIALS + COLBERT_WORDS + COLBERT_PUNCT
 COLBERT_SKIPLIST = [".", ",", "!", "?"]  # ";" stays: a skiplist is the model's choice
 QUERY_LENGTH = 12
 DOCUMENT_LENGTH = 20
-COLBERT_DIM = 16
+PYLATE_DIM = 16
 COLBERT_SPEC = fam.Spec("colbert", "bert", "bert", seed=2702, layers=2, hidden=32, heads=4,
                         intermediate=64, vocab=len(COLBERT_VOCAB), max_positions=64,
                         type_vocab=2, pad=0, eps=1e-12, hidden_act="gelu", dtype="F32",
@@ -291,7 +291,8 @@ def colbert_ids(text: str, query: bool, mutation=None):
     return ids, mask
 
 
-def colbert_vectors(model, dense: nn.Linear, texts, query: bool, dtype, mutation=None):
+def colbert_vectors(model, dense: nn.Linear, texts, query: bool, dtype, mutation=None,
+                    skiplist=COLBERT_SKIPLIST):
     inputs = []
     for text in texts:
         ids, mask = colbert_ids(text, query, mutation)
@@ -305,7 +306,7 @@ def colbert_vectors(model, dense: nn.Linear, texts, query: bool, dtype, mutation
         mask_t[b, :len(mask)] = torch.tensor(mask)
     model = model.to(dtype)
     dense = dense.to(dtype)
-    skip = [COLBERT_VOCAB.index(w) for w in COLBERT_SKIPLIST]
+    skip = [COLBERT_VOCAB.index(w) for w in skiplist if w in COLBERT_VOCAB]
     with torch.no_grad():
         states, _ = model(ids_t, torch.zeros_like(ids_t), mask_t)
         projected = dense(states)
@@ -328,9 +329,9 @@ def maxsim(q: np.ndarray, d: np.ndarray) -> float:
     return float((q @ d.T).max(axis=1).sum())
 
 
-def colbert_outputs(model, dense, dtype, mutation=None):
-    queries = colbert_vectors(model, dense, QUERIES, True, dtype, mutation)
-    documents = colbert_vectors(model, dense, DOCUMENTS, False, dtype, mutation)
+def colbert_outputs(model, dense, dtype, mutation=None, skiplist=COLBERT_SKIPLIST):
+    queries = colbert_vectors(model, dense, QUERIES, True, dtype, mutation, skiplist)
+    documents = colbert_vectors(model, dense, DOCUMENTS, False, dtype, mutation, skiplist)
     scores = [[maxsim(q["vectors"], d["vectors"]) for d in documents] for q in queries]
     return {"queries": queries, "documents": documents, "scores": scores}
 
@@ -352,7 +353,7 @@ def generate_colbert() -> None:
     model = fam.Model(s)
     fam.init_weights(model, gen)
     model.eval()
-    dense = nn.Linear(s.hidden, COLBERT_DIM, bias=False)
+    dense = nn.Linear(s.hidden, PYLATE_DIM, bias=False)
     with torch.no_grad():
         dense.weight.copy_(torch.randn(dense.weight.shape, generator=gen) * (2.0 / s.hidden ** 0.5))
     ref = colbert_outputs(model, dense, torch.float64)
@@ -381,7 +382,7 @@ def generate_colbert() -> None:
                       {"linear.weight": dense.weight.detach().to(torch.float32).contiguous()},
                       "F32")
     write_json(os.path.join(model_dir, "1_Dense", "config.json"), {
-        "in_features": s.hidden, "out_features": COLBERT_DIM, "bias": False,
+        "in_features": s.hidden, "out_features": PYLATE_DIM, "bias": False,
         "activation_function": "torch.nn.modules.linear.Identity"})
     write_json(os.path.join(model_dir, "modules.json"), [
         {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
@@ -402,7 +403,7 @@ def generate_colbert() -> None:
 
     reference = {
         "generator": "tests/golden/make_multi_vector.py",
-        "query_length": QUERY_LENGTH, "document_length": DOCUMENT_LENGTH, "dim": COLBERT_DIM,
+        "query_length": QUERY_LENGTH, "document_length": DOCUMENT_LENGTH, "dim": PYLATE_DIM,
         "queries": [{"text": t, "ids": q["ids"], "visible_keys": q["visible"],
                      "vectors": rows(q["vectors"])} for t, q in zip(QUERIES, ref["queries"])],
         "documents": [{"text": t, "ids": d["ids"], "vectors": rows(d["vectors"])}
@@ -413,6 +414,43 @@ def generate_colbert() -> None:
         json.dump(reference, f, separators=(",", ":"))
         f.write("\n")
     print(f"colbert: float32 torch within {d32:.2g}; written to {target}")
+
+    # colbert-ir's layout of the same weights (colbert-ir/colbertv2.0): an
+    # HF_ColBERT checkpoint ("bert." + the encoder, "linear.weight"), its
+    # ColBERTConfig in artifact.metadata; mask_punctuation skips every
+    # string.punctuation token (";" too, unlike the PyLate fixture's list).
+    punctuation = list("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
+    ref2 = colbert_outputs(model, dense, torch.float64, skiplist=punctuation)
+    check(colbert_distance(ref2, ref) == float("inf"), "colbertv2: ';' is skipped there")
+    target2 = os.path.join(OUT, "colbertv2")
+    shutil.rmtree(target2, ignore_errors=True)
+    model_dir2 = os.path.join(target2, "model")
+    os.makedirs(model_dir2)
+    config = json.load(open(os.path.join(model_dir, "config.json")))
+    config["architectures"] = ["HF_ColBERT"]
+    write_json(os.path.join(model_dir2, "config.json"), config)
+    tensors = {"bert." + n: p.detach().to(torch.float32).contiguous()
+               for n, p in model.state_dict().items()}
+    tensors["linear.weight"] = dense.weight.detach().to(torch.float32).contiguous()
+    write_safetensors(os.path.join(model_dir2, "model.safetensors"), tensors, "F32")
+    write_json(os.path.join(model_dir2, "artifact.metadata"), {
+        "query_token_id": "[unused0]", "doc_token_id": "[unused1]", "query_token": "[Q]",
+        "doc_token": "[D]", "query_maxlen": QUERY_LENGTH, "doc_maxlen": DOCUMENT_LENGTH,
+        "mask_punctuation": True, "attend_to_mask_tokens": False, "dim": PYLATE_DIM,
+        "similarity": "cosine", "checkpoint": "colbert-ir/colbertv2.0 (random weights)"})
+    for name in ("vocab.txt", "tokenizer_config.json"):
+        shutil.copy(os.path.join(model_dir, name), os.path.join(model_dir2, name))
+    reference2 = dict(reference)
+    reference2.update({
+        "queries": [{"text": t, "ids": q["ids"], "visible_keys": q["visible"],
+                     "vectors": rows(q["vectors"])} for t, q in zip(QUERIES, ref2["queries"])],
+        "documents": [{"text": t, "ids": d["ids"], "vectors": rows(d["vectors"])}
+                      for t, d in zip(DOCUMENTS, ref2["documents"])],
+        "scores": [[float(f"{v:.8g}") for v in row] for row in ref2["scores"]]})
+    with open(os.path.join(target2, "reference.json"), "w") as f:
+        json.dump(reference2, f, separators=(",", ":"))
+        f.write("\n")
+    print(f"colbertv2: written to {target2}")
 
 
 def main(argv) -> int:

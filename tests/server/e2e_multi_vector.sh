@@ -15,6 +15,7 @@
 #   - past --max-output-vectors: 422 on HTTP, INVALID_ARGUMENT on gRPC, and
 #     the server still serves; a model without the heads: 424 naming them;
 #   - a ColBERT model in PyLate's layout (tests/golden/multi_vector/colbert,
+#     and the same weights in colbert-ir's HF_ColBERT layout, colbertv2,
 #     its reference computed with PyLate's tokenize rules: prefix token after
 #     [CLS], queries padded with [MASK] that nothing attends to, documents
 #     without punctuation vectors): its query and document vectors from
@@ -44,6 +45,7 @@ colbert="$root/tests/golden/multi_vector/colbert"
 http=$(free_port) || fail "no free port"
 # 100 vectors at most: the fixture's six inputs give 99 ColBERT vectors.
 start_server "bge=$fixture/model" --model "plain=$work/plain" --model "colbert=$colbert/model" \
+  --model "colbertv2=$root/tests/golden/multi_vector/colbertv2/model" \
   --http-port "$http" --threads 1 --max-output-vectors 100
 client() { "$client_bin" --target "127.0.0.1:$port" --timeout 20s "$@"; }
 post() {  # post PATH BODY: the HTTP status; the body in $work/body.
@@ -140,28 +142,30 @@ curl -s --max-time 5 "http://127.0.0.1:$http/info?model=bge" >"$work/info.json"
 check "/info lists sparse and colbert among the outputs" \
   jq -e '.outputs | index("sparse") != null and index("colbert") != null' "$work/info.json"
 
-# --- A ColBERT model (PyLate's layout) ---------------------------------------------------
-cref="$colbert/reference.json"
-for i in 0 1 2; do
-  text=$(jq -r ".queries[$i].text" "$cref")
-  client --model colbert multi --input-type query --outputs colbert "$text" >"$work/q.json"
-  d=$(max_diff "$(jq -c '.colbert.values' "$work/q.json")" "$(jq -c ".queries[$i].vectors" "$cref")")
-  check "colbert query $i over gRPC within 1e-4 ($d)" holds '$a <= 1e-4' "$d"
-done
-docs=$(jq -c '[.documents[].text]' "$cref")
-check "colbert documents over HTTP are 200" test "$(post /embed_multi \
-  "{\"model\":\"colbert\",\"inputs\":$docs,\"outputs\":[\"colbert\"],\"input_type\":\"document\"}")" = 200
-for i in 0 1 2 3; do
-  d=$(max_diff "$(jq -c ".data[$i].colbert" "$work/body")" "$(jq -c ".documents[$i].vectors" "$cref")")
-  check "colbert document $i over HTTP within 1e-4 ($d)" holds '$a <= 1e-4' "$d"
-done
-for i in 0 1 2; do
-  body=$(jq -c --argjson i "$i" '{model: "colbert", query: .queries[$i].text,
-    texts: [.documents[].text], raw_scores: true}' "$cref")
-  check "colbert /rerank $i is 200" test "$(post /rerank "$body")" = 200
-  got=$(jq -c 'sort_by(.index) | map(.score)' "$work/body")
-  d=$(max_diff "$got" "$(jq -c ".scores[$i]" "$cref")")
-  check "colbert MaxSim scores of query $i within 1e-3 ($d)" holds '$a <= 1e-3' "$d"
+# --- ColBERT models: PyLate's layout, and colbert-ir's (HF_ColBERT) -----------------------
+for name in colbert colbertv2; do
+  cref="$root/tests/golden/multi_vector/$name/reference.json"
+  for i in 0 1 2; do
+    text=$(jq -r ".queries[$i].text" "$cref")
+    client --model "$name" multi --input-type query --outputs colbert "$text" >"$work/q.json"
+    d=$(max_diff "$(jq -c '.colbert.values' "$work/q.json")" "$(jq -c ".queries[$i].vectors" "$cref")")
+    check "$name query $i over gRPC within 1e-4 ($d)" holds '$a <= 1e-4' "$d"
+  done
+  docs=$(jq -c '[.documents[].text]' "$cref")
+  check "$name documents over HTTP are 200" test "$(post /embed_multi \
+    "{\"model\":\"$name\",\"inputs\":$docs,\"outputs\":[\"colbert\"],\"input_type\":\"document\"}")" = 200
+  for i in 0 1 2 3; do
+    d=$(max_diff "$(jq -c ".data[$i].colbert" "$work/body")" "$(jq -c ".documents[$i].vectors" "$cref")")
+    check "$name document $i over HTTP within 1e-4 ($d)" holds '$a <= 1e-4' "$d"
+  done
+  for i in 0 1 2; do
+    body=$(jq -c --argjson i "$i" --arg m "$name" '{model: $m, query: .queries[$i].text,
+      texts: [.documents[].text], raw_scores: true}' "$cref")
+    check "$name /rerank $i is 200" test "$(post /rerank "$body")" = 200
+    got=$(jq -c 'sort_by(.index) | map(.score)' "$work/body")
+    d=$(max_diff "$got" "$(jq -c ".scores[$i]" "$cref")")
+    check "$name MaxSim scores of query $i within 1e-3 ($d)" holds '$a <= 1e-3' "$d"
+  done
 done
 status=$(post /embed '{"model":"colbert","inputs":"the river"}')
 check "colbert: a single vector needs a pooling (got $status)" test "$status" = 424

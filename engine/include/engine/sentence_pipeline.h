@@ -63,12 +63,16 @@ struct SentencePipeline {
   // sparse, with these options.
   bool sparse = false;
   SparseOptions sparse_options;
-  // A ColBERT model (PyLate: modules.json's pylate.models.Dense.Dense after
+  // PyLate's ColBERT layout (modules.json's pylate.models.Dense.Dense after
   // the Transformer): every token's state projected by this layer (identity
-  // activation), then normalized; its settings in `colbert`. A ColBERT
-  // model without a Pooling module has no single vector of its own.
+  // activation), then normalized.
   std::optional<DenseLayer> token_projection;
-  ColbertSettings colbert;
+  // A ColBERT model's query and document encoding: PyLate's (with
+  // token_projection, from config_sentence_transformers.json) or
+  // colbert-ir's (artifact.metadata beside an HF_ColBERT checkpoint, whose
+  // projection is the checkpoint's linear.weight). Such a model has no
+  // single vector of its own.
+  std::optional<ColbertSettings> colbert;
   // config_sentence_transformers.json's prompts and default_prompt_name.
   std::map<std::string, std::string> prompts;
   std::string default_prompt_name;

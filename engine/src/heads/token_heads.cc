@@ -111,6 +111,31 @@ absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadColbertProjectionIfAny(
   return weights;
 }
 
+absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadHfColbertIfAny(
+    const Checkpoint& checkpoint, const std::string& config_text, int64_t hidden) {
+  constexpr char kProjection[] = "linear.weight";
+  const auto entry = checkpoint.entries().find(kProjection);
+  if (entry == checkpoint.entries().end() ||
+      config_text.find("\"HF_ColBERT\"") == std::string::npos) {
+    return nullptr;
+  }
+  const std::vector<int64_t> shape = entry->second.view->shape;
+  if (shape.size() != 2 || shape[1] != hidden || shape[0] < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        entry->second.file->path(), ": ", kProjection, " of shape [", absl::StrJoin(shape, ", "),
+        "], expected [D, ", hidden, "] (the ColBERT projection)"));
+  }
+  absl::StatusOr<std::vector<float>> weight = checkpoint.ReadFloat(kProjection, shape);
+  if (!weight.ok()) return weight.status();
+  auto weights = std::make_unique<MultiVectorWeights>();
+  weights->linear.in = hidden;
+  weights->linear.out = shape[0];
+  weights->linear.weight = *std::move(weight);
+  weights->head.dimensions = static_cast<int>(shape[0]);
+  weights->head.source = entry->second.file->path();
+  return weights;
+}
+
 float MaxSimScore(const MultiVectorHead& head, const float* query, int query_rows,
                   const float* document, int document_rows) {
   if (query_rows <= 0 || document_rows <= 0) return 0.0f;

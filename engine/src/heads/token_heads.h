@@ -14,6 +14,7 @@
 #include "absl/types/span.h"
 #include "engine/heads.h"
 #include "heads/heads.h"
+#include "io/checkpoint.h"
 
 namespace engine {
 
@@ -57,6 +58,12 @@ void RunLexicalWeights(const LexicalWeightsHead& head, const float* states,
 // names none.
 absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadColbertProjectionIfAny(
     const std::string& model_dir, int64_t hidden);
+
+// colbert-ir's HF_ColBERT checkpoint (config.json `config_text` names the
+// architecture): its "linear.weight" [D, H], no bias, on every token; null
+// (and OK) for any other checkpoint.
+absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadHfColbertIfAny(
+    const Checkpoint& checkpoint, const std::string& config_text, int64_t hidden);
 
 // One normalized vector per kept token of a sequence ([tokens, H] states):
 // `keep` (one flag per token, empty: every token) and the head's

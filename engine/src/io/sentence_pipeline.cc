@@ -41,6 +41,11 @@ constexpr const char* kModuleTransformer = "sentence_transformers.models.Transfo
 constexpr const char* kModulePooling = "sentence_transformers.models.Pooling";
 constexpr const char* kModuleDense = "sentence_transformers.models.Dense";
 constexpr const char* kModuleNormalize = "sentence_transformers.models.Normalize";
+// Python's string.punctuation: PyLate's default skiplist, colbert-ir's
+// mask_punctuation.
+constexpr const char* kPunctuation = "!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~";
+// colbert-ir's ColBERTConfig beside an HF_ColBERT checkpoint.
+constexpr const char* kColbertMetadataFile = "artifact.metadata";
 // PyLate's projection of every token's state (a ColBERT model).
 constexpr const char* kModulePylateDense = "pylate.models.Dense.Dense";
 constexpr const char* kModuleMlmTransformer =
@@ -308,7 +313,7 @@ absl::Status ReadColbertSettings(const std::string& model_dir, ColbertSettings* 
   }
   const auto skiplist = config->find("skiplist_words");
   if (skiplist == config->end() || skiplist->is_null()) {
-    for (const char c : std::string_view("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")) {
+    for (const char c : std::string_view(kPunctuation)) {
       settings->skiplist_words.emplace_back(1, c);
     }
   } else {
@@ -325,6 +330,42 @@ absl::Status ReadColbertSettings(const std::string& model_dir, ColbertSettings* 
     }
   }
   return absl::OkStatus();
+}
+
+// colbert-ir's artifact.metadata (ColBERTConfig): [unused0] / [unused1] put
+// where its tokenizers put their markers (after [CLS]), query_maxlen,
+// doc_maxlen, attend_to_mask_tokens; punctuation skipped in documents when
+// mask_punctuation (string.punctuation, PyLate's default too).
+absl::StatusOr<ColbertSettings> ReadColbertMetadata(const std::string& model_dir) {
+  const std::string path = model_dir + "/" + kColbertMetadataFile;
+  absl::StatusOr<json> config = ReadJsonObject(path);
+  if (!config.ok()) return config.status();
+  ColbertSettings settings;
+  settings.query_prefix = "[unused0]";
+  settings.document_prefix = "[unused1]";
+  for (const auto& [key, value] : {std::pair{"query_maxlen", &settings.query_length},
+                                   std::pair{"doc_maxlen", &settings.document_length}}) {
+    if (const auto found = config->find(key); found != config->end() && !found->is_null()) {
+      absl::StatusOr<int> length = PositiveInt(*config, key, path);
+      if (!length.ok()) return length.status();
+      *value = *length;
+    }
+  }
+  for (const char* key : {"attend_to_mask_tokens", "mask_punctuation"}) {
+    const auto found = config->find(key);
+    if (found != config->end() && !found->is_null() && !found->is_boolean()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": \"", key, "\" is not a boolean"));
+    }
+  }
+  const auto flag = [&config](const char* key, bool absent) {
+    const auto found = config->find(key);
+    return found == config->end() || found->is_null() ? absent : found->get<bool>();
+  };
+  settings.attend_to_expansion_tokens = flag("attend_to_mask_tokens", false);
+  if (flag("mask_punctuation", true)) {
+    for (const char c : std::string_view(kPunctuation)) settings.skiplist_words.emplace_back(1, c);
+  }
+  return settings;
 }
 
 absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipeline) {
@@ -436,7 +477,12 @@ absl::StatusOr<SentencePipeline> ReadSentencePipeline(const std::string& model_d
   }
   if (absl::Status s = ReadPrompts(model_dir, &pipeline); !s.ok()) return s;
   if (pipeline.token_projection.has_value()) {
-    if (absl::Status s = ReadColbertSettings(model_dir, &pipeline.colbert); !s.ok()) return s;
+    pipeline.colbert.emplace();
+    if (absl::Status s = ReadColbertSettings(model_dir, &*pipeline.colbert); !s.ok()) return s;
+  } else if (Exists(model_dir + "/" + kColbertMetadataFile)) {
+    absl::StatusOr<ColbertSettings> settings = ReadColbertMetadata(model_dir);
+    if (!settings.ok()) return settings.status();
+    pipeline.colbert = *std::move(settings);
   }
   return pipeline;
 }
