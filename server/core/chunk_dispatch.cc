@@ -39,9 +39,7 @@ void EncodeDispatcher::DispatchChunks(const core::ChunksRequest& request,
       done(outputs.status());
       return;
     }
-    int64_t tokens = 0;
-    for (const InputOutput& output : *outputs) tokens += output.tokens;
-    metrics->Encoded(static_cast<int64_t>(outputs->size()), tokens);
+    CountEncoded(metrics, *outputs);
     done(chunking::PoolChunks(*model, *plan, *outputs));
   };
   // On refusal the batcher never calls the request's `done`: answer here.

@@ -39,9 +39,7 @@ void EncodeDispatcher::Dispatch(const core::EncodeRequest& request, Clock::time_
       done(outputs.status());
       return;
     }
-    int64_t tokens = 0;
-    for (const InputOutput& output : *outputs) tokens += output.tokens;
-    metrics->Encoded(static_cast<int64_t>(outputs->size()), tokens);
+    CountEncoded(metrics, *outputs);
     done(core::EncodeResult{pooling, *std::move(outputs)});
   };
   // On refusal the batcher never calls the request's `done`: answer here.
@@ -90,6 +88,13 @@ void SubmitNextPart(const std::shared_ptr<PartChain>& chain) {
 
 }  // namespace
 
+void EncodeDispatcher::CountEncoded(ServerMetrics* metrics,
+                                    const std::vector<InputOutput>& outputs) {
+  int64_t tokens = 0;
+  for (const InputOutput& output : outputs) tokens += output.tokens;
+  metrics->Encoded(static_cast<int64_t>(outputs.size()), tokens);
+}
+
 void EncodeDispatcher::SubmitParts(std::vector<std::unique_ptr<BatchRequest>> parts,
                                    Clock::time_point deadline, std::function<bool()> is_cancelled,
                                    OutputsDone done) {
@@ -100,11 +105,7 @@ void EncodeDispatcher::SubmitParts(std::vector<std::unique_ptr<BatchRequest>> pa
   chain->batcher = batcher_;
   chain->done = [metrics = metrics_,
                  done = std::move(done)](absl::StatusOr<std::vector<InputOutput>> outputs) {
-    if (outputs.ok()) {
-      int64_t tokens = 0;
-      for (const InputOutput& output : *outputs) tokens += output.tokens;
-      metrics->Encoded(static_cast<int64_t>(outputs->size()), tokens);
-    }
+    if (outputs.ok()) CountEncoded(metrics, *outputs);
     done(std::move(outputs));
   };
   SubmitNextPart(chain);

@@ -75,6 +75,8 @@ class EncodeDispatcher {
 
  private:
   using OutputsDone = std::function<void(absl::StatusOr<std::vector<InputOutput>>)>;
+  // The inputs and tokens of a request's answered outputs, to the metrics.
+  static void CountEncoded(ServerMetrics* metrics, const std::vector<InputOutput>& outputs);
   // Submits `parts` one after another (the next when the previous is
   // answered) and calls `done` once with all their outputs in order.
   void SubmitParts(std::vector<std::unique_ptr<BatchRequest>> parts, Clock::time_point deadline,

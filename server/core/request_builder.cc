@@ -14,6 +14,23 @@
 namespace server {
 namespace {
 
+// Appends `input` to the last of `parts`, or to a new part of `spec` when
+// there is none from index `first_open` on, or the last would pass
+// `max_inputs` inputs or `max_tokens` tokens (`part_tokens`: the last's).
+void AddToParts(TokenizedInput input, const OutputSpec& spec, size_t first_open, int max_inputs,
+                int64_t max_tokens, int64_t* part_tokens,
+                std::vector<std::unique_ptr<BatchRequest>>* parts) {
+  const auto tokens = static_cast<int64_t>(input.ids.size());
+  if (parts->size() <= first_open || static_cast<int>(parts->back()->inputs.size()) >= max_inputs ||
+      *part_tokens + tokens > max_tokens) {
+    parts->push_back(std::make_unique<BatchRequest>());
+    parts->back()->spec = spec;
+    *part_tokens = 0;
+  }
+  *part_tokens += tokens;
+  parts->back()->inputs.push_back(std::move(input));
+}
+
 using core::EncodeRequest;
 using core::Input;
 using core::InputProblem;
@@ -291,15 +308,7 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::Build
         prompt != nullptr ? FromPromptedPair(*prompt, instruction, request.query, text, options)
                           : FromText(request.query, text, /*is_pair=*/true, options);
     if (!input.ok()) return WithInputIndex(i, input.status());
-    const auto tokens = static_cast<int64_t>(input->ids.size());
-    if (parts.empty() || static_cast<int>(parts.back()->inputs.size()) >= max_part_inputs ||
-        part_tokens + tokens > max_part_tokens) {
-      parts.push_back(std::make_unique<BatchRequest>());
-      parts.back()->spec = spec;
-      part_tokens = 0;
-    }
-    part_tokens += tokens;
-    parts.back()->inputs.push_back(*std::move(input));
+    AddToParts(*std::move(input), spec, 0, max_part_inputs, max_part_tokens, &part_tokens, &parts);
   }
   return parts;
 }
@@ -331,7 +340,7 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::Build
   // Then the texts, as documents, in parts of bounded size.
   options.input_type = core::InputType::kDocument;
   if (model_->colbert.has_value()) spec.multi.skip_ids = &model_->colbert->skip_ids;
-  int64_t part_tokens = max_part_tokens;
+  int64_t part_tokens = 0;
   for (int i = 0; i < static_cast<int>(request.texts.size()); ++i) {
     const std::string& text = request.texts[static_cast<size_t>(i)];
     if (text.empty()) {
@@ -340,15 +349,8 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::Build
     }
     absl::StatusOr<TokenizedInput> input = BuildInput(core::Input::Text(text), options);
     if (!input.ok()) return WithInputIndex(i, input.status());
-    const auto tokens = static_cast<int64_t>(input->ids.size());
-    if (parts.size() == 1 || static_cast<int>(parts.back()->inputs.size()) >= max_part_inputs ||
-        part_tokens + tokens > max_part_tokens) {
-      parts.push_back(std::make_unique<BatchRequest>());
-      parts.back()->spec = spec;
-      part_tokens = 0;
-    }
-    part_tokens += tokens;
-    parts.back()->inputs.push_back(*std::move(input));
+    // Part 0 (the query) takes no texts.
+    AddToParts(*std::move(input), spec, 1, max_part_inputs, max_part_tokens, &part_tokens, &parts);
   }
   return parts;
 }

@@ -30,6 +30,12 @@ absl::StatusOr<DType> ParseDType(const std::string& name) {
   return absl::InvalidArgumentError(absl::StrCat("unsupported dtype ", name));
 }
 
+absl::Status HeaderError(const std::string& path, const std::string& what) {
+  return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
+}
+
+}  // namespace
+
 float HalfToFloat(uint16_t h) {
   const uint32_t sign = (h & 0x8000u) << 16;
   uint32_t exponent = (h >> 10) & 0x1f;
@@ -53,12 +59,6 @@ float HalfToFloat(uint16_t h) {
   std::memcpy(&f, &bits, sizeof(f));
   return f;
 }
-
-absl::Status HeaderError(const std::string& path, const std::string& what) {
-  return absl::InvalidArgumentError(absl::StrCat(path, ": ", what));
-}
-
-}  // namespace
 
 const char* DTypeName(DType dtype) {
   switch (dtype) {

@@ -62,6 +62,9 @@ absl::StatusOr<std::map<std::string, TensorView>> ParseSafetensors(const uint8_t
 
 // Converts `view` (F32, F16 or BF16) to float32 into `out` (num_elements floats).
 void ConvertToFloat(const TensorView& view, float* out);
+
+// An IEEE half's bits as a float (exact: subnormals, infinities and NaNs too).
+float HalfToFloat(uint16_t bits);
 // Converts `view` (F32, F16 or BF16) to bf16 bits into `out` (num_elements):
 // BF16 is copied as stored, F32 and F16 rounded to the nearest bf16 element
 // by element (no float32 copy of the tensor is made).

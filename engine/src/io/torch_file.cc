@@ -16,6 +16,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "engine/model_files.h"
+#include "io/safetensors.h"
 
 namespace engine {
 // Its own namespace: in a unity build this file shares a translation unit
@@ -832,30 +833,6 @@ absl::StatusOr<const Value*> PickleVm::Run() {
 
 // ---- tensors out -----------------------------------------------------------
 
-float HalfBitsToFloat(uint16_t h) {
-  const uint32_t sign = (h & 0x8000u) << 16;
-  uint32_t exponent = (h >> 10) & 0x1f;
-  uint32_t mantissa = h & 0x3ff;
-  uint32_t bits;
-  if (exponent == 0x1f) {
-    bits = sign | 0x7f800000u | (mantissa << 13);
-  } else if (exponent != 0) {
-    bits = sign | ((exponent + 112) << 23) | (mantissa << 13);
-  } else if (mantissa == 0) {
-    bits = sign;
-  } else {  // subnormal half: normalize into a float
-    exponent = 113;
-    while ((mantissa & 0x400) == 0) {
-      mantissa <<= 1;
-      --exponent;
-    }
-    bits = sign | (exponent << 23) | ((mantissa & 0x3ff) << 13);
-  }
-  float f;
-  std::memcpy(&f, &bits, sizeof(f));
-  return f;
-}
-
 float DoubleToFloat(double d) {
   // Round to nearest like torch's .float(); beyond float's range (from FLT_MAX
   // plus half an ulp) that is infinity, said explicitly to avoid UB.
@@ -878,7 +855,7 @@ float Element(const StorageType& type, const uint8_t* bytes, uint64_t index) {
     case ElementType::kBF16: {
       uint16_t h;
       std::memcpy(&h, p, sizeof(h));
-      if (type.type == ElementType::kF16) return HalfBitsToFloat(h);
+      if (type.type == ElementType::kF16) return HalfToFloat(h);
       const uint32_t bits = static_cast<uint32_t>(h) << 16;
       float f;
       std::memcpy(&f, &bits, sizeof(f));
