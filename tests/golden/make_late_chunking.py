@@ -58,6 +58,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(HERE, "late_chunking")
 sys.path.insert(0, HERE)
 from make_golden import Spec, TorchBert, check, config_json, hf_tensors, init_weights, write_safetensors  # noqa: E402
+from make_pipelines import write_pooling_dense_normalize  # noqa: E402
 
 PARITY_MAX_ABS = 1e-4
 MARGIN = 10.0
@@ -228,29 +229,8 @@ def main():
     write_safetensors(os.path.join(model_dir, "model.safetensors"), hf_tensors(model), "F32")
     with open(os.path.join(model_dir, "vocab.txt"), "w") as f:
         f.write("\n".join(VOCAB) + "\n")
-    modules = [
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-        {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"},
-        {"idx": 3, "name": "3", "path": "3_Normalize",
-         "type": "sentence_transformers.models.Normalize"},
-    ]
-    with open(os.path.join(model_dir, "modules.json"), "w") as f:
-        json.dump(modules, f, indent=2)
-    os.makedirs(os.path.join(model_dir, "1_Pooling"))
-    with open(os.path.join(model_dir, "1_Pooling", "config.json"), "w") as f:
-        json.dump({"word_embedding_dimension": SPEC.hidden, "pooling_mode_cls_token": False,
-                   "pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": False,
-                   "pooling_mode_mean_sqrt_len_tokens": False,
-                   "pooling_mode_weightedmean_tokens": False, "pooling_mode_lasttoken": False,
-                   "include_prompt": True}, f, indent=2)
-    os.makedirs(os.path.join(model_dir, "2_Dense"))
-    with open(os.path.join(model_dir, "2_Dense", "config.json"), "w") as f:
-        json.dump({"in_features": SPEC.hidden, "out_features": DENSE_OUT, "bias": True,
-                   "activation_function": "torch.nn.modules.activation.Tanh"}, f, indent=2)
-    write_safetensors(os.path.join(model_dir, "2_Dense", "model.safetensors"),
-                      {"linear.weight": dense.weight.detach().clone(),
-                       "linear.bias": dense.bias.detach().clone()}, "F32")
+    write_pooling_dense_normalize(model_dir, SPEC.hidden, dense, DENSE_OUT, mean=True,
+                                  max_=False, include_prompt=True)
 
     rng = np.random.RandomState(SEED)
     short = make_text(rng, 22)    # 22 tokens: one window

@@ -139,6 +139,36 @@ def run(model, dense, inputs, dtype, case):
     return v.to(torch.float64).numpy()
 
 
+def write_pooling_dense_normalize(model_dir, hidden, dense, dense_out, mean, max_,
+                                  include_prompt):
+    """The sentence-transformers files of Transformer, Pooling (mean and/or
+    max), a Dense layer of `dense` (Tanh) and Normalize; no 3_Normalize
+    folder (Normalize has no files)."""
+    modules = [
+        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
+        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
+        {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"},
+        {"idx": 3, "name": "3", "path": "3_Normalize",
+         "type": "sentence_transformers.models.Normalize"},
+    ]
+    with open(os.path.join(model_dir, "modules.json"), "w") as f:
+        json.dump(modules, f, indent=2)
+    os.makedirs(os.path.join(model_dir, "1_Pooling"))
+    with open(os.path.join(model_dir, "1_Pooling", "config.json"), "w") as f:
+        json.dump({"word_embedding_dimension": hidden, "pooling_mode_cls_token": False,
+                   "pooling_mode_mean_tokens": mean, "pooling_mode_max_tokens": max_,
+                   "pooling_mode_mean_sqrt_len_tokens": False,
+                   "pooling_mode_weightedmean_tokens": False, "pooling_mode_lasttoken": False,
+                   "include_prompt": include_prompt}, f, indent=2)
+    os.makedirs(os.path.join(model_dir, "2_Dense"))
+    with open(os.path.join(model_dir, "2_Dense", "config.json"), "w") as f:
+        json.dump({"in_features": dense.in_features, "out_features": dense_out, "bias": True,
+                   "activation_function": "torch.nn.modules.activation.Tanh"}, f, indent=2)
+    write_safetensors(os.path.join(model_dir, "2_Dense", "model.safetensors"),
+                      {"linear.weight": dense.weight.detach().clone(),
+                       "linear.bias": dense.bias.detach().clone()}, "F32")
+
+
 def main():
     torch.set_num_threads(1)
     if os.path.isdir(OUT):
@@ -158,29 +188,8 @@ def main():
     with open(os.path.join(model_dir, "config.json"), "w") as f:
         json.dump(config_json(SPEC), f, indent=2)
     write_safetensors(os.path.join(model_dir, "model.safetensors"), hf_tensors(model), "F32")
-    modules = [
-        {"idx": 0, "name": "0", "path": "", "type": "sentence_transformers.models.Transformer"},
-        {"idx": 1, "name": "1", "path": "1_Pooling", "type": "sentence_transformers.models.Pooling"},
-        {"idx": 2, "name": "2", "path": "2_Dense", "type": "sentence_transformers.models.Dense"},
-        {"idx": 3, "name": "3", "path": "3_Normalize",
-         "type": "sentence_transformers.models.Normalize"},
-    ]
-    with open(os.path.join(model_dir, "modules.json"), "w") as f:
-        json.dump(modules, f, indent=2)
-    os.makedirs(os.path.join(model_dir, "1_Pooling"))
-    with open(os.path.join(model_dir, "1_Pooling", "config.json"), "w") as f:
-        json.dump({"word_embedding_dimension": SPEC.hidden, "pooling_mode_cls_token": False,
-                   "pooling_mode_mean_tokens": True, "pooling_mode_max_tokens": True,
-                   "pooling_mode_mean_sqrt_len_tokens": False,
-                   "pooling_mode_weightedmean_tokens": False, "pooling_mode_lasttoken": False,
-                   "include_prompt": False}, f, indent=2)
-    os.makedirs(os.path.join(model_dir, "2_Dense"))
-    with open(os.path.join(model_dir, "2_Dense", "config.json"), "w") as f:
-        json.dump({"in_features": dense.in_features, "out_features": DENSE_OUT, "bias": True,
-                   "activation_function": "torch.nn.modules.activation.Tanh"}, f, indent=2)
-    write_safetensors(os.path.join(model_dir, "2_Dense", "model.safetensors"),
-                      {"linear.weight": dense.weight.detach().clone(),
-                       "linear.bias": dense.bias.detach().clone()}, "F32")
+    write_pooling_dense_normalize(model_dir, SPEC.hidden, dense, DENSE_OUT, mean=True,
+                                  max_=True, include_prompt=False)
     # No 3_Normalize folder: Normalize has no files (git keeps no empty folder).
     with open(os.path.join(model_dir, "config_sentence_transformers.json"), "w") as f:
         json.dump({"prompts": {"query": "query: ", "passage": "passage: "},
