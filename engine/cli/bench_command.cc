@@ -123,8 +123,9 @@ absl::StatusOr<BenchOutputs> ParseBenchOutputs(const std::string& names,
     } else if (name == "colbert" && encoder.multi_vector() != nullptr) {
       outputs.colbert = true;
     } else {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "--outputs: \"", name, "\" is not dense, or sparse / colbert of a model with bge-m3's heads"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("--outputs: \"", name,
+                       "\" is not dense, or sparse / colbert of a model with bge-m3's heads"));
     }
   }
   return outputs;
@@ -145,8 +146,8 @@ absl::Status ComputeOutputs(const engine::Encoder& encoder, const BenchOutputs& 
       }
     }
     if (outputs.sparse) {
-      if (absl::Status s = encoder.LexicalWeights(result, i, ids[static_cast<size_t>(i)], 0,
-                                                  &entries);
+      if (absl::Status s =
+              encoder.LexicalWeights(result, i, ids[static_cast<size_t>(i)], 0, &entries);
           !s.ok()) {
         return s;
       }

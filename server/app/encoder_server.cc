@@ -172,7 +172,7 @@ std::vector<std::unique_ptr<ModelPipeline>> Pipelines(
     const std::shared_ptr<prometheus::Registry>& registry, BatcherObserver* observer) {
   const RequestLimits limits{config.max_inputs_per_request, config.max_text_bytes,
                              config.max_tokens_per_request, config.auto_truncate,
-                             config.max_rerank_texts, config.max_output_vectors};
+                             config.max_rerank_texts,       config.max_output_vectors};
   const int64_t max_turn_tokens = models.size() > 1 ? kMaxTurnTokens : 0;
   const int64_t shared_turn_tokens = models.size() > 1 ? kSharedTurnTokens : 0;
   std::vector<std::unique_ptr<ModelPipeline>> pipelines;

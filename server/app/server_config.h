@@ -50,9 +50,9 @@ struct ServerConfig {
   // logged as ignored when above 0.
   std::chrono::microseconds ignored_max_queue_delay{0};
   int max_inputs_per_request = 64;
-  int max_rerank_texts = 1000;     // texts in one rerank request (split into parts inside)
+  int max_rerank_texts = 1000;        // texts in one rerank request (split into parts inside)
   int64_t max_output_vectors = 8192;  // token states / ColBERT vectors one request may return
-  int64_t max_text_bytes = 65536;  // per text; a pair's two texts count separately
+  int64_t max_text_bytes = 65536;     // per text; a pair's two texts count separately
   // An input longer than the model's maximum is cut (at the request's
   // truncation_direction) unless the request says "truncate": false; off: it
   // is refused unless the request says "truncate": true. On by default, as in
