@@ -197,6 +197,9 @@ EncoderServer::EncoderServer(const ServerConfig& config, std::vector<LoadedModel
           Pipelines(config, std::move(models), &turns_, registry_, observer), &api_keys_)),
       service_(models_.get(), SystemClock()) {
   if (cache_ != nullptr) {
+    LogEvent(absl::StrCat("result cache: ", config.cache_bytes,
+                          " bytes (LRU), shared by every model; identical inputs in flight "
+                          "are computed once"));
     for (const auto& pipeline : models_->pipelines()) {
       pipeline->dispatcher.EnableCache(cache_.get(), pipeline->model.name, SystemClock());
     }

@@ -15,7 +15,9 @@
 #include "support/http_test_client.h"
 #include "support/test_server.h"
 
+// A namespace of its own: unity builds compile this file with its target's others.
 namespace server {
+namespace cache_metrics_test {
 namespace {
 
 using encoder::v1::EncodeRequest;
@@ -102,4 +104,5 @@ TEST(CacheMetricsTest, OffByDefaultWithoutSeries) {
 }
 
 }  // namespace
+}  // namespace cache_metrics_test
 }  // namespace server

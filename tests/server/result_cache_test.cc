@@ -22,7 +22,9 @@
 #include "server/core/result_cache.h"
 #include "support/core_service.h"
 
+// A namespace of its own: unity builds compile this file with its target's others.
 namespace server {
+namespace result_cache_test {
 namespace {
 
 using testing_support::CoreService;
@@ -502,4 +504,5 @@ TEST(CachedDispatchTest, ConcurrentHitsMissesAndCoalescedInputsAnswerEachTheirOw
 }
 
 }  // namespace
+}  // namespace result_cache_test
 }  // namespace server
