@@ -34,6 +34,9 @@ absl::Status CheckOptions(const BenchOptions& options, const ConnectionOptions& 
   if (options.invalid_fraction < 0 || options.invalid_fraction > 1) {
     return absl::InvalidArgumentError("--invalid-fraction must be in 0..1");
   }
+  if (options.repeat_fraction < 0 || options.repeat_fraction > 1) {
+    return absl::InvalidArgumentError("--repeat-fraction must be in 0..1");
+  }
   if (connection.timeout.count() <= 0)
     return absl::InvalidArgumentError("--timeout must be positive");
   return absl::OkStatus();

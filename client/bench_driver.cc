@@ -10,8 +10,9 @@ namespace client {
 struct BenchDriver::Call {
   grpc::ClientContext context;
   encoder::v1::EncodeResponse response;
-  Clock::time_point start;  // intended start: latency counts from here
-  Clock::time_point sent;   // actual start on gRPC, where the deadline starts
+  Clock::time_point start;         // intended start: latency counts from here
+  Clock::time_point sent;          // actual start on gRPC, where the deadline starts
+  encoder::v1::EncodeRequest own;  // --repeat-fraction's unique request
 };
 
 BenchDriver::BenchDriver(std::vector<std::unique_ptr<encoder::v1::Encoder::Stub>> stubs,
@@ -66,14 +67,22 @@ void BenchDriver::RunOpenLoop(int max_in_flight) {
   }
 }
 
-bool BenchDriver::IsInvalid(uint64_t index) const {
-  if (options_.invalid_fraction <= 0) return false;
-  // A hash of (seed, index): reproducible, and no shared generator to lock.
-  uint64_t x = options_.seed * 0x9E3779B97F4A7C15ull + index;
+namespace {
+
+// A hash of (seed, index) in [0, 1): reproducible, and no shared generator to lock.
+double Draw(uint64_t seed, uint64_t index) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + index;
   x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
   x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
   x ^= x >> 31;
-  return static_cast<double>(x >> 11) * 0x1.0p-53 < options_.invalid_fraction;
+  return static_cast<double>(x >> 11) * 0x1.0p-53;
+}
+
+}  // namespace
+
+bool BenchDriver::IsInvalid(uint64_t index) const {
+  if (options_.invalid_fraction <= 0) return false;
+  return Draw(options_.seed, index) < options_.invalid_fraction;
 }
 
 void BenchDriver::StartCall(Clock::time_point start) {
@@ -82,10 +91,19 @@ void BenchDriver::StartCall(Clock::time_point start) {
   call->start = start;
   call->sent = Clock::now();
   PrepareCall(connection_, &call->context);
-  const encoder::v1::EncodeRequest& request =
-      IsInvalid(index) ? requests_->Invalid() : requests_->Next(index);
+  const encoder::v1::EncodeRequest* request =
+      IsInvalid(index) ? &requests_->Invalid() : &requests_->Next(index);
+  if (options_.repeat_fraction > 0 && request != &requests_->Invalid()) {
+    // Another seed than IsInvalid's, so that the two draws are independent.
+    if (Draw(options_.seed ^ 0x5bd1e995ull, index) < options_.repeat_fraction) {
+      request = &requests_->Next(0);
+    } else {
+      call->own = requests_->Unique(index);
+      request = &call->own;
+    }
+  }
   stubs_[index % stubs_.size()]->async()->Encode(
-      &call->context, &request, &call->response,
+      &call->context, request, &call->response,
       [this, call](grpc::Status status) { OnDone(call, status); });
 }
 

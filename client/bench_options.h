@@ -29,6 +29,11 @@ struct BenchOptions {
   // This fraction of calls carries an empty text, which the server refuses
   // with INVALID_ARGUMENT: to exercise error paths, metrics and alerts.
   double invalid_fraction = 0;
+  // With repeat_fraction > 0, this fraction of calls sends the same request
+  // (the first), and every other call texts no call sent before (each text
+  // prefixed with words that spell the call's index): a result cache's hit
+  // rate (bench/cache).
+  double repeat_fraction = 0;
   int connections = 1;   // HTTP/2 connections the calls are spread over
   uint64_t seed = 1;     // texts, arrivals and invalid calls are reproducible
   bool json = false;     // the report as one JSON object

@@ -58,6 +58,19 @@ std::vector<std::string> SyntheticTexts(int count, int min_words, int max_words,
   return texts;
 }
 
+encoder::v1::EncodeRequest BenchRequests::Unique(uint64_t i) const {
+  encoder::v1::EncodeRequest request = Next(i);
+  constexpr uint64_t kBase = std::size(kWords);
+  for (int k = 0; k < request.inputs_size(); ++k) {
+    uint64_t n = i * static_cast<uint64_t>(request.inputs_size()) + static_cast<uint64_t>(k);
+    std::string prefix;
+    for (int w = 0; w < 3; ++w, n /= kBase) absl::StrAppend(&prefix, kWords[n % kBase], " ");
+    encoder::v1::Input* input = request.mutable_inputs(k);
+    input->set_text(prefix + input->text());
+  }
+  return request;
+}
+
 absl::Status ParseWordRange(const std::string& text, int* min_words, int* max_words) {
   const std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
   const bool ok = (parts.size() == 1 && ParsePositive(parts[0], min_words) &&

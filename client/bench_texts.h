@@ -36,6 +36,9 @@ class BenchRequests {
   const encoder::v1::EncodeRequest& Next(uint64_t i) const {
     return requests_[i % requests_.size()];
   }
+  // The i-th request with each text prefixed by three words that spell `i`
+  // (and the input's place): no two calls' texts are the same.
+  encoder::v1::EncodeRequest Unique(uint64_t i) const;
   // A request the server refuses (INVALID_ARGUMENT: its last input is empty).
   const encoder::v1::EncodeRequest& Invalid() const { return invalid_; }
 

@@ -105,6 +105,9 @@ ABSL_FLAG(std::string, text_words, "4:16",
           "bench: synthetic texts of MIN:MAX words (uniform), when there is no --input");
 ABSL_FLAG(double, invalid_fraction, 0,
           "bench: this fraction of calls sends an empty text (refused with INVALID_ARGUMENT)");
+ABSL_FLAG(double, repeat_fraction, 0,
+          "bench: this fraction of calls repeats one request, the others are all unique "
+          "(a result cache's hit rate); 0: texts in turn, as without it");
 ABSL_FLAG(int, connections, 1, "bench: HTTP/2 connections to spread the calls over");
 ABSL_FLAG(uint64_t, seed, 1, "bench: seed of the synthetic texts, arrivals and invalid calls");
 ABSL_FLAG(bool, json, false, "bench: print the report as one JSON object");
@@ -142,7 +145,8 @@ constexpr char kUsage[] =
     "  info\n"
     "  health   [--service NAME]\n"
     "  bench    [--concurrency N | --rate R] [--duration 10s] [--inputs-per-request K]\n"
-    "           [--input TEXT_FILE | --text-words MIN:MAX] [--invalid-fraction F] [--json]\n"
+    "           [--input TEXT_FILE | --text-words MIN:MAX] [--invalid-fraction F]\n"
+    "           [--repeat-fraction F] [--json]\n"
     "common: --target host:port (default localhost:50051), --lb round_robin, --timeout 30s,\n"
     "        --api-key KEY (or ENCODER_API_KEY in the environment)\n"
     "TLS:    --tls (system roots) | --tls-ca CA.pem, [--tls-cert CERT.pem --tls-key KEY.pem]\n"
@@ -330,6 +334,7 @@ int main(int argc, char** argv) {
     options.normalize = absl::GetFlag(FLAGS_normalize);
     options.truncate = absl::GetFlag(FLAGS_truncate);
     options.invalid_fraction = absl::GetFlag(FLAGS_invalid_fraction);
+    options.repeat_fraction = absl::GetFlag(FLAGS_repeat_fraction);
     options.connections = absl::GetFlag(FLAGS_connections);
     options.seed = absl::GetFlag(FLAGS_seed);
     options.json = absl::GetFlag(FLAGS_json);

@@ -199,9 +199,19 @@ EncoderServer::EncoderServer(const ServerConfig& config, std::vector<LoadedModel
       api_keys_(config.api_keys),
       registry_(std::make_shared<prometheus::Registry>()),
       process_metrics_(std::make_shared<ProcessCollector>()),
+      cache_(config.cache_bytes > 0 ? std::make_unique<ResultCache>(config.cache_bytes) : nullptr),
       models_(std::make_unique<ServedModels>(
           Pipelines(config, std::move(models), &turns_, registry_, observer), &api_keys_)),
-      service_(models_.get(), SystemClock()) {}
+      service_(models_.get(), SystemClock()) {
+  if (cache_ != nullptr) {
+    LogEvent(absl::StrCat("result cache: ", config.cache_bytes,
+                          " bytes (LRU), shared by every model; identical inputs in flight "
+                          "are computed once"));
+    for (const auto& pipeline : models_->pipelines()) {
+      pipeline->dispatcher.EnableCache(cache_.get(), pipeline->model.name, SystemClock());
+    }
+  }
+}
 
 EncoderServer::~EncoderServer() { FinishShutdown(); }
 

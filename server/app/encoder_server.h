@@ -26,6 +26,7 @@
 #include "server/core/model_loader.h"
 #include "server/core/model_set.h"
 #include "server/core/request_builder.h"
+#include "server/core/result_cache.h"
 #include "server/grpc/encode_service.h"
 #include "server/grpc/health.h"
 #include "server/grpc/tls.h"
@@ -87,7 +88,8 @@ class EncoderServer {
   // process's.
   std::shared_ptr<prometheus::Registry> registry_;
   std::shared_ptr<ProcessCollector> process_metrics_;
-  EngineTurns turns_;  // before the models, whose backends take turns through it
+  EngineTurns turns_;                   // before the models, whose backends take turns through it
+  std::unique_ptr<ResultCache> cache_;  // before the models, whose dispatchers use it; null: off
   std::unique_ptr<ServedModels> models_;
   EncodeService service_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;

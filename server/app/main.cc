@@ -106,6 +106,9 @@ ABSL_FLAG(absl::Duration, max_queue_delay, absl::ZeroDuration(),
 ABSL_FLAG(int64_t, max_queue_tokens, 65536,
           "most tokens waiting in the queue; beyond it new requests get RESOURCE_EXHAUSTED");
 ABSL_FLAG(int, max_inputs_per_request, 64, "most inputs in one Encode request");
+ABSL_FLAG(int64_t, cache_bytes, 0,
+          "bytes of per-input results kept (LRU) and shared by identical inputs, all models "
+          "together; 0: no cache");
 ABSL_FLAG(int, max_rerank_texts, 1000,
           "most texts in one rerank request (split inside the server into parts of at most "
           "--max-inputs-per-request and one batch)");
@@ -202,6 +205,7 @@ const std::vector<std::string> kFlagNames = {"model",
                                              "max_queue_delay",
                                              "max_queue_tokens",
                                              "max_inputs_per_request",
+                                             "cache_bytes",
                                              "max_rerank_texts",
                                              "max_output_vectors",
                                              "max_text_bytes",
@@ -258,6 +262,7 @@ server::ServerConfig ConfigFromFlags() {
   config.max_rerank_texts = absl::GetFlag(FLAGS_max_rerank_texts);
   config.max_output_vectors = absl::GetFlag(FLAGS_max_output_vectors);
   config.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes);
+  config.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
   config.auto_truncate = absl::GetFlag(FLAGS_auto_truncate);
   config.shutdown_grace = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_shutdown_grace));
   config.tls_cert = absl::GetFlag(FLAGS_tls_cert);

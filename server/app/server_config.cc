@@ -165,6 +165,7 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
            MustBe(config.max_output_vectors > 0, "max-output-vectors", "positive",
                   config.max_output_vectors),
            MustBe(config.max_text_bytes > 0, "max-text-bytes", "positive", config.max_text_bytes),
+           MustBe(config.cache_bytes >= 0, "cache-bytes", "0 (off) or more", config.cache_bytes),
            MustBe(config.shutdown_grace.count() >= 0, "shutdown-grace", "0 or more (ms)",
                   config.shutdown_grace.count()),
            MustBe(config.max_receive_message_bytes == 0 ||

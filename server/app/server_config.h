@@ -54,6 +54,8 @@ struct ServerConfig {
   int max_rerank_texts = 1000;        // texts in one rerank request (split into parts inside)
   int64_t max_output_vectors = 8192;  // token states / ColBERT vectors one request may return
   int64_t max_text_bytes = 65536;     // per text; a pair's two texts count separately
+  // The result cache's bound over all models (server/core/result_cache.h); 0: off.
+  int64_t cache_bytes = 0;
   // An input longer than the model's maximum is cut (at the request's
   // truncation_direction) unless the request says "truncate": false; off: it
   // is refused unless the request says "truncate": true. On by default, as in

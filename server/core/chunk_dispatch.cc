@@ -42,10 +42,7 @@ void EncodeDispatcher::DispatchChunks(const core::ChunksRequest& request,
     CountEncoded(metrics, *outputs);
     done(chunking::PoolChunks(*model, *plan, *outputs));
   };
-  // On refusal the batcher never calls the request's `done`: answer here.
-  if (absl::Status status = batcher_->Submit(std::move(batch_request)); !status.ok()) {
-    done(status);
-  }
+  Submit(std::move(batch_request));
 }
 
 }  // namespace server

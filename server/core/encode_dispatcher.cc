@@ -42,8 +42,17 @@ void EncodeDispatcher::Dispatch(const core::EncodeRequest& request, Clock::time_
     CountEncoded(metrics, *outputs);
     done(core::EncodeResult{pooling, *std::move(outputs)});
   };
+  Submit(std::move(batch_request));
+}
+
+void EncodeDispatcher::Submit(std::unique_ptr<BatchRequest> request) {
+  if (cache_ != nullptr) {
+    SubmitCached(cache_, std::move(request));
+    return;
+  }
   // On refusal the batcher never calls the request's `done`: answer here.
-  if (absl::Status status = batcher_->Submit(std::move(batch_request)); !status.ok()) {
+  auto done = request->done;
+  if (absl::Status status = batcher_->Submit(std::move(request)); !status.ok()) {
     done(status);
   }
 }
@@ -58,7 +67,8 @@ struct PartChain {
   Clock::time_point deadline;
   std::function<bool()> is_cancelled;
   std::function<void(absl::StatusOr<std::vector<InputOutput>>)> done;
-  Batcher* batcher = nullptr;
+  // EncodeDispatcher::Submit: calls the part's `done` in every case.
+  std::function<void(std::unique_ptr<BatchRequest>)> submit;
 };
 
 void SubmitNextPart(const std::shared_ptr<PartChain>& chain) {
@@ -81,9 +91,7 @@ void SubmitNextPart(const std::shared_ptr<PartChain>& chain) {
     }
     SubmitNextPart(chain);
   };
-  if (absl::Status status = chain->batcher->Submit(std::move(part)); !status.ok()) {
-    chain->done(status);
-  }
+  chain->submit(std::move(part));
 }
 
 }  // namespace
@@ -102,7 +110,7 @@ void EncodeDispatcher::SubmitParts(std::vector<std::unique_ptr<BatchRequest>> pa
   chain->parts = std::move(parts);
   chain->deadline = deadline;
   chain->is_cancelled = std::move(is_cancelled);
-  chain->batcher = batcher_;
+  chain->submit = [this](std::unique_ptr<BatchRequest> part) { Submit(std::move(part)); };
   chain->done = [metrics = metrics_,
                  done = std::move(done)](absl::StatusOr<std::vector<InputOutput>> outputs) {
     if (outputs.ok()) CountEncoded(metrics, *outputs);

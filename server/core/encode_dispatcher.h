@@ -8,6 +8,9 @@
 
 #include <atomic>
 #include <functional>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -17,9 +20,16 @@
 #include "server/core/late_chunking.h"
 #include "server/core/metrics.h"
 #include "server/core/request_builder.h"
+#include "server/core/result_cache.h"
 #include "server/core/service_types.h"
 
 namespace server {
+
+// The result cache's side of EncodeDispatcher (cached_dispatch.cc): submits
+// `request` through `route`'s cache; calls its `done` exactly once.
+struct CachedRoute;
+void SubmitCached(const std::shared_ptr<const CachedRoute>& route,
+                  std::unique_ptr<BatchRequest> request);
 
 class EncodeDispatcher {
  public:
@@ -30,10 +40,11 @@ class EncodeDispatcher {
       : builder_(builder), batcher_(batcher), metrics_(metrics) {}
 
   // Calls `done` exactly once: at once (on this thread) when the request is
-  // refused, else later from the batcher's thread. Keeps no reference to
-  // `request` after returning. `is_cancelled` may be empty. Errors:
-  // INVALID_ARGUMENT (the message names the input), RESOURCE_EXHAUSTED (queue
-  // full), DEADLINE_EXCEEDED, CANCELLED, UNAVAILABLE (shutting down).
+  // refused or every input is a cache hit, else later from the batcher's
+  // thread. Keeps no reference to `request` after returning. `is_cancelled`
+  // may be empty. Errors: INVALID_ARGUMENT (the message names the input),
+  // RESOURCE_EXHAUSTED (queue full), DEADLINE_EXCEEDED, CANCELLED,
+  // UNAVAILABLE (shutting down).
   void Dispatch(const core::EncodeRequest& request, Clock::time_point deadline,
                 std::function<bool()> is_cancelled, Done done);
 
@@ -69,12 +80,22 @@ class EncodeDispatcher {
   // Decodes on this thread (UNAVAILABLE when shutting down).
   absl::StatusOr<std::string> Decode(const core::DecodeRequest& request);
 
+  // Answers inputs from `cache` (shared by every model; null: off, the
+  // default) under the key of `model` (its served name), coalescing
+  // identical inputs in flight: cached_dispatch.cc. `clock` is the batcher's
+  // (a waiter's deadline). Call before the first request; all must outlive
+  // the dispatcher.
+  void EnableCache(ResultCache* cache, std::string model, Clock* clock);
+
   // From now on every request is refused with UNAVAILABLE.
   void StopAccepting() { accepting_ = false; }
   bool accepting() const { return accepting_; }
 
  private:
   using OutputsDone = std::function<void(absl::StatusOr<std::vector<InputOutput>>)>;
+  // Submits `request` to the batcher, through the cache when it is on; calls
+  // its `done` exactly once in every case (a refusal included).
+  void Submit(std::unique_ptr<BatchRequest> request);
   // The inputs and tokens of a request's answered outputs, to the metrics.
   static void CountEncoded(ServerMetrics* metrics, const std::vector<InputOutput>& outputs);
   // Submits `parts` one after another (the next when the previous is
@@ -92,6 +113,7 @@ class EncodeDispatcher {
   Batcher* const batcher_;
   ServerMetrics* const metrics_;
   std::atomic<bool> accepting_{true};
+  std::shared_ptr<const CachedRoute> cache_;  // null: the cache is off
 };
 
 }  // namespace server

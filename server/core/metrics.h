@@ -30,6 +30,7 @@
 #include "server/core/answered_codes.h"
 #include "server/core/batcher.h"
 #include "server/core/metrics_calls.h"
+#include "server/core/result_cache.h"
 #include "server/core/service_types.h"
 
 namespace server {
@@ -44,7 +45,7 @@ struct ModelInfoLabels {
   std::string isa;  // the instruction-set level (engine/isa.h)
 };
 
-class ServerMetrics : public BatcherObserver {
+class ServerMetrics : public BatcherObserver, public ResultCacheOwner {
  public:
   using Duration = std::chrono::steady_clock::duration;
 
@@ -87,6 +88,16 @@ class ServerMetrics : public BatcherObserver {
   void OnRequestDequeued(Clock::duration queue_time) override;
   void OnBatchDone(int inputs, int64_t tokens, Clock::duration engine_time) override;
 
+  // The result cache's series (metrics_cache.cc): made by AddCacheSeries,
+  // once, before the first request, only when the cache is on (absent when
+  // it is off). Lookups count inputs: answered from the cache, sent to the
+  // engine, or waiting for an identical input in flight.
+  void AddCacheSeries();
+  void CacheLookups(int64_t hits, int64_t misses, int64_t coalesced);
+  // ResultCacheOwner: this model's entries.
+  void OnCacheBytes(int64_t delta) override;
+  void OnCacheEvicted() override;
+
  private:
   // One transport x rpc x code's children; null until created.
   struct RequestSeries {
@@ -116,6 +127,11 @@ class ServerMetrics : public BatcherObserver {
   prometheus::Gauge* queue_requests_ = nullptr;
   prometheus::Gauge* queue_tokens_ = nullptr;
   prometheus::Gauge* inflight_ = nullptr;
+  prometheus::Counter* cache_hits_ = nullptr;  // these five: null while the cache is off
+  prometheus::Counter* cache_misses_ = nullptr;
+  prometheus::Counter* cache_coalesced_ = nullptr;
+  prometheus::Counter* cache_evictions_ = nullptr;
+  prometheus::Gauge* cache_bytes_ = nullptr;
 };
 
 }  // namespace server

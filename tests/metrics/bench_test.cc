@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <random>
+#include <set>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -92,6 +93,22 @@ TEST(BenchTextsTest, WordRangesTextsAndRequests) {
   EXPECT_TRUE(requests.Next(0).normalize());
   EXPECT_EQ(requests.Invalid().inputs_size(), 2);
   EXPECT_EQ(requests.Invalid().inputs(1).text(), "");
+}
+
+// --repeat-fraction's other calls: every text of every call differs, and
+// still ends with the text it was made from.
+TEST(BenchTextsTest, UniqueRequestsNeverRepeatATextAcrossCalls) {
+  const BenchRequests requests({"a", "b", "c"}, 2, encoder::v1::POOLING_MEAN, true, false);
+  std::set<std::string> seen;
+  for (uint64_t i = 0; i < 5000; ++i) {
+    const encoder::v1::EncodeRequest request = requests.Unique(i);
+    ASSERT_EQ(request.inputs_size(), 2);
+    for (const encoder::v1::Input& input : request.inputs()) {
+      EXPECT_TRUE(seen.insert(input.text()).second) << i << ": " << input.text();
+    }
+    EXPECT_EQ(request.inputs(0).text().back(), requests.Next(i).inputs(0).text().back());
+  }
+  EXPECT_EQ(requests.Unique(0).pooling(), encoder::v1::POOLING_MEAN);
 }
 
 class BenchRunTest : public testing_support::TestServerSuite {

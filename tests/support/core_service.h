@@ -15,6 +15,7 @@
 #include "server/core/model_loader.h"
 #include "server/core/model_set.h"
 #include "server/core/request_builder.h"
+#include "server/core/result_cache.h"
 #include "support/fake_backend.h"
 #include "support/test_model.h"
 
@@ -56,6 +57,11 @@ class CoreService {
     heads.sparse = true;
     heads.multi_vector = engine::MultiVectorHead{2, true, "fake"};
     return heads;
+  }
+  // The result cache on, as --cache-bytes turns it on, for the model named
+  // "test"; `cache` must outlive the service (declare it first).
+  void EnableCache(server::ResultCache* cache) {
+    dispatcher_.EnableCache(cache, "test", server::SystemClock());
   }
   FakeBackend& backend() { return backend_; }
   server::Batcher& batcher() { return batcher_; }
