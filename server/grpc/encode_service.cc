@@ -107,6 +107,7 @@ grpc::ServerUnaryReactor* EncodeService::Encode(grpc::CallbackServerContext* con
         if (status.ok()) {
           encoder::v1::EncodeResponse response;
           FillEncodeResponse(id, result->pooling, result->outputs, &response);
+          SetWindows(result->windows, &response);
           status = SerializeResponse(response, response_bytes);
         }
         reactor->Answer(ToGrpcStatus(status));

@@ -75,6 +75,7 @@ void EncodeStreamReactor::OnReadDone(bool ok) {
         [this, slot](absl::StatusOr<core::EncodeResult> result) {
           if (result.ok())
             FillEncodeResponse(slot->id, result->pooling, result->outputs, &slot->response);
+          SetWindows(result->windows, &slot->response);
           OnAnswered(slot, result.status());
         });
   } else {
