@@ -73,9 +73,10 @@ void EncodeStreamReactor::OnReadDone(bool ok) {
         *core_request, DeadlineOnClock(context_->deadline(), clock_),
         [this] { return cancelled_.load(); },
         [this, slot](absl::StatusOr<core::EncodeResult> result) {
-          if (result.ok())
+          if (result.ok()) {
             FillEncodeResponse(slot->id, result->pooling, result->outputs, &slot->response);
-          SetWindows(result->windows, &slot->response);
+            SetWindows(result->windows, &slot->response);
+          }
           OnAnswered(slot, result.status());
         });
   } else {
