@@ -47,6 +47,7 @@ struct EncodeOptions {
   bool unnormalized = false;   // normalize_output false: not normalized even by the model's
                                // Normalize module (without it or --normalize: as the model says)
   int inputs_per_call = 64;    // larger input lists go out in several calls
+  std::string embedding_type = "float";  // float, int8, uint8, binary or ubinary
 };
 
 // rerank: one query and the texts to score against it.

@@ -72,6 +72,10 @@ ABSL_FLAG(std::string, prompt_name, "",
 ABSL_FLAG(std::string, prompt, "", "encode: a literal prompt put before each text");
 ABSL_FLAG(int, dimensions, 0,
           "encode, chunks: keep the first N values of each vector (Matryoshka)");
+ABSL_FLAG(std::string, embedding_type, "float",
+          "encode: float, int8, uint8, binary or ubinary (sentence-transformers' "
+          "quantize_embeddings; int8/uint8 need the server's calibration ranges): printed as "
+          "{\"int8\": [integers], ...}");
 ABSL_FLAG(bool, unnormalized, false,
           "encode, chunks: vectors not normalized, even for a model whose pipeline normalizes");
 ABSL_FLAG(std::string, api_key, "",
@@ -123,6 +127,7 @@ constexpr char kUsage[] =
     "  encode   [texts...] [--pair] [--input FILE] [--ids 1,2,3] [--pooling cls|mean|none|pooler]\n"
     "           [--normalize | --unnormalized] [--truncate [--truncate-left]]\n"
     "           [--prompt-name NAME | --prompt TEXT] [--dimensions N]\n"
+    "           [--embedding-type float|int8|uint8|binary|ubinary]\n"
     "  tokenize [texts...] [--pair] [--input FILE] [--truncate]\n"
     "  decode   --ids 1,2,3 | --input FILE [--keep-special-tokens]\n"
     "  rerank   QUERY TEXT... [--top-n N] [--return-text] [--raw-scores] [--truncate]\n"
@@ -227,6 +232,7 @@ int main(int argc, char** argv) {
     options.dimensions = absl::GetFlag(FLAGS_dimensions);
     options.unnormalized = absl::GetFlag(FLAGS_unnormalized);
     options.inputs_per_call = absl::GetFlag(FLAGS_inputs_per_call);
+    options.embedding_type = absl::GetFlag(FLAGS_embedding_type);
     return client::RunEncode(connection, options, std::cout, std::cerr);
   }
   if (command == "rerank") {

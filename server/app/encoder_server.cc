@@ -12,6 +12,7 @@
 #include "engine/isa.h"
 #include "server/app/open_file_limit.h"
 #include "server/app/port_check.h"
+#include "server/app/quantization_flag.h"
 #include "server/core/log.h"
 #include "server/core/model_heads.h"
 #include "server/grpc/proto_conversions.h"
@@ -119,6 +120,9 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
   engine::ParsePrecision(config.precision, &options.precision);  // validated above
   options.max_batch_tokens = static_cast<int>(config.batcher.max_batch_tokens);
   std::vector<LoadedModel> loaded;
+  if (absl::Status status = CheckQuantizationRangesNames(config, config.models); !status.ok()) {
+    return status;
+  }
   for (const ModelSpec& spec : ServedModelSpecs(config)) {
     absl::StatusOr<LoadedModel> model =
         OnPassingThread([&] { return LoadModel(spec.dir, options, spec.name); });
@@ -139,6 +143,9 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
         return absl::InvalidArgumentError(
             absl::StrCat("two models are named \"", model->name, "\": name them (NAME=DIR)"));
       }
+    }
+    if (absl::Status status = AttachQuantizationRanges(config, spec, &*model); !status.ok()) {
+      return status;
     }
     LogModel(*model, spec.dir);
     loaded.push_back(*std::move(model));

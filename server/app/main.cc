@@ -33,6 +33,7 @@
 #include "engine/thread_count.h"
 #include "server/app/command_line.h"
 #include "server/app/encoder_server.h"
+#include "server/app/quantization_flag.h"
 #include "server/app/server_config.h"
 #include "server/core/api_keys.h"
 #include "server/core/log.h"
@@ -142,6 +143,11 @@ ABSL_FLAG(absl::Duration, handshake_timeout, absl::Seconds(10),
           "client's preface and SETTINGS) within this is closed");
 ABSL_FLAG(absl::Duration, max_connection_idle, absl::Minutes(5),
           "a connection without calls for this long is closed (GOAWAY)");
+ABSL_FLAG(std::string, quantization_ranges, "",
+          "int8/uint8 embeddings' calibration: a JSON file {\"ranges\": [[min, ...], [max, "
+          "...]]} (sentence-transformers' ranges, one value per embedding dimension); several "
+          "models: NAME=FILE entries (repeat the flag or separate them with commas); a model "
+          "without one reads quantization_ranges.json from its directory, if any");
 
 namespace {
 
@@ -216,7 +222,8 @@ const std::vector<std::string> kFlagNames = {"model",
                                              "max_tokens_per_request",
                                              "max_concurrent_streams",
                                              "max_connection_idle",
-                                             "handshake_timeout"};
+                                             "handshake_timeout",
+                                             "quantization_ranges"};
 
 server::ServerConfig ConfigFromFlags() {
   server::ServerConfig config;
@@ -285,6 +292,12 @@ server::ServerConfig ConfigFromFlags() {
   config.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   config.max_connection_idle = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_max_connection_idle));
   config.handshake_timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_handshake_timeout));
+  if (absl::Status status =
+          server::ParseQuantizationRangesFlag(absl::GetFlag(FLAGS_quantization_ranges), &config);
+      !status.ok()) {
+    server::LogError(status.message());
+    std::exit(2);
+  }
   return config;
 }
 
@@ -341,8 +354,9 @@ int main(int argc, char** argv) {
     server::LogError(status.message());
     return 2;
   }
-  std::vector<std::string> args =
-      JoinRepeated(JoinRepeated(server::NormalizeFlagNames(argc, argv), "api_key"), "model");
+  std::vector<std::string> args = JoinRepeated(
+      JoinRepeated(JoinRepeated(server::NormalizeFlagNames(argc, argv), "api_key"), "model"),
+      "quantization_ranges");
   if (common::AsksForFlagHelp(args)) {
     common::PrintFlagHelp(std::cout, kUsage, "server/", [](const std::string& name) {
       return "env " + server::EnvironmentVariableFor(name);

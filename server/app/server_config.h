@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -96,6 +97,12 @@ struct ServerConfig {
   std::chrono::milliseconds keepalive_time{60000};
   std::chrono::milliseconds keepalive_timeout{20000};
   std::chrono::milliseconds min_client_ping_interval{10000};
+
+  // int8/uint8 embeddings' calibration files (--quantization-ranges,
+  // server/app/quantization_flag.h): by model name, "" for the one model.
+  // A model without one reads quantization_ranges.json from its directory
+  // when there is one.
+  std::map<std::string, std::string> quantization_ranges;
 };
 
 // Which security the gRPC port runs with: "plaintext", "TLS" or "mutual TLS".

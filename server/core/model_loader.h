@@ -12,6 +12,7 @@
 #include "engine/encoder.h"
 #include "engine/sentence_pipeline.h"
 #include "engine/tokenizer.h"
+#include "server/core/quantize.h"
 
 namespace server {
 
@@ -75,6 +76,9 @@ struct LoadedModel {
   // layout) query and document encoding; empty for other models, bge-m3
   // included.
   std::optional<ColbertEncoding> colbert;
+  // int8/uint8 embeddings' calibration (server/core/quantization_ranges.h),
+  // set at start; null: none.
+  std::shared_ptr<const core::QuantizationRanges> quantization_ranges;
 
   // The size of the model's embedding: the pipeline's output (pooled modes, then Dense).
   int embedding_size() const { return pipeline.output_size(encoder->config().hidden_size); }

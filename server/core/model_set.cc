@@ -43,6 +43,7 @@ ModelDescription DescribeModel(const LoadedModel& model, const RequestLimits& li
   if (model.heads.multi_vector.has_value()) {
     description.colbert_dimensions = model.heads.multi_vector->dimensions;
   }
+  description.quantization_ranges = model.quantization_ranges;
   return description;
 }
 

@@ -63,6 +63,8 @@ struct ModelDescription {
   bool sparse = false;
   bool sparse_default = false;
   int colbert_dimensions = 0;  // the multi-vector head's width (EncodeMulti's colbert); 0: none
+  // int8/uint8 embeddings' calibration (LoadedModel's); null: none.
+  std::shared_ptr<const core::QuantizationRanges> quantization_ranges;
 };
 
 ModelDescription DescribeModel(const LoadedModel& model, const RequestLimits& limits,

@@ -7,6 +7,7 @@
 #include "server/grpc/call_deadline.h"
 #include "server/grpc/metered_reactor.h"
 #include "server/grpc/proto_conversions.h"
+#include "server/grpc/quantized_outputs.h"
 #include "server/grpc/status_mapping.h"
 #include "server/grpc/wire_format.h"
 
@@ -99,16 +100,23 @@ grpc::ServerUnaryReactor* EncodeService::Encode(grpc::CallbackServerContext* con
     reactor->Answer(ToGrpcStatus(core_request.status()));
     return reactor;
   }
+  absl::StatusOr<core::EmbeddingType> type = EmbeddingTypeOf(request, (*route)->description);
+  if (!type.ok()) {
+    reactor->Answer(ToGrpcStatus(type.status()));
+    return reactor;
+  }
   (*route)->dispatcher->Dispatch(
       *core_request, DeadlineOnClock(context->deadline(), clock_),
       [context] { return context->IsCancelled(); },
-      [reactor, id = request.id(), response_bytes](absl::StatusOr<core::EncodeResult> result) {
+      [reactor, id = request.id(), response_bytes, type = *type,
+       model = &(*route)->description](absl::StatusOr<core::EncodeResult> result) {
         absl::Status status = result.status();
         if (status.ok()) {
           encoder::v1::EncodeResponse response;
           FillEncodeResponse(id, result->pooling, result->outputs, &response);
           SetWindows(result->windows, &response);
-          status = SerializeResponse(response, response_bytes);
+          status = QuantizeOutputs(type, *model, &response);
+          if (status.ok()) status = SerializeResponse(response, response_bytes);
         }
         reactor->Answer(ToGrpcStatus(status));
       });

@@ -4,6 +4,7 @@
 
 #include "server/grpc/call_deadline.h"
 #include "server/grpc/proto_conversions.h"
+#include "server/grpc/quantized_outputs.h"
 #include "server/grpc/status_mapping.h"
 #include "server/grpc/wire_format.h"
 
@@ -68,16 +69,24 @@ void EncodeStreamReactor::OnReadDone(bool ok) {
     core_request = ToCore(request);
     parsed = core_request.status();
   }
+  absl::StatusOr<core::EmbeddingType> type = core::EmbeddingType::kFloat;
+  if (parsed.ok()) {
+    type = EmbeddingTypeOf(request, (*route)->description);
+    parsed = type.status();
+  }
   if (parsed.ok()) {
     (*route)->dispatcher->Dispatch(
         *core_request, DeadlineOnClock(context_->deadline(), clock_),
         [this] { return cancelled_.load(); },
-        [this, slot](absl::StatusOr<core::EncodeResult> result) {
-          if (result.ok()) {
+        [this, slot, type = *type,
+         model = &(*route)->description](absl::StatusOr<core::EncodeResult> result) {
+          absl::Status status = result.status();
+          if (status.ok()) {
             FillEncodeResponse(slot->id, result->pooling, result->outputs, &slot->response);
             SetWindows(result->windows, &slot->response);
+            status = QuantizeOutputs(type, *model, &slot->response);
           }
-          OnAnswered(slot, result.status());
+          OnAnswered(slot, status);
         });
   } else {
     OnAnswered(slot, parsed);

@@ -15,6 +15,7 @@
 #include "absl/strings/str_join.h"
 #include "server/core/input_error.h"
 #include "server/http/http_errors.h"
+#include "server/http/json_quantized.h"
 
 namespace server::http {
 namespace {
@@ -180,6 +181,9 @@ absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int 
   if (!dimensions.ok()) return dimensions.status();
   call.dimensions = *dimensions;
   call.request.dimensions = *dimensions;  // cut before normalizing
+  if (absl::Status status = EmbeddingTypeField(*parsed, &call.embedding_type); !status.ok()) {
+    return status;
+  }
   if (const auto user = parsed->find("user");
       user != parsed->end() && !user->is_null() && !user->is_string()) {
     return BadType("user", "\"user\" must be a string");
@@ -225,6 +229,9 @@ absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_s
   if (!dimensions.ok()) return dimensions.status();
   call.dimensions = *dimensions;
   call.request.dimensions = *dimensions;  // cut before normalizing
+  if (absl::Status status = EmbeddingTypeField(*parsed, &call.embedding_type); !status.ok()) {
+    return status;
+  }
   return call;
 }
 

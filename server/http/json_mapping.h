@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/tokenizer.h"
+#include "server/core/quantize.h"
 #include "server/core/service_types.h"
 
 namespace server::http {
@@ -25,6 +26,8 @@ struct EmbeddingsCall {
   bool base64 = false;         // OpenAI encoding_format "base64": little-endian float32
   std::string model;           // as the client named it ("model"); answered with the served name
   bool input_is_list = false;  // a list of inputs (errors name "input[i]"), not one input
+  // The extension "embedding_type" (json_quantized.h): float unless asked.
+  core::EmbeddingType embedding_type = core::EmbeddingType::kFloat;
 };
 
 // OpenAI: {"input": string | string[] | int[] | int[][], "model": string,

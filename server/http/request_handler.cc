@@ -101,6 +101,7 @@ RequestHandler::RouteHandler RequestHandler::HandlerOf(Route route) {
       {Route::kEmbedSparse, &RequestHandler::EmbedSparse},
       {Route::kEmbedMulti, &RequestHandler::EmbedMulti},
       {Route::kEmbedChunks, &RequestHandler::EmbedChunks},
+      {Route::kCohereEmbed, &RequestHandler::CohereEmbed},
   };
   for (const auto& entry : kHandlers) {
     if (entry.route == route) return entry.handler;

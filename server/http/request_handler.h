@@ -27,6 +27,7 @@
 #include "server/http/http_errors.h"
 #include "server/http/http_message.h"
 #include "server/http/http_options.h"
+#include "server/http/json_mapping.h"
 #include "server/http/routes.h"
 
 namespace server::http {
@@ -122,6 +123,13 @@ class RequestHandler {
   void EmbedMulti(RouteCall call);
   // routes_chunks.cc: POST /embed_chunks (late chunking).
   void EmbedChunks(RouteCall call);
+  // routes_quantized.cc: POST /v2/embed (Cohere), and the tail of
+  // /v1/embeddings and /embed when "embedding_type" asks for a quantized
+  // type (checked against the model's calibration before dispatch).
+  void CohereEmbed(RouteCall call);
+  void DispatchQuantizedEmbed(Route route, const ModelRoute& model,
+                              std::shared_ptr<EmbeddingsCall> embeddings,
+                              Clock::time_point deadline, RouteCall call);
 
   // The model `name` names (the JSON body's "model", else the query's
   // ?model=; with one model served, OpenAI's may name anything), now

@@ -26,6 +26,7 @@ constexpr RouteInfo kRoutes[] = {
     {"POST", "/embed_all", false, Route::kEmbedAll, true, Rpc::kEncode},
     {"POST", "/similarity", false, Route::kSimilarity, true, Rpc::kEncode},
     {"POST", "/embed_chunks", false, Route::kEmbedChunks, true, Rpc::kEncodeChunks},
+    {"POST", "/v2/embed", false, Route::kCohereEmbed, true, Rpc::kEncode},
     {"GET", "/health", false, Route::kHealth, false, Rpc::kGetModelInfo},
     {"GET", "/metrics", false, Route::kMetrics, false, Rpc::kGetModelInfo},
 };

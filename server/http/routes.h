@@ -30,7 +30,8 @@ enum class Route {
   kEmbedMulti,    // POST /embed_multi (dense, sparse and ColBERT outputs)
   kEmbedAll,      // TEI POST /embed_all
   kSimilarity,    // TEI POST /similarity
-  kEmbedChunks    // POST /embed_chunks (late chunking)
+  kEmbedChunks,   // POST /embed_chunks (late chunking)
+  kCohereEmbed    // Cohere POST /v2/embed (several embedding types at once)
 };
 
 struct RouteInfo {

@@ -44,6 +44,9 @@ void RequestHandler::EmbedRoute(Route route, RouteCall call) {
   absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
   if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));
   auto embeddings = std::make_shared<EmbeddingsCall>(*std::move(parsed));
+  if (embeddings->embedding_type != core::EmbeddingType::kFloat) {
+    return DispatchQuantizedEmbed(route, model, std::move(embeddings), *deadline, std::move(call));
+  }
   model.dispatcher->Dispatch(
       embeddings->request, *deadline, std::move(call.is_cancelled),
       [this, route, api, embeddings, name = model.description.name,

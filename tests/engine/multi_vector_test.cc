@@ -19,6 +19,8 @@
 #include "support/files.h"
 
 namespace engine {
+// Named: a unity build shares one translation unit between test files.
+namespace multi_vector_test {
 namespace {
 
 namespace fs = std::filesystem;
@@ -416,4 +418,5 @@ TEST_F(BgeM3LoadTest, ATruncatedTorchFileIsALoadErrorNamingTheFile) {
 }
 
 }  // namespace
+}  // namespace multi_vector_test
 }  // namespace engine

@@ -232,6 +232,21 @@ expect "missing model directory" \
   'error: cannot load the model: .*no-such-model: cannot open: No such file or directory' \
   -- --model "$work/no-such-model"
 
+# ---- int8/uint8 calibration (--quantization-ranges, quantization_ranges.json) -------
+# The good model's embedding has 128 dimensions: ranges of 3 are refused.
+echo '{"ranges": [[-1, -1, -1], [1, 1, 1]]}' >"$work/ranges3.json"
+expect "--quantization-ranges of the wrong dimension" \
+  'error: model good: quantization ranges .*ranges3\.json: 3 dimensions, but the model.s embedding has 128' \
+  -- --model "$work/good" --quantization-ranges "$work/ranges3.json"
+variant shipped_ranges
+cp "$work/ranges3.json" "$work/shipped_ranges/quantization_ranges.json"
+expect "quantization_ranges.json of the wrong dimension in the model directory" \
+  'error: model shipped_ranges: quantization ranges .*shipped_ranges/quantization_ranges\.json: 3 dimensions' \
+  -- --model "$work/shipped_ranges"
+expect "--quantization-ranges naming no served model" \
+  'error: --quantization-ranges other=.*: no served model is named "other"' \
+  -- --model "$work/good" --quantization-ranges "other=$work/ranges3.json"
+
 # ---- ports -------------------------------------------------------------------------
 busy=$(free_port) || fail "no free port"
 python3 -c '

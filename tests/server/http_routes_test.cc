@@ -63,7 +63,8 @@ TEST(RoutesTest, ApisAndTheListForTheLog) {
       "POST /v1/embeddings, GET /v1/models, GET /v1/models/{id}, POST /embed, "
       "POST /tokenize, POST /decode, GET /info, POST /rerank, POST /v1/rerank, POST /predict, "
       "POST /embed_sparse, POST /embed_multi, POST /embed_all, POST /similarity, "
-      "POST /embed_chunks, GET /health, GET /metrics");
+      "POST /embed_chunks, POST /v2/embed, GET /health, GET /metrics");
+  EXPECT_EQ(ApiOfPath("/v2/embed"), Api::kTei);  // Cohere /v2/embed: TEI-shaped errors
 }
 
 }  // namespace
