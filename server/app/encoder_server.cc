@@ -177,9 +177,15 @@ constexpr int64_t kSharedTurnTokens = 64;
 std::vector<std::unique_ptr<ModelPipeline>> Pipelines(
     const ServerConfig& config, std::vector<LoadedModel> models, EngineTurns* turns,
     const std::shared_ptr<prometheus::Registry>& registry, BatcherObserver* observer) {
-  const RequestLimits limits{config.max_inputs_per_request, config.max_text_bytes,
-                             config.max_tokens_per_request, config.auto_truncate,
-                             config.max_rerank_texts,       config.max_output_vectors};
+  RequestLimits limits;
+  limits.max_inputs_per_request = config.max_inputs_per_request;
+  limits.max_text_bytes = config.max_text_bytes;
+  limits.max_tokens_per_request = config.max_tokens_per_request;
+  limits.auto_truncate = config.auto_truncate;
+  limits.max_rerank_texts = config.max_rerank_texts;
+  limits.max_output_vectors = config.max_output_vectors;
+  limits.long_inputs = config.long_inputs;
+  limits.window_overlap_tokens = config.window_overlap_tokens;
   const int64_t max_turn_tokens = models.size() > 1 ? kMaxTurnTokens : 0;
   const int64_t shared_turn_tokens = models.size() > 1 ? kSharedTurnTokens : 0;
   std::vector<std::unique_ptr<ModelPipeline>> pipelines;

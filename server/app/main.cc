@@ -57,6 +57,12 @@ ABSL_FLAG(int, http_port, 8080,
 ABSL_FLAG(bool, auto_truncate, true,
           "cut inputs longer than the model's maximum when a request does not say "
           "\"truncate\" (false: refuse them); every route, gRPC too");
+ABSL_FLAG(std::string, long_inputs, "",
+          "embeddings and rerank: an input longer than the model's maximum is cut (truncate), "
+          "run as overlapping windows whose results are pooled (window), or refused (error) when "
+          "the request says neither long_input nor truncate; empty: as --auto-truncate says");
+ABSL_FLAG(int, window_overlap_tokens, -1,
+          "tokens two consecutive windows share in window mode (-1: a quarter of a window)");
 ABSL_FLAG(int, http_threads, server::http::HttpOptions().threads,
           "HTTP handler threads: they parse request bodies, tokenize and render answers (never "
           "held by a connection)");
@@ -210,6 +216,8 @@ const std::vector<std::string> kFlagNames = {"model",
                                              "max_output_vectors",
                                              "max_text_bytes",
                                              "auto_truncate",
+                                             "long_inputs",
+                                             "window_overlap_tokens",
                                              "shutdown_grace",
                                              "tls_cert",
                                              "tls_key",
@@ -264,6 +272,22 @@ server::ServerConfig ConfigFromFlags() {
   config.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes);
   config.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
   config.auto_truncate = absl::GetFlag(FLAGS_auto_truncate);
+  if (const std::string mode = absl::GetFlag(FLAGS_long_inputs); !mode.empty()) {
+    if (mode == "truncate" || mode == "error") {
+      config.auto_truncate = mode == "truncate";  // every route and /info agree
+      config.long_inputs =
+          mode == "truncate" ? server::core::LongInput::kTruncate : server::core::LongInput::kError;
+    } else if (mode == "window") {
+      config.long_inputs = server::core::LongInput::kWindow;
+    } else {
+      std::fprintf(stderr, "--long-inputs is \"%s\"; it must be truncate, window or error\n",
+                   mode.c_str());
+      std::exit(2);
+    }
+  }
+  if (const int overlap = absl::GetFlag(FLAGS_window_overlap_tokens); overlap >= 0) {
+    config.window_overlap_tokens = overlap;
+  }
   config.shutdown_grace = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_shutdown_grace));
   config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   config.tls_key = absl::GetFlag(FLAGS_tls_key);

@@ -11,6 +11,7 @@
 
 #include "absl/status/status.h"
 #include "server/core/batcher.h"
+#include "server/core/service_types.h"
 #include "server/http/http_options.h"
 
 namespace server {
@@ -61,6 +62,9 @@ struct ServerConfig {
   // is refused unless the request says "truncate": true. On by default, as in
   // text-embeddings-inference since 2026: docs/configuration.md says why.
   bool auto_truncate = true;
+  // --long-inputs (server/core/long_inputs.h): unset follows auto_truncate.
+  std::optional<core::LongInput> long_inputs;
+  std::optional<int> window_overlap_tokens;  // --window-overlap-tokens; unset: a quarter
   std::chrono::milliseconds shutdown_grace{20000};
   // Not a flag: after SIGTERM, how long health says NOT_SERVING while calls
   // are still served (the lame duck), before GOAWAY and refusals; part of the

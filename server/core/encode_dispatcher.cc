@@ -23,6 +23,10 @@ void EncodeDispatcher::Dispatch(const core::EncodeRequest& request, Clock::time_
     done(ShuttingDown());
     return;
   }
+  if (builder_->WindowsLongInputs(request)) {  // long_input_dispatch.cc
+    DispatchWindowed(request, deadline, std::move(is_cancelled), std::move(done));
+    return;
+  }
   const auto start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<BatchRequest>> built = builder_->Build(request);
   metrics_->Tokenized(std::chrono::steady_clock::now() - start);
@@ -40,7 +44,7 @@ void EncodeDispatcher::Dispatch(const core::EncodeRequest& request, Clock::time_
       return;
     }
     CountEncoded(metrics, *outputs);
-    done(core::EncodeResult{pooling, *std::move(outputs)});
+    done(core::EncodeResult{pooling, *std::move(outputs), {}});
   };
   Submit(std::move(batch_request));
 }
@@ -181,6 +185,7 @@ void EncodeDispatcher::DispatchRerank(const core::RerankRequest& request,
   const int64_t max_part_tokens =
       std::min({limits.max_tokens_per_request, config.max_batch_tokens, config.max_queue_tokens});
   // The answer needs the texts (return_text) and top_n, not the request object.
+  auto windows = std::make_shared<std::vector<int>>();  // window mode: per text
   auto kept = std::make_shared<core::RerankRequest>();
   kept->top_n = request.top_n;
   kept->return_text = request.return_text;
@@ -188,13 +193,20 @@ void EncodeDispatcher::DispatchRerank(const core::RerankRequest& request,
   if (request.return_text) kept->texts = request.texts;
   const LoadedModel* model = &builder_->model();
   DispatchParts<core::RerankResult>(
-      [&] { return builder_->BuildRerank(request, max_part_inputs, max_part_tokens); }, deadline,
-      std::move(is_cancelled), std::move(done),
-      [kept, model](std::vector<InputOutput> outputs) {
+      [&] {
+        return builder_->BuildRerank(request, max_part_inputs, max_part_tokens, windows.get());
+      },
+      deadline, std::move(is_cancelled), std::move(done),
+      [kept, model,
+       windows](std::vector<InputOutput> outputs) -> absl::StatusOr<core::RerankResult> {
         if (!model->heads.classifier.has_value()) {  // MaxSim (CheckHead allowed it)
           return ToMaxSimRerankResult(std::move(outputs), *kept, *model->heads.multi_vector);
         }
-        return ToRerankResult(std::move(outputs), *kept, model->heads.classifier->activation);
+        if (windows->empty()) {
+          return ToRerankResult(std::move(outputs), *kept, model->heads.classifier->activation);
+        }
+        return long_inputs::RankBestWindows(*windows, std::move(outputs), *kept,
+                                            model->heads.classifier->activation);
       });
 }
 

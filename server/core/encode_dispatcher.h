@@ -75,6 +75,12 @@ class EncodeDispatcher {
   void DispatchChunks(const core::ChunksRequest& request, Clock::time_point deadline,
                       std::function<bool()> is_cancelled, ChunksDone done);
 
+  // Window mode (server/core/long_inputs.h): Dispatch's path for a request
+  // whose too-long inputs run as windows, pooled on the batcher's thread.
+  // Defined in long_input_dispatch.cc.
+  void DispatchWindowed(const core::EncodeRequest& request, Clock::time_point deadline,
+                        std::function<bool()> is_cancelled, Done done);
+
   // Validates and tokenizes on this thread (UNAVAILABLE when shutting down).
   absl::StatusOr<engine::Encoding> Tokenize(const core::TokenizeRequest& request);
   // Decodes on this thread (UNAVAILABLE when shutting down).

@@ -17,12 +17,7 @@ absl::Status ChunkError(size_t index, absl::string_view message) {
   return absl::InvalidArgumentError(absl::StrCat("chunks[", index, "]: ", message));
 }
 
-// The special tokens the tokenizer's post-processor puts before and after one
-// text, learnt from a probe text encoded with and without them.
-struct Specials {
-  std::vector<int32_t> before;
-  std::vector<int32_t> after;
-};
+}  // namespace
 
 absl::StatusOr<Specials> SpecialsOf(const engine::Tokenizer& tokenizer) {
   constexpr std::string_view kProbe = "a";
@@ -50,8 +45,6 @@ absl::StatusOr<Specials> SpecialsOf(const engine::Tokenizer& tokenizer) {
   return absl::InternalError(
       "the tokenizer's special tokens for one text could not be told apart from its tokens");
 }
-
-}  // namespace
 
 absl::StatusOr<std::vector<Window>> PlanWindows(int text_tokens, int window_tokens,
                                                 std::optional<int> overlap) {

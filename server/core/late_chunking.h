@@ -43,6 +43,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "engine/sentence_pipeline.h"
+#include "engine/tokenizer.h"
 #include "server/core/backend.h"
 #include "server/core/batcher.h"
 #include "server/core/model_loader.h"
@@ -100,6 +101,15 @@ struct Window {
   TokenRange tokens;  // the text's tokens the window holds
   TokenRange owned;   // those that take their state from it (stitching, above)
 };
+
+// The special tokens the tokenizer's post-processor puts before and after one
+// text, learnt from a probe text encoded with and without them (also window
+// mode's, server/core/long_inputs.h).
+struct Specials {
+  std::vector<int32_t> before;
+  std::vector<int32_t> after;
+};
+absl::StatusOr<Specials> SpecialsOf(const engine::Tokenizer& tokenizer);
 
 // The windows for `text_tokens` tokens, at most `window_tokens` each, with
 // `overlap` (unset: window_tokens / 4). INVALID_ARGUMENT for an overlap

@@ -65,8 +65,11 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::Build(
 
   absl::StatusOr<std::string_view> prompt = ResolvePrompt(request);
   if (!prompt.ok()) return prompt.status();
-  const InputOptions options{request.truncate.value_or(limits_.auto_truncate),
-                             request.truncation_side, *prompt};
+  // Window mode runs through BuildWindowed (long_inputs.h); here it refuses.
+  const InputOptions options{
+      long_inputs::Resolve(request.long_input, request.truncate, limits_.long_inputs,
+                           limits_.auto_truncate) == core::LongInput::kTruncate,
+      request.truncation_side, *prompt};
   absl::StatusOr<int> prompt_tokens = PromptTokens(request, *prompt);
   if (!prompt_tokens.ok()) return prompt_tokens.status();
   spec->prompt_tokens = *prompt_tokens;
@@ -243,7 +246,8 @@ absl::Status RequestBuilder::CheckRerankRequest(const core::RerankRequest& reque
 }
 
 absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::BuildRerank(
-    const core::RerankRequest& request, int max_part_inputs, int64_t max_part_tokens) const {
+    const core::RerankRequest& request, int max_part_inputs, int64_t max_part_tokens,
+    std::vector<int>* windows) const {
   if (absl::Status status = CheckHead(model_->heads, HeadRequest::kRerank); !status.ok()) {
     return status;
   }
@@ -251,12 +255,18 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::Build
   if (!model_->heads.classifier.has_value()) {
     return BuildMaxSimRerank(request, max_part_inputs, max_part_tokens);
   }
+  const core::LongInput mode = long_inputs::Resolve(request.long_input, request.truncate,
+                                                    limits_.long_inputs, limits_.auto_truncate);
   InputOptions options;
-  options.truncate = request.truncate.value_or(limits_.auto_truncate);
+  options.truncate = mode == core::LongInput::kTruncate;
   options.strategy = engine::TruncationStrategy::kOnlySecond;
   options.side = request.truncation_side;
   const int max_length = model_->max_length();
   const engine::PairPrompt* prompt = model_->encoder->pair_prompt();
+  // Window mode (long_inputs.h): tokenizer pairs only; a prompted pair is refused.
+  const bool window = mode == core::LongInput::kWindow && prompt == nullptr && windows != nullptr;
+  if (windows != nullptr) windows->clear();
+  int pairs = 0;
   if (prompt == nullptr && !request.instruction.empty()) {
     return absl::InvalidArgumentError(
         "instruction is for rerankers that score pairs in a prompt (Qwen3-Reranker); this model "
@@ -307,8 +317,29 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> RequestBuilder::Build
     absl::StatusOr<TokenizedInput> input =
         prompt != nullptr ? FromPromptedPair(*prompt, instruction, request.query, text, options)
                           : FromText(request.query, text, /*is_pair=*/true, options);
-    if (!input.ok()) return WithInputIndex(i, input.status());
-    AddToParts(*std::move(input), spec, 0, max_part_inputs, max_part_tokens, &part_tokens, &parts);
+    std::vector<TokenizedInput> split;
+    if (window && !input.ok() &&
+        core::FindInputError(input.status()).value_or(core::InputError{}).problem ==
+            InputProblem::kTooLong) {
+      absl::StatusOr<std::vector<TokenizedInput>> pair_windows = PairWindows(request.query, text);
+      if (!pair_windows.ok()) return WithInputIndex(i, pair_windows.status());
+      split = *std::move(pair_windows);
+    } else if (!input.ok()) {
+      return WithInputIndex(i, input.status());
+    } else {
+      split.push_back(*std::move(input));
+    }
+    if (window) windows->push_back(static_cast<int>(split.size()));
+    pairs += static_cast<int>(split.size());
+    if (pairs > limits_.max_rerank_texts) {
+      return WithInputIndex(
+          i, absl::InvalidArgumentError(absl::StrCat(
+                 "the texts run as ", pairs, " (query, window) pairs here, more than the limit of ",
+                 limits_.max_rerank_texts, " (--max-rerank-texts; each window counts as one)")));
+    }
+    for (TokenizedInput& pair : split) {
+      AddToParts(std::move(pair), spec, 0, max_part_inputs, max_part_tokens, &part_tokens, &parts);
+    }
   }
   return parts;
 }

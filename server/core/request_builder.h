@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "engine/tokenizer.h"
 #include "server/core/batcher.h"
+#include "server/core/long_inputs.h"
 #include "server/core/model_loader.h"
 #include "server/core/service_types.h"
 
@@ -28,6 +30,13 @@ struct RequestLimits {
   // Whether an input longer than the model's maximum is cut when the request
   // does not say (--auto-truncate); else it is refused.
   bool auto_truncate = true;
+  // Embeddings and rerank (--long-inputs): a too-long input is cut, run as
+  // windows, or refused when the request says neither long_input nor
+  // truncate; unset: as auto_truncate says (kTruncate or kError).
+  std::optional<core::LongInput> long_inputs;
+  // Tokens two consecutive windows share (--window-overlap-tokens); unset: a
+  // quarter of a window's text tokens; at most a window's tokens less one.
+  std::optional<int> window_overlap_tokens;
   // Texts in one rerank request (--max-rerank-texts). A rerank request is
   // split into parts of at most max_inputs_per_request pairs (and one batch,
   // and max_tokens_per_request tokens), so it is not bound by those.
@@ -58,8 +67,17 @@ class RequestBuilder {
   absl::StatusOr<std::unique_ptr<BatchRequest>> BuildMulti(const core::MultiRequest& request) const;
   // Rerank: the (query, text) pairs, text i as input i, in parts of at most
   // `max_part_inputs` inputs and `max_part_tokens` tokens (in order).
+  // `windows`, when not null, gets per text the pairs it runs as (window
+  // mode; long_inputs.h), its outputs consecutive.
   absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> BuildRerank(
-      const core::RerankRequest& request, int max_part_inputs, int64_t max_part_tokens) const;
+      const core::RerankRequest& request, int max_part_inputs, int64_t max_part_tokens,
+      std::vector<int>* windows = nullptr) const;
+  // Window mode (long_inputs.h; defined in long_input_builder.cc): whether
+  // `request` runs in it, and its inputs, each too-long text or token_ids
+  // as windows, with `plan` to pool their outputs.
+  bool WindowsLongInputs(const core::EncodeRequest& request) const;
+  absl::StatusOr<std::unique_ptr<BatchRequest>> BuildWindowed(const core::EncodeRequest& request,
+                                                              long_inputs::WindowPlan* plan) const;
 
   const LoadedModel& model() const { return *model_; }
   const RequestLimits& limits() const { return limits_; }
@@ -125,6 +143,16 @@ class RequestBuilder {
   // MaxSim rerank: the query (as a query) then the texts (as documents).
   absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> BuildMaxSimRerank(
       const core::RerankRequest& request, int max_part_inputs, int64_t max_part_tokens) const;
+  // Window mode's inputs (long_input_builder.cc), `weights` one per window.
+  absl::StatusOr<std::vector<TokenizedInput>> TextWindows(const std::string& text,
+                                                          std::string_view prompt,
+                                                          std::vector<int>* weights) const;
+  absl::StatusOr<std::vector<TokenizedInput>> IdWindows(const std::vector<int32_t>& ids,
+                                                        const std::vector<int32_t>& types,
+                                                        std::vector<int>* weights) const;
+  absl::StatusOr<std::vector<TokenizedInput>> PairWindows(const std::string& query,
+                                                          const std::string& text) const;
+  std::optional<int> WindowOverlap(int window_tokens) const;
   absl::StatusOr<TokenizedInput> FromIds(const std::vector<int32_t>& ids,
                                          const std::vector<int32_t>& token_type_ids,
                                          InputOptions options) const;

@@ -37,6 +37,12 @@ struct Input {
   }
 };
 
+// What to do with an input longer than the model's maximum: cut it, run it
+// as overlapping windows and pool them (server/core/long_inputs.h), or
+// refuse it. Unset on a request: its `truncate`, else the server's
+// --long-inputs (RequestLimits::long_inputs).
+enum class LongInput { kTruncate, kWindow, kError };
+
 // Which pooling a request asks for; kModelDefault: the model's own.
 // kModelDefault: the model's sentence-transformers pipeline (all its
 // Pooling modes, then its Dense layers); any other choice is that one
@@ -66,6 +72,8 @@ struct EncodeRequest {
   // unset: as the server's --auto-truncate says (RequestLimits::auto_truncate).
   std::optional<bool> truncate;
   engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
+  // Wins over `truncate` when set (server/core/long_inputs.h).
+  std::optional<LongInput> long_input;
   // One of the model's prompts (config_sentence_transformers.json), put
   // before every text input; empty: `prompt`, else the model's
   // default_prompt_name, else none.
@@ -78,6 +86,8 @@ struct EncodeRequest {
 struct EncodeResult {
   engine::Pooling pooling = engine::Pooling::kCls;
   std::vector<InputOutput> outputs;
+  // Window mode only (else empty): per input, the windows it ran as (1: it fit).
+  std::vector<int> windows;
 };
 
 struct DecodeRequest {
@@ -124,6 +134,9 @@ struct RerankRequest {
   bool return_text = false;
   bool raw_scores = false;
   std::optional<bool> truncate;
+  // Wins over `truncate` when set: kWindow scores a too-long text by its
+  // best window (server/core/long_inputs.h).
+  std::optional<LongInput> long_input;
   // Which end of the text truncation cuts (the query is never cut).
   engine::TruncationSide truncation_side = engine::TruncationSide::kRight;
   // A prompted reranker's task instruction (engine::PairPrompt); empty: the
@@ -135,6 +148,7 @@ struct RerankHit {
   int index = 0;  // into RerankRequest::texts
   float score = 0.0f;
   std::string text;  // when return_text
+  int windows = 0;   // window mode: the (query, window) pairs scored (1: it fit); else 0
 };
 
 // By descending score (ties: lower index first), at most top_n.

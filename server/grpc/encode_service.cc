@@ -114,6 +114,7 @@ grpc::ServerUnaryReactor* EncodeService::Encode(grpc::CallbackServerContext* con
         if (status.ok()) {
           encoder::v1::EncodeResponse response;
           FillEncodeResponse(id, result->pooling, result->outputs, &response);
+          SetWindows(result->windows, &response);
           status = QuantizeOutputs(type, *model, &response);
           if (status.ok()) status = SerializeResponse(response, response_bytes);
         }

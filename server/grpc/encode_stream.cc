@@ -83,6 +83,7 @@ void EncodeStreamReactor::OnReadDone(bool ok) {
           absl::Status status = result.status();
           if (status.ok()) {
             FillEncodeResponse(slot->id, result->pooling, result->outputs, &slot->response);
+            SetWindows(result->windows, &slot->response);
             status = QuantizeOutputs(type, *model, &slot->response);
           }
           OnAnswered(slot, status);

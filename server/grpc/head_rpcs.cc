@@ -26,6 +26,11 @@ grpc::ServerUnaryReactor* EncodeService::Rerank(grpc::CallbackServerContext* con
   rerank.raw_scores = request->raw_scores();
   rerank.instruction = request->instruction();
   if (request->has_truncate()) rerank.truncate = request->truncate();
+  if (absl::Status status = LongInputFromProto(request->long_input(), &rerank.long_input);
+      !status.ok()) {
+    reactor->Answer(ToGrpcStatus(status));
+    return reactor;
+  }
   absl::StatusOr<engine::TruncationSide> side = ToCore(request->truncation_direction());
   if (!side.ok()) {
     reactor->Answer(ToGrpcStatus(side.status()));
@@ -47,6 +52,7 @@ grpc::ServerUnaryReactor* EncodeService::Rerank(grpc::CallbackServerContext* con
             out->set_index(hit.index);
             out->set_score(hit.score);
             out->set_text(std::move(hit.text));
+            out->set_windows(hit.windows);
           }
           response->set_tokens(result->tokens);
         }

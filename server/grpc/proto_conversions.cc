@@ -89,6 +89,10 @@ absl::StatusOr<core::EncodeRequest> ToCore(const encoder::v1::EncodeRequest& req
   out.prompt = request.prompt();
   // Unset leaves the choice to the server's --auto-truncate.
   if (request.has_truncate()) out.truncate = request.truncate();
+  if (absl::Status status = LongInputFromProto(request.long_input(), &out.long_input);
+      !status.ok()) {
+    return status;
+  }
   absl::StatusOr<engine::TruncationSide> side = ToCore(request.truncation_direction());
   if (!side.ok()) return side.status();
   out.truncation_side = *side;
@@ -208,6 +212,31 @@ void ToProto(core::MultiResult result, encoder::v1::EncodeMultiResponse* respons
     out->set_tokens(output.tokens);
   }
   response->set_tokens(result.tokens);
+}
+
+absl::Status LongInputFromProto(int value, std::optional<core::LongInput>* out) {
+  switch (value) {
+    case encoder::v1::LONG_INPUT_UNSPECIFIED:
+      out->reset();
+      return absl::OkStatus();
+    case encoder::v1::LONG_INPUT_TRUNCATE:
+      *out = core::LongInput::kTruncate;
+      return absl::OkStatus();
+    case encoder::v1::LONG_INPUT_WINDOW:
+      *out = core::LongInput::kWindow;
+      return absl::OkStatus();
+    case encoder::v1::LONG_INPUT_ERROR:
+      *out = core::LongInput::kError;
+      return absl::OkStatus();
+    default:
+      return absl::InvalidArgumentError(absl::StrCat("long_input ", value, " is not a LongInput"));
+  }
+}
+
+void SetWindows(const std::vector<int>& windows, encoder::v1::EncodeResponse* response) {
+  for (size_t i = 0; i < windows.size() && i < static_cast<size_t>(response->outputs_size()); ++i) {
+    response->mutable_outputs(static_cast<int>(i))->set_windows(windows[i]);
+  }
 }
 
 void FillEncodeResponse(const std::string& id, engine::Pooling pooling,

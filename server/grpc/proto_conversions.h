@@ -1,6 +1,7 @@
 // Copies between the engine's and batcher's types and the API's messages.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,11 @@ absl::StatusOr<engine::TruncationSide> ToCore(encoder::v1::TruncationDirection d
 absl::StatusOr<core::MultiRequest> ToCore(const encoder::v1::EncodeMultiRequest& request);
 void ToProto(core::MultiResult result, encoder::v1::EncodeMultiResponse* response);
 
+// The request's long_input (LongInput; unset for UNSPECIFIED); INVALID_ARGUMENT
+// for an unknown value.
+absl::Status LongInputFromProto(int value, std::optional<core::LongInput>* out);
+// Window mode's per-input window counts into the response's outputs.
+void SetWindows(const std::vector<int>& windows, encoder::v1::EncodeResponse* response);
 void FillEncodeResponse(const std::string& id, engine::Pooling pooling,
                         const std::vector<InputOutput>& outputs,
                         encoder::v1::EncodeResponse* response);

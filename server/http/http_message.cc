@@ -13,6 +13,7 @@ std::string ReplyHead(const HttpReply& reply, bool close, bool keep_alive_10) {
   }
   absl::StrAppend(&bytes, "Content-Length: ", reply.body.size(), "\r\n");
   if (!reply.allow.empty()) absl::StrAppend(&bytes, "Allow: ", reply.allow, "\r\n");
+  if (!reply.windows.empty()) absl::StrAppend(&bytes, "X-Windows: ", reply.windows, "\r\n");
   // Overload is brief: the queue drains in a batch or two.
   if (reply.status == 429 || reply.status == 503) bytes += "Retry-After: 1\r\n";
   if (reply.status == 401) bytes += "WWW-Authenticate: Bearer\r\n";

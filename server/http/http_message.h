@@ -24,8 +24,9 @@ struct HttpReply {
   std::string body;
   // None for an empty body (TEI's /health answers 200 with nothing).
   const char* content_type = "application/json";
-  bool close = false;  // end the connection after this reply (the body was not read in full)
-  std::string allow;   // 405: the methods the path takes
+  bool close = false;   // end the connection after this reply (the body was not read in full)
+  std::string allow;    // 405: the methods the path takes
+  std::string windows;  // X-Windows (window mode, server/core/long_inputs.h); empty: none
   absl::StatusCode code = absl::StatusCode::kOk;  // what the metrics count it as
 };
 

@@ -41,6 +41,21 @@ absl::Status Truncation(const nlohmann::json& body, std::optional<bool>* truncat
   return absl::OkStatus();
 }
 
+absl::Status LongInputField(const nlohmann::json& body, std::optional<core::LongInput>* out) {
+  const auto it = body.find("long_input");
+  if (it == body.end() || it->is_null()) return absl::OkStatus();
+  if (*it == "truncate") {
+    *out = core::LongInput::kTruncate;
+  } else if (*it == "window") {
+    *out = core::LongInput::kWindow;
+  } else if (*it == "error") {
+    *out = core::LongInput::kError;
+  } else {
+    return BadValue("long_input", "\"long_input\" must be \"truncate\", \"window\" or \"error\"");
+  }
+  return absl::OkStatus();
+}
+
 absl::StatusOr<std::string> RequiredString(const nlohmann::json& body, const char* field) {
   const auto it = body.find(field);
   if (it == body.end() || it->is_null()) return Missing(field);

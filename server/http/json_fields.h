@@ -12,6 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/tokenizer.h"
+#include "server/core/service_types.h"
 
 namespace server::http {
 
@@ -28,6 +29,10 @@ absl::StatusOr<bool> Flag(const nlohmann::json& body, const char* field, bool de
 // aliases "right" | "left".
 absl::Status Truncation(const nlohmann::json& body, std::optional<bool>* truncate,
                         engine::TruncationSide* side);
+
+// The extension field "long_input": "truncate" | "window" | "error" (null or
+// absent: unset; server/core/long_inputs.h); it wins over "truncate".
+absl::Status LongInputField(const nlohmann::json& body, std::optional<core::LongInput>* out);
 
 absl::StatusOr<std::string> RequiredString(const nlohmann::json& body, const char* field);
 // The optional string field "model" into `model` (may be null); absent or

@@ -74,6 +74,9 @@ absl::StatusOr<core::RerankRequest> ParseTeiRerank(std::string_view body, std::s
       !status.ok()) {
     return status;
   }
+  if (absl::Status status = LongInputField(*parsed, &request.long_input); !status.ok()) {
+    return status;
+  }
   absl::StatusOr<bool> raw = Flag(*parsed, "raw_scores", false);
   if (!raw.ok()) return raw.status();
   request.raw_scores = *raw;
@@ -91,6 +94,7 @@ std::string RenderTeiRerank(const core::RerankResult& result) {
   for (const core::RerankHit& hit : result.results) {
     json rank = {{"index", hit.index}, {"score", hit.score}};
     if (!hit.text.empty()) rank["text"] = hit.text;
+    if (hit.windows > 0) rank["windows"] = hit.windows;  // window mode
     ranks.push_back(std::move(rank));
   }
   return Dump(ranks);
@@ -118,6 +122,9 @@ absl::StatusOr<core::RerankRequest> ParseCohereRerank(std::string_view body, std
   if (absl::Status status = Instruction(*parsed, &request.instruction); !status.ok()) {
     return status;
   }
+  if (absl::Status status = LongInputField(*parsed, &request.long_input); !status.ok()) {
+    return status;
+  }
   return request;
 }
 
@@ -127,6 +134,7 @@ std::string RenderCohereRerank(const core::RerankResult& result, const std::stri
   for (const core::RerankHit& hit : result.results) {
     json item = {{"index", hit.index}, {"relevance_score", hit.score}};
     if (!hit.text.empty()) item["document"] = {{"text", hit.text}};
+    if (hit.windows > 0) item["windows"] = hit.windows;  // window mode
     results.push_back(std::move(item));
   }
   // Cohere answers an id per call; clients log it. Unique within the process.

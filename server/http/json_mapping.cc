@@ -192,6 +192,9 @@ absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int 
           Truncation(*parsed, &call.request.truncate, &call.request.truncation_side);
       !status.ok())
     return status;
+  if (absl::Status status = LongInputField(*parsed, &call.request.long_input); !status.ok()) {
+    return status;
+  }
   return call;
 }
 
@@ -211,6 +214,9 @@ absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_s
           Truncation(*parsed, &call.request.truncate, &call.request.truncation_side);
       !status.ok())
     return status;
+  if (absl::Status status = LongInputField(*parsed, &call.request.long_input); !status.ok()) {
+    return status;
+  }
   if (const auto prompt = parsed->find("prompt_name");
       prompt != parsed->end() && !prompt->is_null()) {
     if (!prompt->is_string()) {
@@ -334,6 +340,8 @@ std::string RenderOpenAiEmbeddings(const core::EncodeResult& result, const Embed
     tokens += output.tokens;
     const std::vector<float> vector = Vector(output, call);
     json item = {{"object", "embedding"}, {"index", i}};
+    // Window mode (long_inputs.h): the windows the input ran as.
+    if (i < result.windows.size()) item["windows"] = result.windows[i];
     if (call.base64) {
       item["embedding"] = Base64Floats(vector);
     } else {
@@ -346,6 +354,10 @@ std::string RenderOpenAiEmbeddings(const core::EncodeResult& result, const Embed
                          {"model", served_model},
                          {"usage", {{"prompt_tokens", tokens}, {"total_tokens", tokens}}}};
   return Dump(response);
+}
+
+std::string WindowsHeader(const core::EncodeResult& result) {
+  return absl::StrJoin(result.windows, ",");
 }
 
 std::string RenderTeiEmbed(const core::EncodeResult& result, const EmbeddingsCall& call) {

@@ -71,6 +71,10 @@ std::string Base64Floats(const std::vector<float>& values);
 std::string RenderOpenAiEmbeddings(const core::EncodeResult& result, const EmbeddingsCall& call,
                                    const std::string& served_model);
 
+// Window mode's X-Windows header: each input's window count, comma-separated
+// ("2,1"); empty (no header) when not in window mode.
+std::string WindowsHeader(const core::EncodeResult& result);
+
 // [[f, ...], ...]: one vector per input.
 std::string RenderTeiEmbed(const core::EncodeResult& result, const EmbeddingsCall& call);
 

@@ -140,9 +140,11 @@ class RequestHandler {
   absl::StatusOr<Clock::time_point> Deadline(const HttpRequest& request) const;
   // Renders `result` on the handler threads and answers `done` there;
   // answers an error at once (on the calling thread, the batcher's).
+  // `windows`, when given, renders the X-Windows header.
   template <typename Result>
   void Answer(absl::StatusOr<Result> result, Api api, Reply& done,
-              std::function<std::string(const Result&)> render);
+              std::function<std::string(const Result&)> render,
+              std::function<std::string(const Result&)> windows = nullptr);
 
   const HttpOptions options_;
   const ServedModels* const models_;
@@ -159,7 +161,8 @@ HttpReply ErrorReply(const absl::Status& status, Api api, int http_status = 0);
 
 template <typename Result>
 void RequestHandler::Answer(absl::StatusOr<Result> result, Api api, Reply& done,
-                            std::function<std::string(const Result&)> render) {
+                            std::function<std::string(const Result&)> render,
+                            std::function<std::string(const Result&)> windows) {
   // Moved out: once answered, the batcher's copy of the callback holds no
   // reference to the connection.
   Reply answer = std::move(done);
@@ -168,9 +171,11 @@ void RequestHandler::Answer(absl::StatusOr<Result> result, Api api, Reply& done,
   // ThreadSanitizer cannot see. Rendering goes to the handler threads, so
   // that the batcher goes on at once.
   if (!result.ok()) return answer(ErrorReply(result.status(), api));
-  post_([answer = std::move(answer), render = std::move(render), result = *std::move(result)]() {
+  post_([answer = std::move(answer), render = std::move(render), windows = std::move(windows),
+         result = *std::move(result)]() {
     HttpReply reply;
     reply.body = render(result);
+    if (windows) reply.windows = windows(result);
     answer(std::move(reply));
   });
 }

@@ -59,7 +59,8 @@ void RequestHandler::EmbedRoute(Route route, RouteCall call) {
             [route, embeddings, name](const core::EncodeResult& encoded) {
               return route == Route::kEmbed ? RenderTeiEmbed(encoded, *embeddings)
                                             : RenderOpenAiEmbeddings(encoded, *embeddings, name);
-            });
+            },
+            &WindowsHeader);
       });
 }
 
