@@ -100,6 +100,8 @@ class RequestHandler {
   void Tokenize(RouteCall call);
   void Decode(RouteCall call);
   // routes_embed.cc: POST /v1/embeddings, /embed, /embed_all, /similarity.
+  // OK when `model` gives one vector per input, of at least `dimensions`.
+  static absl::Status CheckOneVectorPerInput(const ModelDescription& model, int dimensions);
   void Embeddings(RouteCall call);
   void Embed(RouteCall call);
   void EmbedAll(RouteCall call);

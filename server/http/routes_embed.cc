@@ -9,6 +9,18 @@
 #include "server/http/request_handler.h"
 
 namespace server::http {
+
+absl::Status RequestHandler::CheckOneVectorPerInput(const ModelDescription& model, int dimensions) {
+  if (absl::Status status = CheckDimensions(dimensions, model.embedding_size); !status.ok()) {
+    return status;
+  }
+  // One vector per input: a model served without pooling has none.
+  if (model.default_pooling == engine::Pooling::kNone) {
+    return absl::InvalidArgumentError(
+        "this model's pooling is none (token states): no embedding per input over HTTP");
+  }
+  return absl::OkStatus();
+}
 namespace {
 
 // Parsing comes before the model is known: sizes are checked after.
@@ -30,16 +42,9 @@ void RequestHandler::EmbedRoute(Route route, RouteCall call) {
   absl::StatusOr<const ModelRoute*> resolved = Resolve(parsed->model, call);
   if (!resolved.ok()) return call.done(ErrorReply(resolved.status(), api));
   const ModelRoute& model = **resolved;
-  if (absl::Status status = CheckDimensions(parsed->dimensions, model.description.embedding_size);
+  if (absl::Status status = CheckOneVectorPerInput(model.description, parsed->dimensions);
       !status.ok()) {
     return call.done(ErrorReply(status, api));
-  }
-  // One vector per input: a model served without pooling has none.
-  if (model.description.default_pooling == engine::Pooling::kNone) {
-    return call.done(
-        ErrorReply(absl::InvalidArgumentError("this model's pooling is none (token states): no "
-                                              "embedding per input over HTTP"),
-                   api));
   }
   absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
   if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));

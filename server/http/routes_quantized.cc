@@ -61,16 +61,9 @@ void RequestHandler::CohereEmbed(RouteCall call) {
   absl::StatusOr<const ModelRoute*> resolved = Resolve(parsed->model, call);
   if (!resolved.ok()) return call.done(ErrorReply(resolved.status(), api));
   const ModelRoute& model = **resolved;
-  if (absl::Status status =
-          CheckDimensions(parsed->request.dimensions, model.description.embedding_size);
+  if (absl::Status status = CheckOneVectorPerInput(model.description, parsed->request.dimensions);
       !status.ok()) {
     return call.done(ErrorReply(status, api));
-  }
-  if (model.description.default_pooling == engine::Pooling::kNone) {
-    return call.done(
-        ErrorReply(absl::InvalidArgumentError("this model's pooling is none (token states): no "
-                                              "embedding per input over HTTP"),
-                   api));
   }
   if (absl::Status status =
           CheckTypes(parsed->types, parsed->request.dimensions, model.description);

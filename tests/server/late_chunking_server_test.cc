@@ -20,6 +20,7 @@
 #include "engine/tokenizer.h"
 #include "nlohmann/json.hpp"
 #include "server/core/late_chunking.h"
+#include "support/golden_json.h"
 #include "support/http_test_client.h"
 #include "support/test_server.h"
 
@@ -42,10 +43,7 @@ constexpr double kTolerance = 1e-4;
 const std::string kModelDir = std::string(GOLDEN_DIR) + "/late_chunking/model";
 
 json Reference() {
-  std::ifstream in(std::string(GOLDEN_DIR) + "/late_chunking/reference.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  return json::parse(text.str());
+  return testing_support::ReadJsonFile(std::string(GOLDEN_DIR) + "/late_chunking/reference.json");
 }
 
 class LateChunkingServerTest : public ::testing::Test {
@@ -90,10 +88,7 @@ class LateChunkingServerTest : public ::testing::Test {
 };
 
 void ExpectNear(const std::vector<float>& values, const json& expected, const std::string& what) {
-  ASSERT_EQ(values.size(), expected.size()) << what;
-  for (size_t j = 0; j < values.size(); ++j) {
-    EXPECT_NEAR(values[j], expected[j].get<double>(), kTolerance) << what << " value " << j;
-  }
+  testing_support::ExpectValuesNear(values, expected, kTolerance, what);
 }
 
 // The fixture's ids and spans come from a whitespace split of the text over

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
+#include "support/golden_json.h"
 #include "support/http_test_client.h"
 #include "support/test_server.h"
 
@@ -40,17 +41,11 @@ constexpr double kTolerance = 1e-4;
 const std::string kModelDir = std::string(GOLDEN_DIR) + "/late_chunking/model";
 
 json Reference() {
-  std::ifstream in(std::string(GOLDEN_DIR) + "/long_inputs/reference.json");
-  std::stringstream text;
-  text << in.rdbuf();
-  return json::parse(text.str());
+  return testing_support::ReadJsonFile(std::string(GOLDEN_DIR) + "/long_inputs/reference.json");
 }
 
 void ExpectNear(const std::vector<float>& values, const json& expected, const std::string& what) {
-  ASSERT_EQ(values.size(), expected.size()) << what;
-  for (size_t j = 0; j < values.size(); ++j) {
-    EXPECT_NEAR(values[j], expected[j].get<double>(), kTolerance) << what << " value " << j;
-  }
+  testing_support::ExpectValuesNear(values, expected, kTolerance, what);
 }
 
 EncodeRequest ToProto(const json& test, bool window) {
