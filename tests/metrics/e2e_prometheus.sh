@@ -41,7 +41,8 @@ scalar() { query "$1" | jq -r '.data.result[0].value[1] // ""'; }
 
 # ---- the server ---------------------------------------------------------------
 make_model "$work/model" 64 2 4 128
-start_server "$work/model" --threads 2
+# The result cache on, so that its series (and the dashboard's cache panels) exist.
+start_server "$work/model" --threads 2 --cache-bytes 16777216
 log "encoder-server: gRPC on $port, /metrics on $metrics_port"
 
 # ---- Prometheus ---------------------------------------------------------------
@@ -90,17 +91,19 @@ for family in encoder_request_duration_seconds_bucket encoder_tokenize_duration_
   encoder_batch_inputs_bucket encoder_batch_tokens_bucket encoder_requests_total \
   encoder_inputs_total encoder_tokens_total encoder_queue_requests encoder_queue_tokens \
   encoder_queue_tokens_limit encoder_inflight_requests encoder_model_info process_resident_memory_bytes \
-  process_cpu_seconds_total process_start_time_seconds process_open_fds; do
+  process_cpu_seconds_total process_start_time_seconds process_open_fds \
+  encoder_cache_hits_total encoder_cache_misses_total encoder_cache_coalesced_total \
+  encoder_cache_evictions_total encoder_cache_bytes; do
   grep -qx "$family" <<<"$names" || fail "$family is not in Prometheus before the first request"
 done
-# The codes each call can answer (metrics_parts_test lists them): 38 over
-# gRPC's five RPCs, 21 over HTTP's four (no EncodeStream).
+# The codes each call can answer (metrics_parts_test lists them): 144 over
+# both transports' RPCs (HTTP has no EncodeStream).
 [ "$(scalar 'count(encoder_requests_total{job="encoder-server"})')" = 144 ] ||
   fail "expected the 144 call x code series of encoder_requests_total"
 [ "$(scalar 'count(encoder_requests_total{job="encoder-server",transport="http",rpc="EncodeStream"})')" = "" ] ||
   fail "an HTTP EncodeStream series, which no request can move"
 [ "$(scalar 'sum(encoder_requests_total{job="encoder-server"})')" = 0 ] || fail "requests before any call"
-log "before the first request: all 18 families, 144 call x code series at 0"
+log "before the first request: all 23 families (the cache's five too), 144 call x code series at 0"
 
 # ---- load ----------------------------------------------------------------------
 "$client_bin" bench --target "127.0.0.1:$port" --concurrency 32 --duration 8s \
