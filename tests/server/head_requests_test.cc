@@ -19,31 +19,6 @@ namespace {
 
 using testing_support::CoreService;
 
-template <typename Result, typename Request, typename Method>
-Result Call(EncodeDispatcher& dispatcher, const Request& request, Method method) {
-  auto promise = std::make_shared<std::promise<Result>>();
-  std::future<Result> future = promise->get_future();
-  (dispatcher.*method)(request, Clock::time_point::max(), {},
-                       [promise](Result result) { promise->set_value(std::move(result)); });
-  return future.get();
-}
-
-absl::StatusOr<core::RerankResult> Rerank(CoreService& service,
-                                          const core::RerankRequest& request) {
-  return Call<absl::StatusOr<core::RerankResult>>(service.dispatcher(), request,
-                                                  &EncodeDispatcher::DispatchRerank);
-}
-absl::StatusOr<core::ClassifyResult> Classify(CoreService& service,
-                                              const core::ClassifyRequest& request) {
-  return Call<absl::StatusOr<core::ClassifyResult>>(service.dispatcher(), request,
-                                                    &EncodeDispatcher::DispatchClassify);
-}
-absl::StatusOr<core::SparseResult> Sparse(CoreService& service,
-                                          const core::SparseRequest& request) {
-  return Call<absl::StatusOr<core::SparseResult>>(service.dispatcher(), request,
-                                                  &EncodeDispatcher::DispatchSparse);
-}
-
 // Texts of 1, 3 and 2 words: FakeBackend scores a pair by its token count.
 core::RerankRequest ThreeTexts() {
   core::RerankRequest request;
@@ -55,7 +30,7 @@ core::RerankRequest ThreeTexts() {
 TEST(HeadRequestsTest, RerankSortsByScoreWithIndices) {
   CoreService service;
   service.SetReranker();
-  absl::StatusOr<core::RerankResult> result = Rerank(service, ThreeTexts());
+  absl::StatusOr<core::RerankResult> result = service.Rerank(ThreeTexts());
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->results.size(), 3u);
   EXPECT_EQ(result->results[0].index, 1);
@@ -75,14 +50,14 @@ TEST(HeadRequestsTest, RerankTopNAndReturnText) {
   core::RerankRequest request = ThreeTexts();
   request.top_n = 2;
   request.return_text = true;
-  absl::StatusOr<core::RerankResult> result = Rerank(service, request);
+  absl::StatusOr<core::RerankResult> result = service.Rerank(request);
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->results.size(), 2u);
   EXPECT_EQ(result->results[0].text, "hello world again");
   EXPECT_EQ(result->results[1].text, "hello world");
   // top_n above the count: all of them.
   request.top_n = 10;
-  result = Rerank(service, request);
+  result = service.Rerank(request);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->results.size(), 3u);
 }
@@ -97,7 +72,7 @@ TEST(HeadRequestsTest, ABigRerankIsSplitIntoPartsAndJoined) {
   core::RerankRequest request;
   request.query = "hello";
   for (int i = 0; i < 30; ++i) request.texts.push_back(i % 2 == 0 ? "world" : "hello world");
-  absl::StatusOr<core::RerankResult> result = Rerank(service, request);
+  absl::StatusOr<core::RerankResult> result = service.Rerank(request);
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->results.size(), 30u);
   // The odd (longer) texts first, each group in index order.
@@ -117,7 +92,7 @@ TEST(HeadRequestsTest, RerankMoreTextsThanItsLimitIsInvalid) {
   limits.max_rerank_texts = 2;
   CoreService service(CoreService::DefaultConfig(), limits);
   service.SetReranker();
-  absl::StatusOr<core::RerankResult> result = Rerank(service, ThreeTexts());
+  absl::StatusOr<core::RerankResult> result = service.Rerank(ThreeTexts());
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(result.status().message().find("--max-rerank-texts"), std::string::npos);
 }
@@ -132,7 +107,7 @@ TEST(HeadRequestsTest, RerankTruncationCutsTheTextNeverTheQuery) {
   for (int i = 0; i < 200; ++i) long_text += "again ";
   request.texts = {long_text};
   request.truncate = true;
-  absl::StatusOr<core::RerankResult> result = Rerank(service, request);
+  absl::StatusOr<core::RerankResult> result = service.Rerank(request);
   ASSERT_TRUE(result.ok()) << result.status();
   // Scored at the model's maximum: the pair was cut to fit.
   EXPECT_EQ(result->results[0].score, static_cast<float>(testing_support::TestModel::kMaxLength));
@@ -148,13 +123,13 @@ TEST(HeadRequestsTest, RerankTruncationCutsTheTextNeverTheQuery) {
             query->ids);
   // From the left: the query whole, the text's end kept.
   request.truncation_side = engine::TruncationSide::kLeft;
-  result = Rerank(service, request);
+  result = service.Rerank(request);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->tokens, testing_support::TestModel::kMaxLength);
   request.truncation_side = engine::TruncationSide::kRight;
   // Without truncation the long pair is refused, naming the text's index.
   request.truncate = false;
-  result = Rerank(service, request);
+  result = service.Rerank(request);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   std::optional<core::InputError> error = core::FindInputError(result.status());
   ASSERT_TRUE(error.has_value());
@@ -169,7 +144,7 @@ TEST(HeadRequestsTest, AQueryLeavingNoRoomForTheTextIsInvalid) {
   for (int i = 0; i < 100; ++i) request.query += "hello ";
   request.texts = {"world"};
   request.truncate = true;
-  absl::StatusOr<core::RerankResult> result = Rerank(service, request);
+  absl::StatusOr<core::RerankResult> result = service.Rerank(request);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(result.status().message().find("query"), std::string::npos) << result.status();
 }
@@ -179,7 +154,7 @@ TEST(HeadRequestsTest, RerankBadInputNamesTheFieldAndIndex) {
   service.SetReranker();
   core::RerankRequest request = ThreeTexts();
   request.texts[2].clear();
-  absl::StatusOr<core::RerankResult> result = Rerank(service, request);
+  absl::StatusOr<core::RerankResult> result = service.Rerank(request);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(core::FindInputError(result.status())->index, 2);
   EXPECT_NE(result.status().message().find("input 2: text is empty"), std::string::npos)
@@ -187,35 +162,35 @@ TEST(HeadRequestsTest, RerankBadInputNamesTheFieldAndIndex) {
 
   request = ThreeTexts();
   request.query.clear();
-  EXPECT_NE(Rerank(service, request).status().message().find("query is empty"), std::string::npos);
+  EXPECT_NE(service.Rerank(request).status().message().find("query is empty"), std::string::npos);
   request = ThreeTexts();
   request.texts.clear();
-  EXPECT_EQ(Rerank(service, request).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(service.Rerank(request).status().code(), absl::StatusCode::kInvalidArgument);
   request = ThreeTexts();
   request.top_n = 0;
-  result = Rerank(service, request);
+  result = service.Rerank(request);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(result.status().message().find("top_n"), std::string::npos);
 }
 
 TEST(HeadRequestsTest, AMissingHeadIsFailedPreconditionNamingWhatTheModelServes) {
   CoreService service;  // embeddings only
-  absl::StatusOr<core::RerankResult> rerank = Rerank(service, ThreeTexts());
+  absl::StatusOr<core::RerankResult> rerank = service.Rerank(ThreeTexts());
   EXPECT_EQ(rerank.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(rerank.status().message().find("this model serves embeddings"), std::string::npos)
       << rerank.status();
   core::SparseRequest sparse;
   sparse.inputs.push_back(core::Input::Text("hello"));
-  EXPECT_EQ(Sparse(service, sparse).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(service.Sparse(sparse).status().code(), absl::StatusCode::kFailedPrecondition);
   core::ClassifyRequest classify;
   classify.inputs.push_back(core::Input::Text("hello"));
-  EXPECT_EQ(Classify(service, classify).status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(service.Classify(classify).status().code(), absl::StatusCode::kFailedPrecondition);
 
   // A three-label classifier serves classify, not rerank.
   ModelHeads heads;
   heads.classifier = engine::ClassifierHead{3, {"neg", "neu", "pos"}, {}};
   service.SetHeads(heads);
-  rerank = Rerank(service, ThreeTexts());
+  rerank = service.Rerank(ThreeTexts());
   EXPECT_EQ(rerank.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(rerank.status().message().find("embeddings; classify with 3 labels"), std::string::npos)
       << rerank.status();
@@ -232,18 +207,15 @@ TEST(HeadRequestsTest, ASparseEncoderHasNoDefaultEmbedding) {
   service.SetHeads(heads);
   core::EncodeRequest encode;
   encode.inputs.push_back(core::Input::Text("hello"));
-  const absl::StatusOr<core::EncodeResult> by_default = Call<absl::StatusOr<core::EncodeResult>>(
-      service.dispatcher(), encode, &EncodeDispatcher::Dispatch);
+  const absl::StatusOr<core::EncodeResult> by_default = service.Encode(encode);
   EXPECT_EQ(by_default.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_TRUE(IsMissingHead(by_default.status())) << by_default.status();
   EXPECT_NE(by_default.status().message().find("SparseEncoder"), std::string::npos);
   encode.pooling = core::PoolingChoice::kMean;
-  EXPECT_TRUE((Call<absl::StatusOr<core::EncodeResult>>(service.dispatcher(), encode,
-                                                        &EncodeDispatcher::Dispatch))
-                  .ok());
+  EXPECT_TRUE(service.Encode(encode).ok());
   core::SparseRequest sparse;
   sparse.inputs.push_back(core::Input::Text("hello"));
-  EXPECT_TRUE(Sparse(service, sparse).ok());
+  EXPECT_TRUE(service.Sparse(sparse).ok());
 }
 
 TEST(HeadRequestsTest, ClassifyGivesEveryLabelByScore) {
@@ -261,7 +233,7 @@ TEST(HeadRequestsTest, ClassifyGivesEveryLabelByScore) {
   pair.text_pair = "world";
   request.inputs.push_back(pair);
   request.raw_scores = true;
-  absl::StatusOr<core::ClassifyResult> result = Classify(service, request);
+  absl::StatusOr<core::ClassifyResult> result = service.Classify(request);
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->predictions.size(), 2u);
   const auto& first = result->predictions[0];
@@ -277,7 +249,7 @@ TEST(HeadRequestsTest, ClassifyGivesEveryLabelByScore) {
   // A pair without its second text names the input.
   pair.text_pair.clear();
   request.inputs = {core::Input::Text("hello"), pair};
-  result = Classify(service, request);
+  result = service.Classify(request);
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(core::FindInputError(result.status())->index, 1);
   EXPECT_NE(result.status().message().find("text_pair is empty"), std::string::npos)
@@ -293,7 +265,7 @@ TEST(HeadRequestsTest, SparseGivesEntriesWithTokens) {
   request.inputs.push_back(core::Input::Ids({2, 11, 12, 11, 3}));
   request.max_active_dims = 2;
   request.return_tokens = true;
-  absl::StatusOr<core::SparseResult> result = Sparse(service, request);
+  absl::StatusOr<core::SparseResult> result = service.Sparse(request);
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->outputs.size(), 1u);
   const auto& entries = result->outputs[0];
@@ -306,7 +278,7 @@ TEST(HeadRequestsTest, SparseGivesEntriesWithTokens) {
   EXPECT_EQ(service.backend().specs()[0].sparse.max_active_dims, 2);
 
   request.max_active_dims = -1;
-  EXPECT_EQ(Sparse(service, request).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(service.Sparse(request).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 // Head requests share the queue and the batches with encode requests: one
@@ -337,12 +309,12 @@ TEST(HeadRequestsTest, HeadsBatchWithEncodeTraffic) {
     core::RerankRequest rerank;
     rerank.query = "hello";
     rerank.texts = {"world"};
-    EXPECT_TRUE(Rerank(service, rerank).ok());
+    EXPECT_TRUE(service.Rerank(rerank).ok());
   });
   std::thread sparse_caller([&] {
     core::SparseRequest sparse;
     sparse.inputs.push_back(core::Input::Ids({9, 11, 3}));
-    EXPECT_TRUE(Sparse(service, sparse).ok());
+    EXPECT_TRUE(service.Sparse(sparse).ok());
   });
   // Both are queued once the queue holds three requests.
   for (int i = 0; i < 2000 && service.batcher().queued_requests() < 3; ++i) {

@@ -26,28 +26,6 @@ std::string Words(int n) {
   return text;
 }
 
-absl::StatusOr<core::EncodeResult> Encode(CoreService& service,
-                                          const core::EncodeRequest& request) {
-  auto promise = std::make_shared<std::promise<absl::StatusOr<core::EncodeResult>>>();
-  auto future = promise->get_future();
-  service.dispatcher().Dispatch(request, Clock::time_point::max(), {},
-                                [promise](absl::StatusOr<core::EncodeResult> result) {
-                                  promise->set_value(std::move(result));
-                                });
-  return future.get();
-}
-
-absl::StatusOr<core::RerankResult> Rerank(CoreService& service,
-                                          const core::RerankRequest& request) {
-  auto promise = std::make_shared<std::promise<absl::StatusOr<core::RerankResult>>>();
-  auto future = promise->get_future();
-  service.dispatcher().DispatchRerank(request, Clock::time_point::max(), {},
-                                      [promise](absl::StatusOr<core::RerankResult> result) {
-                                        promise->set_value(std::move(result));
-                                      });
-  return future.get();
-}
-
 core::EncodeRequest Long(int words, std::optional<core::LongInput> mode) {
   core::EncodeRequest request;
   request.inputs = {core::Input::Text(Words(words)), core::Input::Text("hello")};
@@ -67,7 +45,7 @@ TEST(LongInputsTest, TextIsOneTokenPerWord) {
 // earlier keeps ceil(15 / 2) = 8 of the shared 15): weights 55 and 45.
 TEST(LongInputsTest, EmbeddingIsTheOwnedTokenWeightedMeanOfItsWindows) {
   CoreService service;
-  absl::StatusOr<core::EncodeResult> result = Encode(service, Long(100, core::LongInput::kWindow));
+  absl::StatusOr<core::EncodeResult> result = service.Encode(Long(100, core::LongInput::kWindow));
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->outputs.size(), 2u);
   EXPECT_EQ(result->windows, (std::vector<int>{2, 1}));
@@ -81,7 +59,7 @@ TEST(LongInputsTest, EmbeddingIsTheOwnedTokenWeightedMeanOfItsWindows) {
 
 TEST(LongInputsTest, DefaultStillTruncatesAndReportsNoWindows) {
   CoreService service;
-  absl::StatusOr<core::EncodeResult> result = Encode(service, Long(100, std::nullopt));
+  absl::StatusOr<core::EncodeResult> result = service.Encode(Long(100, std::nullopt));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->windows.empty());
   EXPECT_EQ(result->outputs[0].tokens, 64);
@@ -92,25 +70,25 @@ TEST(LongInputsTest, ServerDefaultWindowAndRequestTruncateWins) {
   limits.long_inputs = core::LongInput::kWindow;
   limits.window_overlap_tokens = 2;  // stride 60: [0, 62), [60, 100)
   CoreService service(CoreService::DefaultConfig(), limits);
-  absl::StatusOr<core::EncodeResult> result = Encode(service, Long(100, std::nullopt));
+  absl::StatusOr<core::EncodeResult> result = service.Encode(Long(100, std::nullopt));
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->windows, (std::vector<int>{2, 1}));
   // Owned: [0, 61) and [61, 100): 61 and 39; windows of 64 and 42 tokens.
   EXPECT_FLOAT_EQ(result->outputs[0].values[1], (61.0f * 64 + 39.0f * 42) / 100);
   core::EncodeRequest cut = Long(100, std::nullopt);
   cut.truncate = true;
-  result = Encode(service, cut);
+  result = service.Encode(cut);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_TRUE(result->windows.empty());
   cut.truncate = false;
-  EXPECT_EQ(Encode(service, cut).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(service.Encode(cut).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(LongInputsTest, WindowsCountAgainstTheRequestLimits) {
   RequestLimits limits;
   limits.max_tokens_per_request = 100;
   CoreService service(CoreService::DefaultConfig(), limits);
-  absl::StatusOr<core::EncodeResult> result = Encode(service, Long(100, core::LongInput::kWindow));
+  absl::StatusOr<core::EncodeResult> result = service.Encode(Long(100, core::LongInput::kWindow));
   ASSERT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(result.status().message().find("input 0: the request reaches 119 tokens here (this "
                                            "input runs as 2 windows)"),
@@ -119,7 +97,7 @@ TEST(LongInputsTest, WindowsCountAgainstTheRequestLimits) {
   limits.max_tokens_per_request = 1000;
   limits.max_inputs_per_request = 2;
   CoreService few_inputs(CoreService::DefaultConfig(), limits);
-  result = Encode(few_inputs, Long(100, core::LongInput::kWindow));
+  result = few_inputs.Encode(Long(100, core::LongInput::kWindow));
   ASSERT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(result.status().message().find("input 1: the request's inputs run as 3 windows"),
             std::string::npos)
@@ -130,7 +108,7 @@ TEST(LongInputsTest, PoolingNoneIsRefusedInWindowMode) {
   CoreService service;
   core::EncodeRequest request = Long(100, core::LongInput::kWindow);
   request.pooling = core::PoolingChoice::kNone;
-  EXPECT_EQ(Encode(service, request).status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(service.Encode(request).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
 TEST(LongInputsTest, PoolWindowsCutsThenNormalizesAfterPooling) {
@@ -165,7 +143,7 @@ TEST(LongInputsTest, RerankScoresATooLongTextByItsBestWindow) {
   request.query = "hello";
   request.texts = {Words(100), "hello hello"};
   request.long_input = core::LongInput::kWindow;
-  absl::StatusOr<core::RerankResult> result = Rerank(service, request);
+  absl::StatusOr<core::RerankResult> result = service.Rerank(request);
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->results.size(), 2u);
   EXPECT_EQ(result->results[0].index, 0);
@@ -176,7 +154,7 @@ TEST(LongInputsTest, RerankScoresATooLongTextByItsBestWindow) {
   EXPECT_EQ(result->tokens, 64 + 59 + 6);
   // Default: truncated to one pair of 64, no windows reported.
   request.long_input.reset();
-  result = Rerank(service, request);
+  result = service.Rerank(request);
   ASSERT_TRUE(result.ok()) << result.status();
   EXPECT_EQ(result->results[0].windows, 0);
   EXPECT_EQ(result->tokens, 64 + 6);
@@ -186,7 +164,7 @@ TEST(LongInputsTest, RerankScoresATooLongTextByItsBestWindow) {
   CoreService few(CoreService::DefaultConfig(), limits);
   few.SetReranker();
   request.long_input = core::LongInput::kWindow;
-  absl::StatusOr<core::RerankResult> refused = Rerank(few, request);
+  absl::StatusOr<core::RerankResult> refused = few.Rerank(request);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_NE(refused.status().message().find("3 (query, window) pairs"), std::string::npos)
       << refused.status();

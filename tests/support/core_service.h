@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <future>
 #include <memory>
 
 #include "server/core/batcher.h"
@@ -63,6 +64,22 @@ class CoreService {
   void EnableCache(server::ResultCache* cache) {
     dispatcher_.EnableCache(cache, "test", server::SystemClock());
   }
+  // A request through the dispatcher (no deadline, never cancelled), waited
+  // for: the worker must be running and the backend not held.
+  absl::StatusOr<server::core::EncodeResult> Encode(const server::core::EncodeRequest& request) {
+    return Await<server::core::EncodeResult>(request, &server::EncodeDispatcher::Dispatch);
+  }
+  absl::StatusOr<server::core::RerankResult> Rerank(const server::core::RerankRequest& request) {
+    return Await<server::core::RerankResult>(request, &server::EncodeDispatcher::DispatchRerank);
+  }
+  absl::StatusOr<server::core::ClassifyResult> Classify(
+      const server::core::ClassifyRequest& request) {
+    return Await<server::core::ClassifyResult>(request,
+                                               &server::EncodeDispatcher::DispatchClassify);
+  }
+  absl::StatusOr<server::core::SparseResult> Sparse(const server::core::SparseRequest& request) {
+    return Await<server::core::SparseResult>(request, &server::EncodeDispatcher::DispatchSparse);
+  }
   FakeBackend& backend() { return backend_; }
   server::Batcher& batcher() { return batcher_; }
   server::ServerMetrics& metrics() { return metrics_; }
@@ -79,6 +96,16 @@ class CoreService {
   }
 
  private:
+  template <typename Result, typename Request, typename Method>
+  absl::StatusOr<Result> Await(const Request& request, Method method) {
+    auto promise = std::make_shared<std::promise<absl::StatusOr<Result>>>();
+    std::future<absl::StatusOr<Result>> future = promise->get_future();
+    (dispatcher_.*method)(
+        request, server::Clock::time_point::max(), {},
+        [promise](absl::StatusOr<Result> result) { promise->set_value(std::move(result)); });
+    return future.get();
+  }
+
   static server::LoadedModel Load(const std::string& dir) {
     engine::EncoderOptions options;
     options.threads = 1;
