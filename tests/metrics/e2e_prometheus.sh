@@ -106,8 +106,13 @@ done
 log "before the first request: all 23 families (the cache's five too), 144 call x code series at 0"
 
 # ---- load ----------------------------------------------------------------------
+# Half the calls repeat one request (result cache hits), the rest send texts
+# no call sent before (misses, computed): the engine stays the load, as
+# without the cache (a load of hits alone runs at tens of thousands of calls
+# a second, where the server's answer-to-OnDone time is not the client's).
 "$client_bin" bench --target "127.0.0.1:$port" --concurrency 32 --duration 8s \
-  --invalid-fraction 0.05 --text-words 4:24 --timeout 30s --json >"$work/bench.json" ||
+  --invalid-fraction 0.05 --repeat-fraction 0.5 --text-words 4:24 --timeout 30s \
+  --json >"$work/bench.json" ||
   fail "bench failed: $(cat "$work/bench.json")"
 requests=$(jq .requests "$work/bench.json")
 log "bench: $(jq -c '{requests, requests_per_second, codes, p99: .latency_seconds.p99}' "$work/bench.json")"
@@ -134,6 +139,11 @@ for counter in inputs tokens; do
     fail "encoder_${counter}_total is $server_value, the client counted $client_value"
 done
 log "encoder_inputs_total and encoder_tokens_total = the client's inputs and tokens"
+hits=$(scalar 'sum(encoder_cache_hits_total{job="encoder-server"})')
+misses=$(scalar 'sum(encoder_cache_misses_total{job="encoder-server"})')
+jq -en --argjson h "${hits:-0}" --argjson m "${misses:-0}" '$h > 0 and $m > 0' >/dev/null ||
+  fail "the result cache saw hits $hits and misses $misses (both expected)"
+log "result cache: $hits hits, $misses misses"
 
 # ---- p99 ------------------------------------------------------------------------
 # histogram_quantile finds the bucket (lo, hi] holding the 99th percentile of
