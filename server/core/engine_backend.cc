@@ -92,7 +92,7 @@ absl::Status EngineBackend::Embedding(int index, const OutputSpec& spec, InputOu
 }
 
 absl::Status EngineBackend::Multi(const engine::Sequence& sequence, int index,
-                                  const OutputSpec& spec, InputOutput* out) const {
+                                  const OutputSpec& spec, InputOutput* out) {
   out->rows = 0;
   out->cols = 0;
   out->values.clear();
@@ -105,9 +105,9 @@ absl::Status EngineBackend::Multi(const engine::Sequence& sequence, int index,
     }
   }
   if (spec.multi.multi_vector) {
-    std::vector<uint8_t> keep;
+    std::vector<uint8_t>& keep = keep_;  // reused across inputs and batches
+    keep.clear();
     if (spec.multi.skip_ids != nullptr && !spec.multi.skip_ids->empty()) {
-      keep.reserve(sequence.ids.size());
       for (const int32_t id : sequence.ids) {
         keep.push_back(
             std::binary_search(spec.multi.skip_ids->begin(), spec.multi.skip_ids->end(), id) ? 0

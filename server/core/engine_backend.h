@@ -4,6 +4,7 @@
 // weights, or several outputs of the one pass (kMulti).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "engine/encoder.h"
@@ -30,12 +31,13 @@ class EngineBackend : public Backend {
                       const engine::SparseOptions& options, InputOutput* out) const;
   absl::Status Embedding(int index, const OutputSpec& spec, InputOutput* out) const;
   absl::Status Multi(const engine::Sequence& sequence, int index, const OutputSpec& spec,
-                     InputOutput* out) const;
+                     InputOutput* out);
 
   static const engine::SentencePipeline kNoPipeline;
   engine::Encoder* const encoder_;
   const engine::SentencePipeline* const pipeline_;
   engine::EncodeResult result_;  // reused across batches: its buffers stay allocated
+  std::vector<uint8_t> keep_;    // Multi's per-token flags (a document's skiplist)
 };
 
 }  // namespace server

@@ -14,6 +14,13 @@
 namespace server {
 namespace {
 
+// INVALID_ARGUMENT for a negative max_active_dims (sparse outputs).
+absl::Status CheckMaxActiveDims(int max_active_dims) {
+  if (max_active_dims >= 0) return absl::OkStatus();
+  return absl::InvalidArgumentError(
+      absl::StrCat("max_active_dims is ", max_active_dims, "; it must be 0 (all) or more"));
+}
+
 // Appends `input` to the last of `parts`, or to a new part of `spec` when
 // there is none from index `first_open` on, or the last would pass
 // `max_inputs` inputs or `max_tokens` tokens (`part_tokens`: the last's).
@@ -106,9 +113,8 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::BuildMulti(
     if (absl::Status status = CheckHead(model_->heads, head); !status.ok()) return status;
   }
   if (absl::Status status = CheckInputCount(request.inputs.size()); !status.ok()) return status;
-  if (request.max_active_dims < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("max_active_dims is ", request.max_active_dims,
-                                                   "; it must be 0 (all) or more"));
+  if (absl::Status status = CheckMaxActiveDims(request.max_active_dims); !status.ok()) {
+    return status;
   }
   OutputSpec spec;
   spec.head = OutputHead::kMulti;
@@ -210,9 +216,8 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> RequestBuilder::BuildSparse(
     return status;
   }
   if (absl::Status status = CheckInputCount(request.inputs.size()); !status.ok()) return status;
-  if (request.max_active_dims < 0) {
-    return absl::InvalidArgumentError(absl::StrCat("max_active_dims is ", request.max_active_dims,
-                                                   "; it must be 0 (all) or more"));
+  if (absl::Status status = CheckMaxActiveDims(request.max_active_dims); !status.ok()) {
+    return status;
   }
   OutputSpec spec;
   spec.head = OutputHead::kSparse;

@@ -86,14 +86,9 @@ absl::StatusOr<ChunksCall> ParseTeiEmbedChunks(std::string_view body) {
     return BadValue("dimensions", "\"dimensions\" must be 1 or more");
   }
   call.request.dimensions = dimensions.value_or(0);
-  if (const auto format = parsed->find("encoding_format");
-      format != parsed->end() && !format->is_null()) {
-    if (*format == "base64") {
-      call.base64 = true;
-    } else if (*format != "float") {
-      return BadValue("encoding_format", "\"encoding_format\" must be \"float\" or \"base64\"");
-    }
-  }
+  absl::StatusOr<bool> base64 = Base64Encoding(*parsed);
+  if (!base64.ok()) return base64.status();
+  call.base64 = *base64;
   return call;
 }
 

@@ -56,6 +56,13 @@ absl::Status LongInputField(const nlohmann::json& body, std::optional<core::Long
   return absl::OkStatus();
 }
 
+absl::StatusOr<bool> Base64Encoding(const nlohmann::json& body) {
+  const auto format = body.find("encoding_format");
+  if (format == body.end() || format->is_null() || *format == "float") return false;
+  if (*format == "base64") return true;
+  return BadValue("encoding_format", "\"encoding_format\" must be \"float\" or \"base64\"");
+}
+
 absl::StatusOr<std::string> RequiredString(const nlohmann::json& body, const char* field) {
   const auto it = body.find(field);
   if (it == body.end() || it->is_null()) return Missing(field);

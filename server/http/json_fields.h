@@ -23,6 +23,9 @@ absl::Status Missing(absl::string_view field);
 
 // An optional boolean field: `default_value` when absent or null.
 absl::StatusOr<bool> Flag(const nlohmann::json& body, const char* field, bool default_value);
+// "encoding_format": "float" (or absent / null: false) | "base64" (true),
+// as OpenAI's embeddings request spells it.
+absl::StatusOr<bool> Base64Encoding(const nlohmann::json& body);
 // A string field that must be there.
 // "truncate" (left unset when absent: the server's --auto-truncate decides)
 // and "truncation_direction" as TEI spells them: "Right" | "Left", serde's

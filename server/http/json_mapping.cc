@@ -169,14 +169,9 @@ absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int 
   // With one model served any name is served by it: clients hard-code
   // names (request_handler.cc).
   if (absl::Status status = ModelField(*parsed, &call.model); !status.ok()) return status;
-  if (const auto format = parsed->find("encoding_format");
-      format != parsed->end() && !format->is_null()) {
-    if (*format == "base64") {
-      call.base64 = true;
-    } else if (*format != "float") {
-      return BadValue("encoding_format", "\"encoding_format\" must be \"float\" or \"base64\"");
-    }
-  }
+  absl::StatusOr<bool> base64 = Base64Encoding(*parsed);
+  if (!base64.ok()) return base64.status();
+  call.base64 = *base64;
   absl::StatusOr<int> dimensions = Dimensions(*parsed, hidden_size);
   if (!dimensions.ok()) return dimensions.status();
   call.dimensions = *dimensions;

@@ -79,14 +79,9 @@ absl::StatusOr<MultiCall> ParseEmbedMulti(std::string_view body) {
   absl::StatusOr<bool> tokens = Flag(parsed, "return_tokens", false);
   if (!tokens.ok()) return tokens.status();
   call.request.return_tokens = *tokens;
-  if (const auto format = parsed.find("encoding_format");
-      format != parsed.end() && !format->is_null()) {
-    if (*format == "base64") {
-      call.base64 = true;
-    } else if (*format != "float") {
-      return BadValue("encoding_format", "\"encoding_format\" must be \"float\" or \"base64\"");
-    }
-  }
+  absl::StatusOr<bool> base64 = Base64Encoding(parsed);
+  if (!base64.ok()) return base64.status();
+  call.base64 = *base64;
   return call;
 }
 

@@ -189,16 +189,22 @@ void RunMultiVectors(const MultiVectorWeights& weights, const float* states, int
                      absl::Span<const uint8_t> keep, std::vector<float>* out, int* rows) {
   const int64_t h = weights.linear.in;
   const int64_t d = weights.linear.out;
-  // The kept tokens' states, contiguous, for one GEMM.
+  const int64_t first = weights.head.skip_first_token ? 1 : 0;
+  // One GEMM over the kept rows: in place when they are contiguous (no keep
+  // flags), else gathered first.
+  const float* input = states + first * h;
+  int64_t n = std::max<int64_t>(0, tokens - first);
   std::vector<float> kept;
-  kept.reserve(static_cast<size_t>(tokens * h));
-  for (int64_t t = weights.head.skip_first_token ? 1 : 0; t < tokens; ++t) {
-    if (!keep.empty() && keep[t] == 0) continue;
-    kept.insert(kept.end(), states + t * h, states + (t + 1) * h);
+  if (!keep.empty()) {
+    kept.reserve(static_cast<size_t>(n * h));
+    for (int64_t t = first; t < tokens; ++t) {
+      if (keep[t] != 0) kept.insert(kept.end(), states + t * h, states + (t + 1) * h);
+    }
+    input = kept.data();
+    n = static_cast<int64_t>(kept.size()) / h;
   }
-  const int64_t n = static_cast<int64_t>(kept.size()) / h;
   out->resize(static_cast<size_t>(n * d));
-  if (n > 0) ApplyLinear(weights.linear, kept.data(), n, out->data());
+  if (n > 0) ApplyLinear(weights.linear, input, n, out->data());
   for (int64_t r = 0; r < n; ++r) L2Normalize(out->data() + r * d, d);
   *rows = static_cast<int>(n);
 }
