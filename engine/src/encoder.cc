@@ -273,7 +273,8 @@ absl::Status Encoder::Validate(const Sequence& sequence) const {
   return absl::OkStatus();
 }
 
-absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* result) {
+absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* result,
+                             const BetweenLayers& between_layers) {
   Impl& m = *impl_;
   // OpenMP's thread count is per calling thread: the server calls Encode from
   // its batcher thread, not the one that loaded, and the workspace holds one
@@ -317,7 +318,7 @@ absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* res
     }
   }
   absl::StatusOr<const float*> output =
-      RunEncoderLayers(m.weights, m.options.precision, m.config, packed, ws);
+      RunEncoderLayers(m.weights, m.options.precision, m.config, packed, ws, between_layers);
   if (!output.ok()) return output.status();
   std::memcpy(result->hidden_states.data(), *output,
               static_cast<size_t>(tokens * h) * sizeof(float));

@@ -167,12 +167,11 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
 
 namespace {
 
-// With several models a large batch runs in parts, a turn each, so another
-// model's batch waits for one part at most: of 256 tokens, or of 64 while
-// another model is active (it had a turn in the last 100 ms). Smaller parts
-// cost the busy model throughput (bench/README.md, "Several models").
+// With several models a large batch runs in parts of at most 256 tokens, a
+// turn each: another model's shorter batch runs at the next layer boundary
+// of the part in progress (engine_turns.h), and the parts bound how long a
+// layer takes (bench/README.md, "Several models").
 constexpr int64_t kMaxTurnTokens = 256;
-constexpr int64_t kSharedTurnTokens = 64;
 
 std::vector<std::unique_ptr<ModelPipeline>> Pipelines(
     const ServerConfig& config, std::vector<LoadedModel> models, EngineTurns* turns,
@@ -187,12 +186,10 @@ std::vector<std::unique_ptr<ModelPipeline>> Pipelines(
   limits.long_inputs = config.long_inputs;
   limits.window_overlap_tokens = config.window_overlap_tokens;
   const int64_t max_turn_tokens = models.size() > 1 ? kMaxTurnTokens : 0;
-  const int64_t shared_turn_tokens = models.size() > 1 ? kSharedTurnTokens : 0;
   std::vector<std::unique_ptr<ModelPipeline>> pipelines;
   for (LoadedModel& model : models) {
-    pipelines.push_back(std::make_unique<ModelPipeline>(std::move(model), config.batcher, limits,
-                                                        turns, registry, observer, max_turn_tokens,
-                                                        shared_turn_tokens));
+    pipelines.push_back(std::make_unique<ModelPipeline>(
+        std::move(model), config.batcher, limits, turns, registry, observer, max_turn_tokens));
   }
   return pipelines;
 }

@@ -80,6 +80,13 @@ class Backend {
   // models (engine_turns.h): part of the batch's wall time, not engine time.
   // Zero for a backend of its own.
   virtual std::chrono::nanoseconds last_turn_wait() const { return {}; }
+  // Called between two layers of every later Run's engine pass
+  // (engine::Encoder::Encode's between_layers): where an engine shared by
+  // several models yields to another model's waiting batch (engine_turns.h).
+  // Backends without layers ignore it.
+  virtual void SetBetweenLayers(engine::BetweenLayers between_layers) {
+    static_cast<void>(between_layers);
+  }
 };
 
 }  // namespace server

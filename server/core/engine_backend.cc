@@ -9,7 +9,8 @@ const engine::SentencePipeline EngineBackend::kNoPipeline;
 absl::Status EngineBackend::Run(absl::Span<const engine::Sequence> batch,
                                 absl::Span<const OutputSpec> specs,
                                 std::vector<InputOutput>* outputs) {
-  if (absl::Status status = encoder_->Encode(batch, &result_); !status.ok()) return status;
+  if (absl::Status status = encoder_->Encode(batch, &result_, between_layers_); !status.ok())
+    return status;
   outputs->resize(batch.size());
   for (int i = 0; i < static_cast<int>(batch.size()); ++i) {
     InputOutput& out = (*outputs)[i];

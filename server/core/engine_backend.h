@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "engine/encoder.h"
@@ -23,6 +24,9 @@ class EngineBackend : public Backend {
 
   absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) override;
+  void SetBetweenLayers(engine::BetweenLayers between_layers) override {
+    between_layers_ = std::move(between_layers);
+  }
 
  private:
   // Each fills `out` for sequence `index` of result_.
@@ -36,8 +40,9 @@ class EngineBackend : public Backend {
   static const engine::SentencePipeline kNoPipeline;
   engine::Encoder* const encoder_;
   const engine::SentencePipeline* const pipeline_;
-  engine::EncodeResult result_;  // reused across batches: its buffers stay allocated
-  std::vector<uint8_t> keep_;    // Multi's per-token flags (a document's skiplist)
+  engine::BetweenLayers between_layers_;  // empty: none
+  engine::EncodeResult result_;           // reused across batches: its buffers stay allocated
+  std::vector<uint8_t> keep_;             // Multi's per-token flags (a document's skiplist)
 };
 
 }  // namespace server

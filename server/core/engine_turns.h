@@ -5,6 +5,17 @@
 // batches already waiting (at most one a model, since each model has one
 // batcher worker), never after a busy model's whole queue. With one model the
 // gate is always free at once.
+//
+// Turns are also cut between two layers of the engine's pass: the shortest
+// remaining work first, preemptively at layer boundaries. When a waiting
+// batch is expected to take less engine time than the running batch still
+// needs, the running batch queues behind it and resumes after
+// (YieldToWaiting). So a quiet model's small batch waits for one layer of a
+// busy model's large batch, not for the whole of it, and the large batch,
+// resumed, does not cut back into the small one. Shortest-remaining-first is
+// the order that minimizes mean latency; it cannot starve a model, because a
+// model kept waiting gathers a larger batch while others run (the batcher),
+// which makes its next batch the longer one only until the others' grow too.
 #pragma once
 
 #include <chrono>
@@ -14,72 +25,83 @@
 
 #include "common/mutex.h"
 #include "server/core/backend.h"
+#include "server/core/clock.h"
 
 namespace server {
 
 class EngineTurns {
  public:
+  explicit EngineTurns(Clock* clock = SystemClock()) : clock_(clock) {}
+
   // Blocks until it is this caller's turn (first come, first served).
-  // `owner` (a model's backend; may be null) is remembered for
-  // LastTurnEndedByAnother.
-  void Acquire(const void* owner = nullptr) ABSL_LOCKS_EXCLUDED(mu_);
+  // `owner` is a model's backend (may be null); `expected` is the engine
+  // time the caller expects its turn to take (0: unknown, which counts as
+  // short).
+  void Acquire(const void* owner = nullptr, Clock::duration expected = {}) ABSL_LOCKS_EXCLUDED(mu_);
   // Ends the turn begun by the matching Acquire.
   void Release() ABSL_LOCKS_EXCLUDED(mu_);
-  // Callers blocked in Acquire now (for tests and diagnostics).
+  // Called by the turn's holder `owner` between two layers with the engine
+  // time its batch still needs: when a caller of another owner is waiting
+  // whose expected time is less, ends this turn, waits for the turns queued
+  // before it (`remaining` is its expected time meanwhile) and takes the
+  // turn again. Returns whether it yielded.
+  bool YieldToWaiting(const void* owner, Clock::duration remaining) ABSL_LOCKS_EXCLUDED(mu_);
+  // Callers blocked in Acquire or in a yield now (for tests and diagnostics).
   int64_t waiting() const ABSL_LOCKS_EXCLUDED(mu_);
-  // When a turn of an owner other than `owner` last ended; the clock's
-  // epoch if none has.
-  std::chrono::steady_clock::time_point LastTurnEndedByAnother(const void* owner) const
-      ABSL_LOCKS_EXCLUDED(mu_);
+  Clock* clock() const { return clock_; }
 
  private:
+  struct Waiting {
+    const void* owner;
+    Clock::duration expected;
+  };
+
+  // With mu_ held: ends the current turn / waits for `ticket`'s.
+  void EndTurn() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void AwaitTurn(uint64_t ticket, Waiting waiting) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+
+  Clock* const clock_;
   mutable common::Mutex mu_;
   common::CondVar turn_changed_;
   uint64_t next_ticket_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t serving_ ABSL_GUARDED_BY(mu_) = 0;  // the ticket whose turn it is
-  const void* holder_ ABSL_GUARDED_BY(mu_) = nullptr;
-  // Each owner's last turn's end (one entry a model).
-  std::vector<std::pair<const void*, std::chrono::steady_clock::time_point>> last_ends_
-      ABSL_GUARDED_BY(mu_);
+  // The callers blocked in AwaitTurn now, by ticket.
+  std::vector<std::pair<uint64_t, Waiting>> waiting_ ABSL_GUARDED_BY(mu_);
 };
 
 // One model's backend, run in turns with the other models' (all pointers
-// must outlive it). With `max_turn_tokens` > 0 a batch larger than that is
-// run in parts of at most that many tokens (at least one input each), one
-// turn each, so that another model's batch waits for at most one part of a
-// large batch, not all of it; 0: one turn a batch. With
-// `shared_turn_tokens` > 0, parts are at most that many tokens while another
-// model is active (a turn of its ended within `recent`): small parts cost
-// throughput, so they are cut only while another model needs the engine
-// (bench/README.md, "Several models").
+// must outlive it). Its engine's passes yield between layers to shorter
+// waiting batches (EngineTurns::YieldToWaiting); the engine time a batch
+// needs is estimated from the model's last batches (time per token), and
+// what a running batch still needs from its own layers so far. With
+// `max_turn_tokens` > 0 a batch larger than that is run in parts of at most
+// that many tokens (at least one input each), one turn each, which bounds a
+// layer's time; 0: one turn a batch.
 class TurnTakingBackend : public Backend {
  public:
-  TurnTakingBackend(Backend* backend, EngineTurns* turns, int64_t max_turn_tokens = 0,
-                    int64_t shared_turn_tokens = 0,
-                    std::chrono::nanoseconds recent = std::chrono::milliseconds(100))
-      : backend_(backend),
-        turns_(turns),
-        max_turn_tokens_(max_turn_tokens),
-        shared_turn_tokens_(shared_turn_tokens),
-        recent_(recent) {}
+  TurnTakingBackend(Backend* backend, EngineTurns* turns, int64_t max_turn_tokens = 0);
 
   absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) override;
   std::chrono::nanoseconds last_turn_wait() const override { return last_wait_; }
 
  private:
-  // Acquire, adding the time it blocked to last_wait_.
-  void AcquireTurn();
-  // The most tokens of the next part: max_turn_tokens_, or shared_turn_tokens_
-  // while another model is active; 0: no limit.
-  int64_t PartTokens() const;
+  // Runs one part in one turn (which its layers may yield).
+  absl::Status RunPart(absl::Span<const engine::Sequence> part, absl::Span<const OutputSpec> specs,
+                       int64_t tokens, std::vector<InputOutput>* outputs);
+  // The engine's between-layers call: YieldToWaiting with the time the part
+  // still needs, the time it gave away added to last_wait_ and left out of
+  // the part's engine time.
+  void BetweenLayers(int layers_done, int layers);
 
   Backend* const backend_;
   EngineTurns* const turns_;
   const int64_t max_turn_tokens_;
-  const int64_t shared_turn_tokens_;
-  const std::chrono::nanoseconds recent_;
-  std::chrono::nanoseconds last_wait_{0};  // the batcher's thread only
+  // The batcher's thread only:
+  std::chrono::nanoseconds last_wait_{0};
+  double seconds_per_token_ = 0;  // engine time, a moving average over parts
+  Clock::time_point part_start_{};
+  Clock::duration part_yielded_{};  // of the part in progress
 };
 
 }  // namespace server

@@ -62,13 +62,12 @@ ModelInfoLabels MetricsLabels(const LoadedModel& model) {
 ModelPipeline::ModelPipeline(LoadedModel loaded, const BatcherConfig& batcher_config,
                              const RequestLimits& limits, EngineTurns* turns,
                              std::shared_ptr<prometheus::Registry> registry,
-                             BatcherObserver* observer, int64_t max_turn_tokens,
-                             int64_t shared_turn_tokens)
+                             BatcherObserver* observer, int64_t max_turn_tokens)
     : model(std::move(loaded)),
       metrics(batcher_config, MetricsLabels(model), std::move(registry)),
       observers({&metrics, observer}),
       engine_backend(model.encoder.get(), &model.pipeline),
-      backend(&engine_backend, turns, max_turn_tokens, shared_turn_tokens),
+      backend(&engine_backend, turns, max_turn_tokens),
       batcher(batcher_config, &backend, SystemClock(), &observers),
       builder(&model, limits),
       dispatcher(&builder, &batcher, &metrics),

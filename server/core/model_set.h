@@ -78,12 +78,11 @@ ModelInfoLabels MetricsLabels(const LoadedModel& model);
 class ModelPipeline {
  public:
   // `turns` (shared by all models) and `observer` (may be null) must outlive
-  // the pipeline; `registry` is the one /metrics exports. `max_turn_tokens`
-  // and `shared_turn_tokens`: see TurnTakingBackend (0 with one model).
+  // the pipeline; `registry` is the one /metrics exports. `max_turn_tokens`:
+  // see TurnTakingBackend (0 with one model).
   ModelPipeline(LoadedModel model, const BatcherConfig& batcher, const RequestLimits& limits,
                 EngineTurns* turns, std::shared_ptr<prometheus::Registry> registry,
-                BatcherObserver* observer, int64_t max_turn_tokens = 0,
-                int64_t shared_turn_tokens = 0);
+                BatcherObserver* observer, int64_t max_turn_tokens = 0);
 
   LoadedModel model;
   ServerMetrics metrics;

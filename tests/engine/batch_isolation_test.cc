@@ -53,6 +53,44 @@ TEST_P(BatchIsolationTest, SequenceAloneEqualsSequenceInBatch) {
   }
 }
 
+// A server sharing the CPU among models runs another model's batch between
+// two layers of this one's (Encode's between_layers): the pass must come out
+// bit for bit as without it, and the hook see every boundary in order.
+TEST_P(BatchIsolationTest, AnotherModelsPassBetweenLayersChangesNothing) {
+  const auto spec = testing::TinySpec(GetParam());
+  const std::string dir = testing::WriteTinyModel(
+      std::string("between_layers_") + LayerNormPlacementName(GetParam()), spec);
+  auto encoder = Encoder::Load(dir, {});
+  auto other = Encoder::Load(dir, {});
+  ASSERT_TRUE(encoder.ok()) << encoder.status();
+  ASSERT_TRUE(other.ok()) << other.status();
+  const int vocab = (*encoder)->config().vocab_size;
+  const auto sequences = RandomSequences({9, 33, 17}, vocab, 5);
+  const auto other_sequences = RandomSequences({40, 3}, vocab, 6);
+  std::vector<Sequence> batch, other_batch;
+  for (const auto& ids : sequences) batch.push_back({ids, {}});
+  for (const auto& ids : other_sequences) other_batch.push_back({ids, {}});
+
+  EncodeResult plain;
+  ASSERT_TRUE((*encoder)->Encode(batch, &plain).ok());
+  std::vector<std::pair<int, int>> boundaries;
+  EncodeResult interleaved, other_result;
+  ASSERT_TRUE((*encoder)
+                  ->Encode(batch, &interleaved,
+                           [&](int done, int layers) {
+                             boundaries.emplace_back(done, layers);
+                             ASSERT_TRUE((*other)->Encode(other_batch, &other_result).ok());
+                           })
+                  .ok());
+  const int layers = (*encoder)->config().num_layers;
+  ASSERT_GE(layers, 2);
+  std::vector<std::pair<int, int>> expected;
+  for (int done = 1; done < layers; ++done) expected.emplace_back(done, layers);
+  EXPECT_EQ(boundaries, expected);
+  EXPECT_EQ(interleaved.offsets, plain.offsets);
+  EXPECT_EQ(interleaved.hidden_states, plain.hidden_states);
+}
+
 INSTANTIATE_TEST_SUITE_P(Placements, BatchIsolationTest,
                          ::testing::Values(LayerNormPlacement::kPost, LayerNormPlacement::kPre));
 

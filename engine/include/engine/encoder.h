@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +18,10 @@
 #include "engine/isa.h"
 
 namespace engine {
+
+// Called between two layers of a pass with the layers done and the model's
+// layer count (Encoder::Encode).
+using BetweenLayers = std::function<void(int layers_done, int layers)>;
 
 // One input sequence: token ids (with [CLS]/[SEP] already in place) and
 // optional token types (empty means all zero). Views; the caller owns them.
@@ -88,8 +93,13 @@ class Encoder {
   // Runs the encoder over `batch`, writing the last hidden states to `result`.
   // Not thread-safe: an Encoder owns one workspace, so calls on one Encoder
   // must not overlap (the server runs one batch at a time). Every other
-  // method is const and thread-safe.
-  absl::Status Encode(absl::Span<const Sequence> batch, EncodeResult* result);
+  // method is const and thread-safe. `between_layers`, when set, is called
+  // on the calling thread after every layer but the last, outside any
+  // parallel region, with the layers done and the model's layer count:
+  // where a server that shares the CPU among models lets another model's
+  // waiting batch run (the workspace keeps this batch's state meanwhile).
+  absl::Status Encode(absl::Span<const Sequence> batch, EncodeResult* result,
+                      const BetweenLayers& between_layers = nullptr);
 
   // Pools sequence `index` of `result` into `out` (hidden_size floats),
   // optionally L2-normalized. kNone is not a pooling here. Thread-safe.

@@ -12,7 +12,7 @@ namespace {
 // next layer's LN1 or the final LN) in one sweep.
 template <class Policy>
 absl::Status RunLayers(Policy& policy, ModelWeights& weights, const ModelConfig& config,
-                       Workspace& ws) {
+                       Workspace& ws, const BetweenLayers& between_layers) {
   const bool post = config.layer_norm_placement == LayerNormPlacement::kPost;
   float* x = ws.hidden.data();
   float* input = post ? x : ws.normed.data();
@@ -29,6 +29,8 @@ absl::Status RunLayers(Policy& policy, ModelWeights& weights, const ModelConfig&
                                        ? weights.layers[l + 1].attention_norm
                                        : weights.final_norm;
     policy.AddNorm(x, layer.ffn_out, next, input, residual_out, layer.ffn_out_norm);
+    const int done = static_cast<int>(l + 1), layers = static_cast<int>(weights.layers.size());
+    if (between_layers && done < layers) between_layers(done, layers);
   }
   return absl::OkStatus();
 }
@@ -37,18 +39,19 @@ absl::Status RunLayers(Policy& policy, ModelWeights& weights, const ModelConfig&
 
 absl::StatusOr<const float*> RunEncoderLayers(ModelWeights& weights, Precision precision,
                                               const ModelConfig& config, const PackedBatch& packed,
-                                              Workspace& workspace) {
+                                              Workspace& workspace,
+                                              const BetweenLayers& between_layers) {
   const LayerContext context{config, packed, workspace, weights.relative_position, weights.rotary};
   absl::Status status;
   if (precision == Precision::kInt8) {
     Int8Policy policy(context);
-    status = RunLayers(policy, weights, config, workspace);
+    status = RunLayers(policy, weights, config, workspace, between_layers);
   } else if (precision == Precision::kBf16) {
     Bf16Policy policy(context);
-    status = RunLayers(policy, weights, config, workspace);
+    status = RunLayers(policy, weights, config, workspace, between_layers);
   } else {
     FloatPolicy policy(context);
-    status = RunLayers(policy, weights, config, workspace);
+    status = RunLayers(policy, weights, config, workspace, between_layers);
   }
   if (!status.ok()) return status;
   return config.layer_norm_placement == LayerNormPlacement::kPost

@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "engine/config.h"
+#include "engine/encoder.h"
 #include "layers/packed_batch.h"
 #include "model/weights.h"
 #include "workspace.h"
@@ -19,9 +20,11 @@ namespace engine {
 // With output norms (Gemma): x = x + N(Attn(LN1(x))); x = x + N'(FFN(LN2(x))).
 // RMSNorm in place of LayerNorm where the config says so.
 // Returns the buffer holding the last hidden states (workspace.hidden
-// post-LN, workspace.normed pre-LN).
+// post-LN, workspace.normed pre-LN). `between_layers` (may be empty) runs
+// after each layer but the last (Encoder::Encode).
 absl::StatusOr<const float*> RunEncoderLayers(ModelWeights& weights, Precision precision,
                                               const ModelConfig& config, const PackedBatch& packed,
-                                              Workspace& workspace);
+                                              Workspace& workspace,
+                                              const BetweenLayers& between_layers);
 
 }  // namespace engine
