@@ -45,12 +45,19 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
     ws.bf16_input = *std::move(allocated);
   }
   if (precision == Precision::kInt8) {
+    // A two-level FFN output projection reads twice the rows of I and
+    // writes twice the rows of H (the two levels stacked).
+    const size_t two_level_rows =
+        config.int8_two_level_ffn_out ? static_cast<size_t>(BucketRows(2 * max_batch_tokens)) : 0;
     // Buffer counts 4-byte floats: u8 rows take a quarter as many.
-    const size_t quantized = (rows * std::max({h, inter, context}) + 3) / 4;
-    for (auto [buffer, floats] : {std::pair<Buffer*, size_t>{&ws.quantized, quantized},
-                                  {&ws.row_scale, rows},
-                                  {&ws.row_zero, rows},
-                                  {&ws.accumulator, rows * std::max(qkv, ffn_in)}}) {
+    const size_t quantized =
+        (std::max(rows * std::max({h, inter, context}), two_level_rows * inter) + 3) / 4;
+    const size_t row_params = std::max(rows, two_level_rows);
+    for (auto [buffer, floats] :
+         {std::pair<Buffer*, size_t>{&ws.quantized, quantized},
+          {&ws.row_scale, row_params},
+          {&ws.row_zero, row_params},
+          {&ws.accumulator, std::max(rows * std::max(qkv, ffn_in), two_level_rows * h)}}) {
       absl::StatusOr<Buffer> allocated = Buffer::Allocate(floats);
       if (!allocated.ok()) return allocated.status();
       *buffer = *std::move(allocated);

@@ -26,6 +26,9 @@ struct Workspace {
   // Precision::kInt8 only (empty otherwise): a matmul's input quantized per
   // row, and its int32 output. One of each suffices because every int8
   // matmul consumes its input before the next quantization overwrites it.
+  // A two-level FFN output projection (ModelConfig::int8_two_level_ffn_out)
+  // stacks its input's two levels: rows 2 x tokens of quantized, row_scale,
+  // row_zero and accumulator.
   Buffer quantized;    // u8 [rows, max(H, I)]
   Buffer row_scale;    // float [rows]
   Buffer row_zero;     // int32 [rows]

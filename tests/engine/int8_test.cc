@@ -181,9 +181,26 @@ TEST_P(Int8GoldenTest, PooledOutputsMatchFloat32) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Golden, Int8GoldenTest, ::testing::ValuesIn(testing::kBertFixtures));
+// The bar of Int8FamilyTest: mean and minimum per-token cosine.
+struct CosineBar {
+  double mean, min;
+};
+
+// The decoder families measure well above the common bar; theirs is twice
+// the error (1 - cosine) measured at their worst ISA level (avx2 and
+// scalar: 7-bit weights), rounded down. Measured 2026-11-27: qwen3 (its FFN
+// output two-level) mean 0.99924 min 0.99503, gemma3_text mean 0.99904 min
+// 0.99622; at avx512_bf16 0.99972 / 0.99706 and 0.99960 / 0.99763.
+CosineBar FamilyBar(const std::string& fixture) {
+  if (fixture == "families/qwen3") return {0.9985, 0.990};
+  if (fixture == "families/gemma3_text") return {0.998, 0.992};
+  return {kMinMeanCosine, 0.98};
+}
+
 // Every family of the registry in int8, token by token against the PyTorch
 // reference (float64) of its fixture: the last hidden state of each token,
-// mean cosine >= 0.995 and none below 0.98. These fixtures are made for
+// mean cosine >= 0.995 and none below 0.98 (FamilyBar: tighter for the
+// decoder families). These fixtures are made for
 // float parity (large embeddings, biases and FFN gains, see
 // make_families.py), which makes int8's relative error larger than on
 // trained models; the pooled int8-vs-fp32 bars of Int8GoldenTest, whose
@@ -218,8 +235,9 @@ TEST_P(Int8FamilyTest, TokenStatesMatchPyTorch) {
   }
   std::printf("[ int8 cosine ] %s: per token against PyTorch, mean %.5f min %.5f over %d tokens\n",
               GetParam().c_str(), sum / count, min, count);
-  EXPECT_GE(sum / count, kMinMeanCosine);
-  EXPECT_GE(min, 0.98);
+  const CosineBar bar = FamilyBar(GetParam());
+  EXPECT_GE(sum / count, bar.mean);
+  EXPECT_GE(min, bar.min);
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, Int8FamilyTest, ::testing::ValuesIn(testing::FamilyFixtures()),

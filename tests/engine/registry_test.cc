@@ -107,6 +107,9 @@ std::vector<std::string> Problems(const Architecture& a) {
   named(n.layer.ffn_out, "ffn_out");
   together(r.feed_forward == FeedForward::kGatedSplit, !n.layer.ffn_gate.empty(),
            !n.layer.ffn_gate.empty(), "a separate gate");
+  // The int8 policy makes the second level in the gate's epilogue only.
+  expect(!r.int8_two_level_ffn_out || r.feed_forward != FeedForward::kDense,
+         "a two-level int8 FFN output without a gated FFN");
   const bool alternating = r.attention == AttentionPattern::kAlternating;
   together(alternating, alternating, k.local_attention != nullptr && k.global_every_n != nullptr,
            "sliding-window layers");
@@ -186,6 +189,9 @@ TEST(RegistryTest, AnIncompleteFamilyIsCaught) {
   EXPECT_EQ(Problems(broken).size(), 3u) << absl::StrJoin(Problems(broken), "\n");
   broken = *electra;
   broken.keys.embedding_size = nullptr;
+  EXPECT_EQ(Problems(broken).size(), 1u) << absl::StrJoin(Problems(broken), "\n");
+  broken = *electra;  // a dense FFN
+  broken.recipe.int8_two_level_ffn_out = true;
   EXPECT_EQ(Problems(broken).size(), 1u) << absl::StrJoin(Problems(broken), "\n");
   broken = Architectures().front();
   broken.model_types.push_back({"unnamed", ""});
@@ -298,6 +304,7 @@ TEST_P(RegistryFamilyTest, ConfigRoundTripsThroughJson) {
   EXPECT_EQ(again->local_rotary_base, c.local_rotary_base);
   EXPECT_EQ(again->alibi, c.alibi);
   EXPECT_EQ(again->gated_ffn, c.gated_ffn);
+  EXPECT_EQ(again->int8_two_level_ffn_out, c.int8_two_level_ffn_out);
   EXPECT_EQ(again->biases.attention, c.biases.attention);
   EXPECT_EQ(again->biases.ffn_in, c.biases.ffn_in);
   EXPECT_EQ(again->biases.ffn_out, c.biases.ffn_out);

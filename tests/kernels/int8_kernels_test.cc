@@ -120,7 +120,7 @@ struct AccCase {
   // order 1-10.
   static AccCase Random(int64_t rows, int64_t cols, uint32_t seed) {
     std::mt19937 rng(seed);
-    AccCase c{rows, cols, {}, {}, {}, {}, {}, {}};
+    AccCase c{rows, cols, {}, {}, {}, {}, {}, {}, {}, {}, {}};
     std::uniform_int_distribution<int32_t> acc(-300000, 300000), zero(0, 255), sum(-3000, 3000);
     for (int64_t i = 0; i < rows * cols; ++i) c.acc.push_back(acc(rng));
     for (int64_t r = 0; r < rows; ++r) c.zero.push_back(zero(rng));
@@ -128,6 +128,22 @@ struct AccCase {
     c.row_scale = Uniform(rows, 0.005f, 0.05f, rng);
     c.col_scale = Uniform(cols, 1e-4f, 1e-3f, rng);
     c.bias = Uniform(cols, -1.0f, 1.0f, rng);
+    return c;
+  }
+  // A two-level accumulator's second part (kernels.h), empty for one
+  // level: the residual's product, its row scales a 255th of the first's.
+  std::vector<int32_t> residual_acc, residual_zero;
+  std::vector<float> residual_row_scale;
+
+  static AccCase TwoLevel(int64_t rows, int64_t cols, uint32_t seed) {
+    AccCase c = Random(rows, cols, seed);
+    std::mt19937 rng(seed + 100);
+    std::uniform_int_distribution<int32_t> acc(-300000, 300000), zero(0, 255);
+    for (int64_t i = 0; i < rows * cols; ++i) c.residual_acc.push_back(acc(rng));
+    for (int64_t r = 0; r < rows; ++r) {
+      c.residual_zero.push_back(zero(rng));
+      c.residual_row_scale.push_back(c.row_scale[r] / 255);
+    }
     return c;
   }
   Int8Accumulator View(int32_t* acc_data) const {
@@ -138,19 +154,33 @@ struct AccCase {
     a.col_scale = col_scale.data();
     a.col_sum = col_sum.data();
     a.bias = bias.data();
+    if (!residual_acc.empty()) {
+      a.residual_acc = residual_acc.data();
+      a.residual_row_scale = residual_row_scale.data();
+      a.residual_row_zero = residual_zero.data();
+    }
     return a;
   }
+  // The products of both levels before the column scale, in double.
+  double Level(int64_t r, int64_t i) const {
+    return (static_cast<double>(acc[r * cols + i]) - static_cast<double>(zero[r]) * col_sum[i]) *
+           row_scale[r];
+  }
+  double ResidualLevel(int64_t r, int64_t i) const {
+    if (residual_acc.empty()) return 0;
+    return (static_cast<double>(residual_acc[r * cols + i]) -
+            static_cast<double>(residual_zero[r]) * col_sum[i]) *
+           residual_row_scale[r];
+  }
   // The dequantized value in double, and the float rounding it is entitled
-  // to (the int32 -> float conversion, two products and the bias add).
+  // to (the int32 -> float conversions, the products, the sums).
   double Exact(int64_t r, int64_t i) const {
-    const double centered =
-        static_cast<double>(acc[r * cols + i]) - static_cast<double>(zero[r]) * col_sum[i];
-    return centered * row_scale[r] * col_scale[i] + bias[i];
+    return (Level(r, i) + ResidualLevel(r, i)) * col_scale[i] + bias[i];
   }
   double Error(int64_t r, int64_t i) const {
-    const double centered =
-        static_cast<double>(acc[r * cols + i]) - static_cast<double>(zero[r]) * col_sum[i];
-    return 4 * kEps * (std::fabs(centered * row_scale[r] * col_scale[i]) + std::fabs(bias[i]));
+    return 4 * kEps *
+           ((std::fabs(Level(r, i)) + std::fabs(ResidualLevel(r, i))) * col_scale[i] +
+            std::fabs(bias[i]));
   }
 };
 
@@ -175,12 +205,43 @@ TEST_P(DequantizeTest, MatchesReference) {
 INSTANTIATE_TEST_SUITE_P(Isas, DequantizeTest, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
                          IsaParamName);
 
+TEST_P(DequantizeTest, TwoLevelMatchesReference) {
+  SKIP_IF_ISA_UNSUPPORTED(GetParam());
+  for (int64_t cols : HiddenSizes()) {
+    AccCase c = AccCase::TwoLevel(3, cols, static_cast<uint32_t>(cols));
+    std::vector<float> got(3 * cols), want(3 * cols);
+    DequantizeWithIsa(GetParam(), c.View(c.acc.data()), 3, cols, got.data());
+    DequantizeWithIsa(Isa::kScalar, c.View(c.acc.data()), 3, cols, want.data());
+    for (int64_t i = 0; i < 3 * cols; ++i) {
+      ASSERT_LE(std::fabs(got[i] - want[i]), 2 * c.Error(i / cols, i % cols)) << cols << " " << i;
+    }
+  }
+}
+
 TEST(DequantizeReferenceTest, MatchesFormulaInDouble) {
-  AccCase c = AccCase::Random(5, 768, 1);
-  std::vector<float> got(5 * 768);
-  DequantizeWithIsa(Isa::kScalar, c.View(c.acc.data()), 5, 768, got.data());
-  for (int64_t i = 0; i < 5 * 768; ++i) {
-    ASSERT_LE(std::fabs(got[i] - c.Exact(i / 768, i % 768)), c.Error(i / 768, i % 768)) << i;
+  for (const AccCase& c : {AccCase::Random(5, 768, 1), AccCase::TwoLevel(5, 768, 2)}) {
+    std::vector<float> got(5 * 768);
+    AccCase in = c;
+    DequantizeWithIsa(Isa::kScalar, in.View(in.acc.data()), 5, 768, got.data());
+    for (int64_t i = 0; i < 5 * 768; ++i) {
+      ASSERT_LE(std::fabs(got[i] - c.Exact(i / 768, i % 768)), c.Error(i / 768, i % 768))
+          << i << (c.residual_acc.empty() ? "" : " two-level");
+    }
+  }
+}
+
+TEST(DequantizeReferenceTest, TwoLevelAddsTheResidualProduct) {
+  // The second level moves each value by its own product (a 255th-scale
+  // correction), not by zero: the epilogue reads it.
+  AccCase two = AccCase::TwoLevel(2, 64, 3);
+  AccCase one = two;
+  one.residual_acc.clear();
+  std::vector<float> with(2 * 64), without(2 * 64);
+  DequantizeWithIsa(Isa::kScalar, two.View(two.acc.data()), 2, 64, with.data());
+  DequantizeWithIsa(Isa::kScalar, one.View(one.acc.data()), 2, 64, without.data());
+  for (int64_t i = 0; i < 2 * 64; ++i) {
+    const double correction = two.ResidualLevel(i / 64, i % 64) * two.col_scale[i % 64];
+    ASSERT_NEAR(with[i] - without[i], correction, two.Error(i / 64, i % 64)) << i;
   }
 }
 
@@ -294,8 +355,14 @@ struct NormCase {
   AccCase acc;
   std::vector<float> residual, gamma, beta;
   bool use_sublayer = true;
-  static NormCase Random(int64_t rows, int64_t hidden, bool use_sublayer, uint32_t seed) {
-    NormCase c{AccCase::Random(rows, hidden, seed), {}, {}, {}, use_sublayer};
+  static NormCase Random(int64_t rows, int64_t hidden, bool use_sublayer, uint32_t seed,
+                         bool two_level = false) {
+    NormCase c{
+        two_level ? AccCase::TwoLevel(rows, hidden, seed) : AccCase::Random(rows, hidden, seed),
+        {},
+        {},
+        {},
+        use_sublayer};
     std::mt19937 rng(seed + 1);
     c.residual = Uniform(rows * hidden, -4.0f, 6.0f, rng);
     c.gamma = Uniform(hidden, 0.5f, 1.5f, rng);
@@ -380,12 +447,35 @@ TEST_P(AddLayerNormInt8Test, MatchesReferenceForEveryPlacementAndSize) {
   }
 }
 
+TEST_P(AddLayerNormInt8Test, TwoLevelSublayerMatchesReference) {
+  SKIP_IF_ISA_UNSUPPORTED(GetParam());
+  for (int64_t hidden : HiddenSizes()) {
+    for (bool pre_ln : {false, true}) {
+      const NormCase c = NormCase::Random(3, hidden, true, static_cast<uint32_t>(hidden * 4 + 1),
+                                          /*two_level=*/true);
+      SCOPED_TRACE(::testing::Message() << "hidden " << hidden << " pre_ln " << pre_ln);
+      const NormResult got = RunNorm(GetParam(), c, pre_ln, true, false);
+      const NormResult want = RunNorm(Isa::kScalar, c, pre_ln, true, false);
+      // As MatchesReferenceForEveryPlacementAndSize: one more product and
+      // sum per element, of a 255th of the magnitude.
+      for (size_t i = 0; i < want.out.size(); ++i) {
+        ASSERT_NEAR(got.out[i], want.out[i], 4e-6) << "element " << i;
+      }
+      for (size_t i = 0; i < want.residual_out.size(); ++i) {
+        ASSERT_NEAR(got.residual_out[i], want.residual_out[i], 16 * kEps * 16) << i;
+      }
+      ExpectSameQuantization(got.quantized, want.quantized, 1e-5);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Isas, AddLayerNormInt8Test, ::testing::Values(Isa::kAvx2, Isa::kAvx512),
                          IsaParamName);
 
 TEST(AddLayerNormInt8ReferenceTest, MatchesFormulaInDouble) {
-  for (bool use_sublayer : {true, false}) {
-    const NormCase c = NormCase::Random(4, 768, use_sublayer, 17);
+  for (int kind = 0; kind < 3; ++kind) {
+    const bool use_sublayer = kind != 1, two_level = kind == 2;
+    const NormCase c = NormCase::Random(4, 768, use_sublayer, 17, two_level);
     const NormResult got = RunNorm(Isa::kScalar, c, /*pre_ln=*/true, true, false);
     const int64_t n = 768;
     for (int64_t r = 0; r < 4; ++r) {

@@ -101,6 +101,9 @@ struct ModelConfig {
   bool alibi = false;
   // FFN(x) = out(act(gate(x)) * up(x)), both of intermediate_size.
   bool gated_ffn = false;
+  // Precision::kInt8: out's input is quantized in two levels (the family's
+  // Recipe::int8_two_level_ffn_out; not a config.json key).
+  bool int8_two_level_ffn_out = false;
   Biases biases;
   // Pre-LN without a norm before the first layer's attention (ModernBERT:
   // the embeddings end with one).

@@ -48,23 +48,25 @@ void GatedActivationRows(const float* x, int64_t cols, Eltwise act, float* out, 
                          int64_t end);
 template <Isa kIsa>
 void DequantizeGateQuantizeRows(const Int8Accumulator& in, int64_t cols, Eltwise act,
-                                const QuantizedRows& out, int64_t begin, int64_t end);
+                                const QuantizedRows& out, const QuantizedRows& residual,
+                                int64_t begin, int64_t end);
 
-#define ENGINE_DECLARE_INT8_KERNELS(isa)                                                   \
-  template <>                                                                              \
-  void QuantizeRows<isa>(const float*, int64_t, const QuantizedRows&, int64_t, int64_t);   \
-  template <>                                                                              \
-  void DequantizeRows<isa>(const Int8Accumulator&, int64_t, float*, int64_t, int64_t);     \
-  template <>                                                                              \
-  void DequantizeActivateQuantizeRows<isa>(const Int8Accumulator&, int64_t, Eltwise,       \
-                                           const QuantizedRows&, int64_t, int64_t);        \
-  template <>                                                                              \
-  void AddLayerNormInt8Rows<isa>(const AddLayerNormInt8Args&, int64_t, int64_t);           \
-  template <>                                                                              \
-  void GatedActivationRows<isa>(const float*, int64_t, Eltwise, float*, int64_t, int64_t); \
-  template <>                                                                              \
-  void DequantizeGateQuantizeRows<isa>(const Int8Accumulator&, int64_t, Eltwise,           \
-                                       const QuantizedRows&, int64_t, int64_t);
+#define ENGINE_DECLARE_INT8_KERNELS(isa)                                                    \
+  template <>                                                                               \
+  void QuantizeRows<isa>(const float*, int64_t, const QuantizedRows&, int64_t, int64_t);    \
+  template <>                                                                               \
+  void DequantizeRows<isa>(const Int8Accumulator&, int64_t, float*, int64_t, int64_t);      \
+  template <>                                                                               \
+  void DequantizeActivateQuantizeRows<isa>(const Int8Accumulator&, int64_t, Eltwise,        \
+                                           const QuantizedRows&, int64_t, int64_t);         \
+  template <>                                                                               \
+  void AddLayerNormInt8Rows<isa>(const AddLayerNormInt8Args&, int64_t, int64_t);            \
+  template <>                                                                               \
+  void GatedActivationRows<isa>(const float*, int64_t, Eltwise, float*, int64_t, int64_t);  \
+  template <>                                                                               \
+  void DequantizeGateQuantizeRows<isa>(const Int8Accumulator&, int64_t, Eltwise,            \
+                                       const QuantizedRows&, const QuantizedRows&, int64_t, \
+                                       int64_t);
 
 ENGINE_DECLARE_INT8_KERNELS(Isa::kScalar)
 ENGINE_DECLARE_INT8_KERNELS(Isa::kAvx2)

@@ -194,15 +194,16 @@ void GatedActivationWithIsa(Isa isa, const float* x, int64_t rows, int64_t cols,
 }
 
 void DequantizeGateQuantize(const Int8Accumulator& in, int64_t rows, int64_t cols, Eltwise act,
-                            const QuantizedRows& out) {
+                            const QuantizedRows& out, const QuantizedRows& residual) {
   const auto fn = DequantizeGateQuantizeFor(BestIsa());
   ParallelRows(rows, 2 * cols,
-               [&](int64_t begin, int64_t end) { fn(in, cols, act, out, begin, end); });
+               [&](int64_t begin, int64_t end) { fn(in, cols, act, out, residual, begin, end); });
 }
 
 void DequantizeGateQuantizeWithIsa(Isa isa, const Int8Accumulator& in, int64_t rows, int64_t cols,
-                                   Eltwise act, const QuantizedRows& out) {
-  DequantizeGateQuantizeFor(isa)(in, cols, act, out, 0, rows);
+                                   Eltwise act, const QuantizedRows& out,
+                                   const QuantizedRows& residual) {
+  DequantizeGateQuantizeFor(isa)(in, cols, act, out, residual, 0, rows);
 }
 
 namespace {

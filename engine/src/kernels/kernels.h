@@ -70,6 +70,16 @@ void Tanh(float* x, int64_t n);
 //   y[r][c] = (acc[r][c] - zero[r] * col_sum[c]) * scale[r] * col_scale[c] + bias[c]
 // with col_sum[c] = sum_k w[c][k] (the zero point's share, removed exactly in
 // int32).
+//
+// Two-level inputs (DequantizeGateQuantize with a `residual`): a row x is
+// quantized as above (q, scale, zero), then its residual x - (q - zero) *
+// scale (within half a step) is quantized again the same way (q', scale'
+// ~ scale / 255, zero'), so (q - zero) * scale + (q' - zero') * scale'
+// reproduces x to about 16 bits. Both parts multiply the same s8 weights
+// (one matmul over the parts stacked as twice the rows), and the epilogue
+// adds the two dequantized products:
+//   y[r][c] = ((acc[r][c] - zero[r] * col_sum[c]) * scale[r]
+//              + (acc'[r][c] - zero'[r] * col_sum[c]) * scale'[r]) * col_scale[c] + bias[c]
 
 // Where a row-quantized u8 matrix goes: q [rows, cols], scale and zero [rows].
 struct QuantizedRows {
@@ -86,6 +96,11 @@ struct Int8Accumulator {
   const float* col_scale = nullptr;   // [cols], the weights' scales
   const int32_t* col_sum = nullptr;   // [cols], the weights' column sums
   const float* bias = nullptr;        // [cols], required
+  // A two-level input's second part: its product and its rows' scales and
+  // zero points (see above). Null for a one-level input.
+  const int32_t* residual_acc = nullptr;
+  const float* residual_row_scale = nullptr;
+  const int32_t* residual_row_zero = nullptr;
 };
 
 // kSilu: x * sigmoid(x).
@@ -96,7 +111,8 @@ void QuantizeRows(const float* x, int64_t rows, int64_t cols, const QuantizedRow
 void QuantizeRowsWithIsa(Isa isa, const float* x, int64_t rows, int64_t cols,
                          const QuantizedRows& out);
 
-// out [rows, cols] = the dequantized accumulator plus bias, as float.
+// out [rows, cols] = the dequantized accumulator plus bias, as float (both
+// parts of a two-level accumulator).
 void Dequantize(const Int8Accumulator& in, int64_t rows, int64_t cols, float* out);
 void DequantizeWithIsa(Isa isa, const Int8Accumulator& in, int64_t rows, int64_t cols, float* out);
 
@@ -111,10 +127,10 @@ void DequantizeActivateQuantizeWithIsa(Isa isa, const Int8Accumulator& in, int64
                                        int64_t cols, Eltwise act, const QuantizedRows& out);
 
 // Add & Norm with the sublayer as an int8 accumulator: like AddLayerNormArgs
-// with sublayer + bias = the dequantized accumulator (skipped when
-// sublayer.acc is null), and, when quantized.q is set, the normalized row
-// `out` also quantized there in the same sweep for the next matmul.
-// quantized.scale/zero may alias sublayer.row_scale/row_zero.
+// with sublayer + bias = the dequantized accumulator (both parts of a
+// two-level one; skipped when sublayer.acc is null), and, when quantized.q is set, the normalized
+// row `out` also quantized there in the same sweep for the next matmul. quantized.scale/zero may
+// alias sublayer.row_scale/row_zero.
 struct AddLayerNormInt8Args {
   const float* residual = nullptr;
   Int8Accumulator sublayer;
@@ -163,9 +179,13 @@ void GatedActivationWithIsa(Isa isa, const float* x, int64_t rows, int64_t cols,
 // dequantized (+ bias), gated as above and quantized into `out` [rows,
 // cols]. Staged in place of the accumulator like DequantizeActivateQuantize
 // (in.acc must be writable; out.scale/zero may alias in.row_scale/row_zero).
+// When residual.q is set, the gated row is quantized in two levels: `out`
+// the first, `residual` [rows, cols] the second (see Two-level inputs
+// above; it must not overlap `out` or in.row_scale/row_zero).
 void DequantizeGateQuantize(const Int8Accumulator& in, int64_t rows, int64_t cols, Eltwise act,
-                            const QuantizedRows& out);
+                            const QuantizedRows& out, const QuantizedRows& residual = {});
 void DequantizeGateQuantizeWithIsa(Isa isa, const Int8Accumulator& in, int64_t rows, int64_t cols,
-                                   Eltwise act, const QuantizedRows& out);
+                                   Eltwise act, const QuantizedRows& out,
+                                   const QuantizedRows& residual = {});
 
 }  // namespace engine::kernels

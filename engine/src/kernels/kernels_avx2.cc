@@ -52,8 +52,9 @@ void GatedActivationRows<Isa::kAvx2>(const float* x, int64_t cols, Eltwise act, 
 
 template <>
 void DequantizeGateQuantizeRows<Isa::kAvx2>(const Int8Accumulator& in, int64_t cols, Eltwise act,
-                                            const QuantizedRows& out, int64_t begin, int64_t end) {
-  vec::DequantizeGateQuantizeRows<avx2::QVec>(in, cols, act, out, begin, end);
+                                            const QuantizedRows& out, const QuantizedRows& residual,
+                                            int64_t begin, int64_t end) {
+  vec::DequantizeGateQuantizeRows<avx2::QVec>(in, cols, act, out, residual, begin, end);
 }
 
 }  // namespace engine::kernels::detail

@@ -52,9 +52,10 @@ void GatedActivationRows<Isa::kAvx512>(const float* x, int64_t cols, Eltwise act
 
 template <>
 void DequantizeGateQuantizeRows<Isa::kAvx512>(const Int8Accumulator& in, int64_t cols, Eltwise act,
-                                              const QuantizedRows& out, int64_t begin,
+                                              const QuantizedRows& out,
+                                              const QuantizedRows& residual, int64_t begin,
                                               int64_t end) {
-  vec::DequantizeGateQuantizeRows<avx512::QVec>(in, cols, act, out, begin, end);
+  vec::DequantizeGateQuantizeRows<avx512::QVec>(in, cols, act, out, residual, begin, end);
 }
 
 }  // namespace engine::kernels::detail

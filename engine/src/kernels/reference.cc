@@ -110,12 +110,19 @@ void QuantizeRow(const float* x, int64_t n, const QuantizedRows& out, int64_t ro
   out.zero[row] = p.zero;
 }
 
-// Element (row, i) of the dequantized accumulator plus bias.
+// Element (row, i) of the dequantized accumulator plus bias (both parts of
+// a two-level one).
 float DequantizedAt(const Int8Accumulator& a, int64_t row, int64_t cols, int64_t i) {
   int32_t acc;
   std::memcpy(&acc, a.acc + row * cols + i, sizeof(acc));  // May hold staged floats later.
   const int32_t centered = acc - a.row_zero[row] * a.col_sum[i];
-  return static_cast<float>(centered) * (a.row_scale[row] * a.col_scale[i]) + a.bias[i];
+  if (a.residual_acc == nullptr) {
+    return static_cast<float>(centered) * (a.row_scale[row] * a.col_scale[i]) + a.bias[i];
+  }
+  const int32_t residual = a.residual_acc[row * cols + i] - a.residual_row_zero[row] * a.col_sum[i];
+  const float sum = static_cast<float>(centered) * a.row_scale[row] +
+                    static_cast<float>(residual) * a.residual_row_scale[row];
+  return sum * a.col_scale[i] + a.bias[i];
 }
 
 // Quantizes row `row` of `out` from `cols` floats staged as bytes (in place
@@ -139,6 +146,23 @@ void QuantizeStaged(const unsigned char* staged, int64_t cols, const QuantizedRo
   }
   out.scale[row] = p.scale;
   out.zero[row] = p.zero;
+}
+
+// The second level of a two-level row (kernels.h): the `cols` staged
+// floats become their residual against the first level, row `row` of
+// `out`, quantized into `residual`.
+void QuantizeStagedResidual(unsigned char* staged, int64_t cols, const QuantizedRows& out,
+                            const QuantizedRows& residual, int64_t row) {
+  const uint8_t* q = out.q + row * cols;
+  const float scale = out.scale[row];
+  const float zero = static_cast<float>(out.zero[row]);
+  for (int64_t i = 0; i < cols; ++i) {
+    float y;
+    std::memcpy(&y, staged + i * sizeof(float), sizeof(y));
+    const float r = y - (static_cast<float>(q[i]) - zero) * scale;
+    std::memcpy(staged + i * sizeof(float), &r, sizeof(r));
+  }
+  QuantizeStaged(staged, cols, residual, row);
 }
 
 float Activate(Eltwise act, float x) {
@@ -232,7 +256,8 @@ void GatedActivationRows<Isa::kScalar>(const float* x, int64_t cols, Eltwise act
 
 template <>
 void DequantizeGateQuantizeRows<Isa::kScalar>(const Int8Accumulator& in, int64_t cols, Eltwise act,
-                                              const QuantizedRows& out, int64_t begin,
+                                              const QuantizedRows& out,
+                                              const QuantizedRows& residual, int64_t begin,
                                               int64_t end) {
   for (int64_t row = begin; row < end; ++row) {
     // Staged over the row's first half, as the vector kernels do; element
@@ -244,6 +269,7 @@ void DequantizeGateQuantizeRows<Isa::kScalar>(const Int8Accumulator& in, int64_t
       std::memcpy(staged + i * sizeof(float), &y, sizeof(y));
     }
     QuantizeStaged(staged, cols, out, row);
+    if (residual.q != nullptr) QuantizeStagedResidual(staged, cols, out, residual, row);
   }
 }
 

@@ -74,15 +74,21 @@ void QuantizeRows(const float* x, int64_t cols, const QuantizedRows& out, int64_
 }
 
 // Dequantizes one row of an accumulator: element i of
-// (acc - zero * col_sum) * row_scale * col_scale + bias.
-template <typename V>
+// (acc - zero * col_sum) * row_scale * col_scale + bias, and with
+// kTwoLevel the residual part's (acc' - zero' * col_sum) * row_scale' added
+// before the column scale (kernels.h).
+template <typename V, bool kTwoLevel = false>
 struct RowDequantizer {
+  using Reg = typename V::Reg;
   const int32_t* acc;
   const int32_t* col_sum;
   const float* col_scale;
   const float* bias;
   int32_t zero;
-  typename V::Reg row_scale;
+  Reg row_scale;
+  const int32_t* residual_acc = nullptr;
+  int32_t residual_zero = 0;
+  Reg residual_scale = V::Zero();
 
   RowDequantizer(const Int8Accumulator& a, int64_t row, int64_t cols)
       : acc(a.acc + row * cols),
@@ -90,24 +96,42 @@ struct RowDequantizer {
         col_scale(a.col_scale),
         bias(a.bias),
         zero(a.row_zero[row]),
-        row_scale(V::Set1(a.row_scale[row])) {}
+        row_scale(V::Set1(a.row_scale[row])) {
+    if constexpr (kTwoLevel) {
+      residual_acc = a.residual_acc + row * cols;
+      residual_zero = a.residual_row_zero[row];
+      residual_scale = V::Set1(a.residual_row_scale[row]);
+    }
+  }
 
-  typename V::Reg At(int64_t i) const {
-    const typename V::Reg s = V::Mul(row_scale, V::Load(col_scale + i));
+  Reg At(int64_t i) const {
+    if constexpr (kTwoLevel) {
+      const Reg sum =
+          V::Fma(V::LoadCentered(residual_acc + i, col_sum + i, residual_zero), residual_scale,
+                 V::Mul(V::LoadCentered(acc + i, col_sum + i, zero), row_scale));
+      return V::Fma(sum, V::Load(col_scale + i), V::Load(bias + i));
+    }
+    const Reg s = V::Mul(row_scale, V::Load(col_scale + i));
     return V::Fma(V::LoadCentered(acc + i, col_sum + i, zero), s, V::Load(bias + i));
   }
-  typename V::Reg At(int64_t i, typename V::Mask m) const {
-    const typename V::Reg s = V::Mul(row_scale, V::Load(col_scale + i, m));
+  Reg At(int64_t i, typename V::Mask m) const {
+    if constexpr (kTwoLevel) {
+      const Reg sum =
+          V::Fma(V::LoadCentered(residual_acc + i, col_sum + i, residual_zero, m), residual_scale,
+                 V::Mul(V::LoadCentered(acc + i, col_sum + i, zero, m), row_scale));
+      return V::Fma(sum, V::Load(col_scale + i, m), V::Load(bias + i, m));
+    }
+    const Reg s = V::Mul(row_scale, V::Load(col_scale + i, m));
     return V::Fma(V::LoadCentered(acc + i, col_sum + i, zero, m), s, V::Load(bias + i, m));
   }
 };
 
-template <typename V>
-void DequantizeRows(const Int8Accumulator& in, int64_t cols, float* out, int64_t begin,
-                    int64_t end) {
+template <typename V, bool kTwoLevel>
+void DequantizeRowRange(const Int8Accumulator& in, int64_t cols, float* out, int64_t begin,
+                        int64_t end) {
   constexpr int64_t W = V::kWidth;
   for (int64_t row = begin; row < end; ++row) {
-    const RowDequantizer<V> d(in, row, cols);
+    const RowDequantizer<V, kTwoLevel> d(in, row, cols);
     float* o = out + row * cols;
     int64_t i = 0;
     for (; i + W <= cols; i += W) V::Store(o + i, d.At(i));
@@ -116,6 +140,47 @@ void DequantizeRows(const Int8Accumulator& in, int64_t cols, float* out, int64_t
       V::Store(o + i, d.At(i, m), m);
     }
   }
+}
+
+template <typename V>
+void DequantizeRows(const Int8Accumulator& in, int64_t cols, float* out, int64_t begin,
+                    int64_t end) {
+  if (in.residual_acc != nullptr) {
+    DequantizeRowRange<V, true>(in, cols, out, begin, end);
+  } else {
+    DequantizeRowRange<V, false>(in, cols, out, begin, end);
+  }
+}
+
+// The second level of a two-level row (kernels.h): x[0, n) (overwritten)
+// becomes its residual x - (q - p.zero) * p.scale against the first level
+// q, which is quantized into row `row` of `residual`. Multiply, then
+// subtract (no fused multiply-add), as the scalar reference does.
+template <typename V>
+void QuantizeResidualRow(float* x, int64_t n, const uint8_t* q, const QuantParams& p,
+                         const QuantizedRows& residual, int64_t row) {
+  using Reg = typename V::Reg;
+  constexpr int64_t W = V::kWidth;
+  const Reg scale = V::Set1(p.scale);
+  const Reg zero = V::Set1(static_cast<float>(p.zero));
+  MinMax<V> mm;
+  int64_t i = 0;
+  for (; i + W <= n; i += W) {
+    const Reg r = V::Sub(V::Load(x + i), V::Mul(V::Sub(V::LoadU8(q + i), zero), scale));
+    V::Store(x + i, r);
+    mm.Add(r);
+  }
+  if (i < n) {
+    const typename V::Mask m = V::TailMask(n - i);
+    const Reg r = V::KeepActive(
+        V::Sub(V::Load(x + i, m), V::Mul(V::Sub(V::LoadU8(q + i, n - i), zero), scale)), m);
+    V::Store(x + i, r, m);
+    mm.Add(r);
+  }
+  const QuantParams pr = mm.Params();
+  QuantizeRowWith<V>(x, n, pr, residual.q + row * n);
+  residual.scale[row] = pr.scale;
+  residual.zero[row] = pr.zero;
 }
 
 // GELU, erf form: x * Phi(x), Phi(x) = 1 - erfc(x / sqrt 2) / 2 for x >= 0
@@ -209,13 +274,14 @@ void GatedActivationRows(const float* x, int64_t cols, Eltwise act, float* out, 
 // The FFN's inner epilogues in one sweep per row: the row of `in` (in_cols
 // int32 values) dequantized, mapped to `cols` floats by value(d, i) and
 // value(d, i, mask) (d: the row's RowDequantizer), staged in place of the
-// row's int32 values, and quantized into `out`. Each staged vector is
-// written after every accumulator value it depends on was read (value(d, i)
-// reads index i, or i and cols + i of a gated row).
+// row's int32 values, and quantized into `out` (and its second level into
+// `residual` when residual.q is set). Each staged vector is written after
+// every accumulator value it depends on was read (value(d, i) reads index
+// i, or i and cols + i of a gated row).
 template <typename V, typename Value>
 void DequantizeMapQuantizeRows(const Int8Accumulator& in, int64_t in_cols, int64_t cols,
-                               const QuantizedRows& out, int64_t begin, int64_t end,
-                               const Value& value) {
+                               const QuantizedRows& out, const QuantizedRows& residual,
+                               int64_t begin, int64_t end, const Value& value) {
   constexpr int64_t W = V::kWidth;
   for (int64_t row = begin; row < end; ++row) {
     const RowDequantizer<V> d(in, row, in_cols);  // Reads the row's input scale first.
@@ -237,16 +303,20 @@ void DequantizeMapQuantizeRows(const Int8Accumulator& in, int64_t in_cols, int64
     QuantizeRowWith<V>(staged, cols, p, out.q + row * cols);
     out.scale[row] = p.scale;
     out.zero[row] = p.zero;
+    if (residual.q != nullptr) {
+      QuantizeResidualRow<V>(staged, cols, out.q + row * cols, p, residual, row);
+    }
   }
 }
 
 template <typename V>
 void DequantizeGateQuantizeRows(const Int8Accumulator& in, int64_t cols, Eltwise act,
-                                const QuantizedRows& out, int64_t begin, int64_t end) {
+                                const QuantizedRows& out, const QuantizedRows& residual,
+                                int64_t begin, int64_t end) {
   // The accumulator row holds 2 * cols values, the activated half first.
   ForEltwise(act, [&](auto kind) {
     constexpr Eltwise kAct = decltype(kind)::value;
-    DequantizeMapQuantizeRows<V>(in, 2 * cols, cols, out, begin, end,
+    DequantizeMapQuantizeRows<V>(in, 2 * cols, cols, out, residual, begin, end,
                                  [&](const RowDequantizer<V>& d, int64_t i, auto... mask) {
                                    return V::Mul(Activate<V, kAct>(d.At(i, mask...)),
                                                  d.At(cols + i, mask...));
@@ -259,7 +329,7 @@ void DequantizeActivateQuantizeRows(const Int8Accumulator& in, int64_t cols, Elt
                                     const QuantizedRows& out, int64_t begin, int64_t end) {
   ForEltwise(act, [&](auto kind) {
     constexpr Eltwise kAct = decltype(kind)::value;
-    DequantizeMapQuantizeRows<V>(in, cols, cols, out, begin, end,
+    DequantizeMapQuantizeRows<V>(in, cols, cols, out, QuantizedRows{}, begin, end,
                                  [&](const RowDequantizer<V>& d, int64_t i, auto... mask) {
                                    return Activate<V, kAct>(d.At(i, mask...));
                                  });
@@ -271,7 +341,7 @@ void DequantizeActivateQuantizeRows(const Int8Accumulator& in, int64_t cols, Elt
 // 1. x = residual (+ dequantized sublayer + bias) into xbuf, summed;
 // 2. centred squares from xbuf; 3. out = LN(x), its min and max tracked;
 // 4. out quantized (when q is set).
-template <typename V, bool kSub>
+template <typename V, bool kSub, bool kTwoLevel = false>
 void AddLayerNormInt8Row(const AddLayerNormInt8Args& a, int64_t row, float* xbuf, float* out) {
   using Reg = typename V::Reg;
   constexpr int64_t W = V::kWidth;
@@ -283,7 +353,7 @@ void AddLayerNormInt8Row(const AddLayerNormInt8Args& a, int64_t row, float* xbuf
 
   Reg a0 = V::Zero(), a1 = V::Zero();
   if constexpr (kSub) {
-    const RowDequantizer<V> d(a.sublayer, row, n);
+    const RowDequantizer<V, kTwoLevel> d(a.sublayer, row, n);
     int64_t i = 0;
     for (; i + 2 * W <= body; i += 2 * W) {
       const Reg x0 = V::Add(V::Load(r + i), d.At(i));
@@ -365,7 +435,9 @@ void AddLayerNormInt8Rows(const AddLayerNormInt8Args& a, int64_t begin, int64_t 
     float* out = a.out + row * a.hidden;
     // As in AddLayerNormRowRange: x is kept where it must be kept anyway.
     float* xbuf = a.residual_out != nullptr ? a.residual_out + row * a.hidden : out;
-    if (a.sublayer.acc != nullptr) {
+    if (a.sublayer.residual_acc != nullptr) {
+      AddLayerNormInt8Row<V, true, true>(a, row, xbuf, out);
+    } else if (a.sublayer.acc != nullptr) {
       AddLayerNormInt8Row<V, true>(a, row, xbuf, out);
     } else {
       AddLayerNormInt8Row<V, false>(a, row, xbuf, out);

@@ -5,6 +5,7 @@
 #include <immintrin.h>
 
 #include <cstdint>
+#include <cstring>
 
 #include "kernels/vec_avx2.h"
 
@@ -43,6 +44,18 @@ struct QVec : Vec {
     const __m256i a = _mm256_maskload_epi32(acc, m);
     const __m256i s = _mm256_maskload_epi32(col_sum, m);
     return _mm256_cvtepi32_ps(_mm256_sub_epi32(a, _mm256_mullo_epi32(_mm256_set1_epi32(zero), s)));
+  }
+
+  // Bytes p[0, 8) as floats (a two-level row's first level, read back).
+  static Reg LoadU8(const uint8_t* p) {
+    return _mm256_cvtepi32_ps(
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+  }
+  // The first n bytes, 0 < n < kWidth (none past them is read); lanes past n are 0.
+  static Reg LoadU8(const uint8_t* p, int64_t n) {
+    int64_t bytes = 0;
+    std::memcpy(&bytes, p, static_cast<size_t>(n));
+    return _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128(bytes)));
   }
 
   // round(x * inv) + zero (ties to even), saturated to [0, 255], as bytes.

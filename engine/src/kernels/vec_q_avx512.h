@@ -38,6 +38,16 @@ struct QVec : Vec {
     return _mm512_cvtepi32_ps(_mm512_sub_epi32(a, _mm512_mullo_epi32(_mm512_set1_epi32(zero), s)));
   }
 
+  // Bytes p[0, 16) as floats (a two-level row's first level, read back).
+  static Reg LoadU8(const uint8_t* p) {
+    return _mm512_cvtepi32_ps(
+        _mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  }
+  // The first n bytes, 0 < n < kWidth (none past them is read); lanes past n are 0.
+  static Reg LoadU8(const uint8_t* p, int64_t n) {
+    return _mm512_cvtepi32_ps(_mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(TailMask(n), p)));
+  }
+
   // round(x * inv) + zero (ties to even) clamped to [0, 255]: negatives are
   // clamped to 0 first because the narrowing saturates as unsigned.
   static __m512i QuantizeLanes(Reg x, Reg inv, int32_t zero) {

@@ -266,7 +266,7 @@ class Int8Policy {
   absl::Status Attention(LayerWeights& layer, const float* /*input: quantized in ws*/) {
     Workspace& ws = c_.ws;
     const int64_t tokens = c_.packed.tokens;
-    if (absl::Status s = Matmul(*layer.qkv.int8); !s.ok()) return s;
+    if (absl::Status s = Matmul(layer.qkv); !s.ok()) return s;
     {
       // Attention itself runs in float.
       profile::ScopedOp op(profile::Op::kDequantize);
@@ -277,23 +277,29 @@ class Int8Policy {
       profile::ScopedOp op(profile::Op::kQuantize);
       kernels::QuantizeRows(ws.context.data(), tokens, c_.config.query_width(), QuantizedInput());
     }
-    return Matmul(*layer.attention_out.int8);
+    return Matmul(layer.attention_out);
   }
 
   absl::Status FeedForward(LayerWeights& layer, const float* /*input: quantized in ws*/) {
-    if (absl::Status s = Matmul(*layer.ffn_in.int8); !s.ok()) return s;
+    if (absl::Status s = Matmul(layer.ffn_in); !s.ok()) return s;
     if (c_.config.gated_ffn) {
+      // Where the family asks for it, the gated product (heavy-tailed: a
+      // product of two projections) gets a second level for the output
+      // projection (kernels.h "Two-level inputs"); its accumulator then
+      // holds both levels' products, which Accumulator() combines.
       profile::ScopedOp op(profile::Op::kGate);
-      kernels::DequantizeGateQuantize(Accumulator(layer.ffn_in), c_.packed.tokens,
-                                      c_.config.intermediate_size, ToEltwise(c_.config.activation),
-                                      QuantizedInput());
+      const int64_t inter = c_.config.intermediate_size;
+      kernels::DequantizeGateQuantize(
+          Accumulator(layer.ffn_in), c_.packed.tokens, inter, ToEltwise(c_.config.activation),
+          QuantizedInput(),
+          layer.ffn_out.two_level_input ? ResidualInput(inter) : kernels::QuantizedRows{});
     } else {
       profile::ScopedOp op(profile::Op::kGelu);
       kernels::DequantizeActivateQuantize(Accumulator(layer.ffn_in), c_.packed.tokens,
                                           c_.config.intermediate_size,
                                           ToEltwise(c_.config.activation), QuantizedInput());
     }
-    return Matmul(*layer.ffn_out.int8);
+    return Matmul(layer.ffn_out);
   }
 
   void AddNorm(const float* residual, const Linear& producer, const LayerNormWeights& norm,
@@ -319,7 +325,16 @@ class Int8Policy {
     return {c_.ws.quantized_u8(), c_.ws.row_scale.data(), c_.ws.row_zero_s32()};
   }
 
-  // The workspace's accumulator as the output of `linear` on QuantizedInput.
+  // A two-level input's second level: the `cols`-wide rows after the
+  // first level's in the workspace, with their scales and zero points.
+  kernels::QuantizedRows ResidualInput(int64_t cols) const {
+    const int64_t tokens = c_.packed.tokens;
+    return {c_.ws.quantized_u8() + tokens * cols, c_.ws.row_scale.data() + tokens,
+            c_.ws.row_zero_s32() + tokens};
+  }
+
+  // The workspace's accumulator as the output of `linear` on QuantizedInput
+  // (and ResidualInput, stacked after it, for a two-level input).
   kernels::Int8Accumulator Accumulator(const Linear& linear) const {
     kernels::Int8Accumulator a;
     a.acc = c_.ws.accumulator_s32();
@@ -328,13 +343,21 @@ class Int8Policy {
     a.col_scale = linear.int8->col_scale();
     a.col_sum = linear.int8->col_sum();
     a.bias = linear.bias.data();
+    if (linear.two_level_input) {
+      const int64_t tokens = c_.packed.tokens;
+      a.residual_acc = a.acc + tokens * linear.int8->out();
+      a.residual_row_scale = a.row_scale + tokens;
+      a.residual_row_zero = a.row_zero + tokens;
+    }
     return a;
   }
 
-  // workspace.accumulator = QuantizedInput * W^T.
-  absl::Status Matmul(QuantizedDense& dense) {
+  // workspace.accumulator = QuantizedInput * W^T, both levels of a
+  // two-level input in one matmul of twice the rows.
+  absl::Status Matmul(const Linear& linear) {
     profile::ScopedOp op(profile::Op::kMatmul);
-    return dense.Forward(c_.ws.quantized_u8(), c_.packed.tokens, c_.ws.accumulator_s32());
+    const int64_t rows = linear.two_level_input ? 2 * c_.packed.tokens : c_.packed.tokens;
+    return linear.int8->Forward(c_.ws.quantized_u8(), rows, c_.ws.accumulator_s32());
   }
 
   // producer null: normalize the residual alone. The output is also

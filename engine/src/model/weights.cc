@@ -281,6 +281,7 @@ absl::Status LoadLayer(const Checkpoint& checkpoint, const Architecture& archite
       !s.ok()) {
     return s;
   }
+  layer->ffn_out.two_level_input = caches.int8 != nullptr && config.int8_two_level_ffn_out;
   const int window = config.attention_window(index);
   layer->band = {window > 0 ? window : -1, config.causal ? 0 : (window > 0 ? window : -1)};
   if (config.position_embedding == PositionEmbedding::kRotary) {

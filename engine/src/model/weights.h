@@ -35,6 +35,9 @@ struct Linear {
   std::unique_ptr<Dense> fp32;
   std::unique_ptr<QuantizedDense> int8;
   std::vector<float> bias;
+  // int8: the input comes in two levels, stacked as twice the rows, and so
+  // does the accumulator (ModelConfig::int8_two_level_ffn_out).
+  bool two_level_input = false;
 };
 
 struct EmbeddingWeights {

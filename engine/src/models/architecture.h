@@ -172,6 +172,12 @@ struct Recipe {
   // (LayerTensorNames attention_out_norm, ffn_out_norm).
   bool sublayer_output_norms = false;
   EmbeddingScale embedding_scale = EmbeddingScale::kNone;
+  // int8: the FFN's output projection reads its input in two levels (~16
+  // bits, twice that matmul's integer work; kernels.h "Two-level inputs")
+  // instead of one u8 per row. For gated FFNs whose product feeds it a
+  // heavy-tailed input that one level resolves too coarsely over many
+  // layers (bench/decoders/README.md).
+  bool int8_two_level_ffn_out = false;
 };
 
 // config.json keys, as the family spells them. Null: the family's config

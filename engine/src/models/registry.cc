@@ -72,6 +72,7 @@ ModelConfig FamilyDefaults(const Architecture& architecture, const std::string& 
   config.biases = recipe.biases;
   config.first_attention_norm = recipe.first_attention_norm;
   config.gated_ffn = recipe.feed_forward != FeedForward::kDense;
+  config.int8_two_level_ffn_out = recipe.int8_two_level_ffn_out;
   switch (recipe.norm_placement) {
     case NormPlacement::kPost:
     case NormPlacement::kFromConfig:
