@@ -203,8 +203,10 @@ absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, st
   if (!outputs.ok()) return outputs.status();
   std::vector<float> scratch;
   engine::EncodeResult result;
+  engine::EncodeOptions encode_options;
+  encode_options.rows = bench.rows;
   for (int warmup = 0; warmup < 2; ++warmup) {
-    if (absl::Status s = (*encoder)->Encode(batch, &result); !s.ok()) return s;
+    if (absl::Status s = (*encoder)->Encode(batch, &result, encode_options); !s.ok()) return s;
     if (absl::Status s = ComputeOutputs(**encoder, *outputs, ids, result, &scratch); !s.ok()) {
       return s;
     }
@@ -216,7 +218,7 @@ absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, st
   std::vector<double> seconds;
   for (int i = 0; i < bench.iters; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    if (absl::Status s = (*encoder)->Encode(batch, &result); !s.ok()) return s;
+    if (absl::Status s = (*encoder)->Encode(batch, &result, encode_options); !s.ok()) return s;
     if (absl::Status s = ComputeOutputs(**encoder, *outputs, ids, result, &scratch); !s.ok()) {
       return s;
     }
@@ -248,6 +250,7 @@ absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, st
                 static_cast<long long>(CheckpointBytes(common.model_dir)));
   std::string json = line;
   if (!bench.outputs.empty()) json += absl::StrCat(",\"outputs\":\"", bench.outputs, "\"");
+  json += absl::StrCat(",\"rows\":\"", engine::TokenRowsName(bench.rows), "\"");
   if (bench.profile) {
     std::string table;
     json += absl::StrCat(",\"forward_mean_seconds\":", mean,

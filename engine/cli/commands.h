@@ -30,6 +30,9 @@ struct BenchOptions {
   bool profile = false;
   // Outputs computed per sequence in the timed loop ("dense,sparse,colbert").
   std::string outputs;
+  // The last layer's rows kept (engine/token_rows.h): a cross-encoder's or
+  // CLS embedder's pass is kFirst.
+  engine::TokenRows rows = engine::TokenRows::kAll;
 };
 
 struct MakeModelOptions {

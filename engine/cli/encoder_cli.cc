@@ -51,6 +51,9 @@ ABSL_FLAG(std::string, outputs, "",
           "bench: also compute these outputs of every sequence in the timed loop, "
           "comma-separated: dense (CLS, normalized), sparse (bge-m3's lexical weights), colbert; "
           "empty: the forward pass alone");
+ABSL_FLAG(std::string, rows, "all",
+          "bench: the last layer's token rows computed: all, first (a CLS-pooled embedder's or "
+          "cross-encoder's pass) or last (last-token pooling)");
 ABSL_FLAG(bool, profile, false,
           "bench: time each op kind of the forward pass and add the table to the JSON");
 ABSL_FLAG(int, threads, 0,
@@ -152,6 +155,16 @@ absl::Status Run(const std::string& command) {
     bench.seed = absl::GetFlag(FLAGS_seed);
     bench.profile = absl::GetFlag(FLAGS_profile);
     bench.outputs = absl::GetFlag(FLAGS_outputs);
+    const std::string rows = absl::GetFlag(FLAGS_rows);
+    bool rows_known = false;
+    for (engine::TokenRows r :
+         {engine::TokenRows::kAll, engine::TokenRows::kFirst, engine::TokenRows::kLast}) {
+      if (rows == engine::TokenRowsName(r)) {
+        bench.rows = r;
+        rows_known = true;
+      }
+    }
+    if (!rows_known) return absl::InvalidArgumentError("--rows must be all, first or last");
     if (const std::string lengths = absl::GetFlag(FLAGS_lengths); !lengths.empty()) {
       if (std::sscanf(lengths.c_str(), "%d:%d", &bench.min_length, &bench.max_length) != 2 ||
           bench.min_length <= 0) {

@@ -116,6 +116,14 @@ absl::Status CheckModelDirectory(const std::string& model_dir) {
                    "the weights and the tokenizer files)"));
 }
 
+// The per-token heads read every token's state.
+absl::Status RequireAllTokens(const EncodeResult& result) {
+  if (result.rows == TokenRows::kAll) return absl::OkStatus();
+  return absl::FailedPreconditionError(
+      absl::StrCat("this output needs every token's state; the result holds only the ",
+                   TokenRowsName(result.rows), " token of each sequence"));
+}
+
 }  // namespace
 
 Encoder::Encoder(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -274,7 +282,7 @@ absl::Status Encoder::Validate(const Sequence& sequence) const {
 }
 
 absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* result,
-                             const BetweenLayers& between_layers) {
+                             const EncodeOptions& options) {
   Impl& m = *impl_;
   // OpenMP's thread count is per calling thread: the server calls Encode from
   // its batcher thread, not the one that loaded, and the workspace holds one
@@ -282,6 +290,7 @@ absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* res
   omp_set_num_threads(m.threads);
   const int64_t h = m.config.hidden_size;
   result->hidden_size = static_cast<int>(h);
+  result->rows = options.rows;
   result->offsets.resize(batch.size() + 1);
   result->offsets[0] = 0;
   for (size_t i = 0; i < batch.size(); ++i) {
@@ -295,7 +304,10 @@ absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* res
     return absl::InvalidArgumentError(absl::StrCat(
         "batch of ", tokens, " tokens exceeds the budget of ", m.options.max_batch_tokens));
   }
-  result->hidden_states.resize(static_cast<size_t>(tokens * h));
+  // A compact result holds one row per sequence (EncodeResult).
+  const int64_t rows =
+      options.rows == TokenRows::kAll ? tokens : static_cast<int64_t>(batch.size());
+  result->hidden_states.resize(static_cast<size_t>(rows * h));
   if (tokens == 0) return absl::OkStatus();
 
   PackedBatch packed;
@@ -317,11 +329,10 @@ absl::Status Encoder::Encode(absl::Span<const Sequence> batch, EncodeResult* res
       return s;
     }
   }
-  absl::StatusOr<const float*> output =
-      RunEncoderLayers(m.weights, m.options.precision, m.config, packed, ws, between_layers);
+  absl::StatusOr<const float*> output = RunEncoderLayers(
+      m.weights, m.options.precision, m.config, packed, options.rows, ws, options.between_layers);
   if (!output.ok()) return output.status();
-  std::memcpy(result->hidden_states.data(), *output,
-              static_cast<size_t>(tokens * h) * sizeof(float));
+  std::memcpy(result->hidden_states.data(), *output, static_cast<size_t>(rows * h) * sizeof(float));
   return absl::OkStatus();
 }
 
@@ -331,15 +342,30 @@ absl::Status Encoder::Pool(const EncodeResult& result, int index, Pooling poolin
     return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
   }
   const int64_t h = result.hidden_size;
-  const float* states = result.sequence_states(index);
+  const int tokens = result.num_tokens(index);
+  if (pooling == Pooling::kNone) {
+    return absl::InvalidArgumentError("pooling none has no single vector");
+  }
+  // The modes that read one token take it where the result holds it (a
+  // compact result too); the others need every token's state.
+  const bool first = pooling == Pooling::kCls || pooling == Pooling::kPooler;
+  const float* states = pooling == Pooling::kLastToken ? result.token_state(index, tokens - 1)
+                        : first                        ? result.token_state(index, 0)
+                                                       : result.sequence_states(index);
+  if (states == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pooling ", PoolingName(pooling), " needs token states the result lacks",
+                     " (it holds the ", TokenRowsName(result.rows), " token of each sequence)"));
+  }
   switch (pooling) {
     case Pooling::kNone:
-      return absl::InvalidArgumentError("pooling none has no single vector");
+      break;
     case Pooling::kCls:
+    case Pooling::kLastToken:
       std::memcpy(out, states, static_cast<size_t>(h) * sizeof(float));
       break;
     case Pooling::kMean:
-      MeanPool(states, result.num_tokens(index), h, out);
+      MeanPool(states, tokens, h, out);
       break;
     case Pooling::kPooler:
       if (!has_pooler()) {
@@ -350,8 +376,7 @@ absl::Status Encoder::Pool(const EncodeResult& result, int index, Pooling poolin
     case Pooling::kMax:
     case Pooling::kMeanSqrtLen:
     case Pooling::kWeightedMean:
-    case Pooling::kLastToken:
-      PoolTokens(pooling, states, result.num_tokens(index), 0, h, out);
+      PoolTokens(pooling, states, tokens, 0, h, out);
       break;
   }
   if (normalize) L2Normalize(out, h);
@@ -369,9 +394,23 @@ absl::Status Encoder::Classify(const EncodeResult& result, int index, float* log
   if (index < 0 || index >= result.num_sequences()) {
     return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
   }
-  if (result.num_tokens(index) == 0) return absl::InvalidArgumentError("empty sequence");
-  RunClassifier(*impl_->classifier, result.sequence_states(index), result.num_tokens(index),
-                logits);
+  const int tokens = result.num_tokens(index);
+  if (tokens == 0) return absl::InvalidArgumentError("empty sequence");
+  if (result.rows == TokenRows::kAll) {
+    RunClassifier(*impl_->classifier, result.sequence_states(index), tokens, logits);
+    return absl::OkStatus();
+  }
+  // A compact result: the one state the head reads, as a one-token sequence.
+  const TokenRows reads = impl_->classifier->head.reads;
+  const float* state = reads == TokenRows::kFirst  ? result.token_state(index, 0)
+                       : reads == TokenRows::kLast ? result.token_state(index, tokens - 1)
+                                                   : nullptr;
+  if (state == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "the classifier reads the ", TokenRowsName(reads), " token(s); the result holds the ",
+        TokenRowsName(result.rows), " token of each sequence"));
+  }
+  RunClassifier(*impl_->classifier, state, 1, logits);
   return absl::OkStatus();
 }
 
@@ -385,6 +424,7 @@ absl::Status Encoder::Sparse(const EncodeResult& result, int index, const Sparse
   if (index < 0 || index >= result.num_sequences()) {
     return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
   }
+  if (absl::Status s = RequireAllTokens(result); !s.ok()) return s;
   if (options.max_active_dims < 0) {
     return absl::InvalidArgumentError("max_active_dims must not be negative");
   }
@@ -405,6 +445,7 @@ absl::Status Encoder::LexicalWeights(const EncodeResult& result, int index,
   if (index < 0 || index >= result.num_sequences()) {
     return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
   }
+  if (absl::Status s = RequireAllTokens(result); !s.ok()) return s;
   if (static_cast<int>(ids.size()) != result.num_tokens(index)) {
     return absl::InvalidArgumentError(
         absl::StrCat(ids.size(), " ids for a sequence of ", result.num_tokens(index), " tokens"));
@@ -429,6 +470,7 @@ absl::Status Encoder::MultiVectors(const EncodeResult& result, int index,
   if (index < 0 || index >= result.num_sequences()) {
     return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
   }
+  if (absl::Status s = RequireAllTokens(result); !s.ok()) return s;
   if (!keep.empty() && static_cast<int>(keep.size()) != result.num_tokens(index)) {
     return absl::InvalidArgumentError(absl::StrCat(keep.size(), " flags for a sequence of ",
                                                    result.num_tokens(index), " tokens"));

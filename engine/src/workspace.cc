@@ -1,6 +1,7 @@
 #include "workspace.h"
 
 #include <algorithm>
+#include <numeric>
 #include <utility>
 
 #include "dnnl/bound_matmul.h"
@@ -12,6 +13,8 @@ absl::StatusOr<Workspace> Workspace::Create(const ModelConfig& config, int64_t m
   Workspace ws;
   ws.rows = BucketRows(max_batch_tokens);
   ws.threads = std::max(threads, 1);
+  ws.row_offsets.resize(static_cast<size_t>(ws.rows) + 1);
+  std::iota(ws.row_offsets.begin(), ws.row_offsets.end(), 0);
   ws.attention_scratch_floats = kernels::AttentionScratchFloats(
       config.head_size(), config.position_embedding == PositionEmbedding::kRotary);
   const size_t rows = static_cast<size_t>(ws.rows);

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "buffer.h"
@@ -36,6 +37,9 @@ struct Workspace {
   // Precision::kBf16 only: a matmul's [rows, H] input as bf16. The FFN's
   // inner activations are bf16 in `intermediate` (Bf16Intermediate).
   Buffer bf16_input;
+  // 0, 1, ..., rows: the offsets of a batch of one-row sequences (the kept
+  // rows of a last layer that runs on one token per sequence).
+  std::vector<int> row_offsets;
   int64_t rows = 0;
   int threads = 1;
   // kernels::AttentionScratchFloats of the model's heads.

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "server/core/kept_rows.h"
+
 namespace server {
 
 const engine::SentencePipeline EngineBackend::kNoPipeline;
@@ -9,8 +11,12 @@ const engine::SentencePipeline EngineBackend::kNoPipeline;
 absl::Status EngineBackend::Run(absl::Span<const engine::Sequence> batch,
                                 absl::Span<const OutputSpec> specs,
                                 std::vector<InputOutput>* outputs) {
-  if (absl::Status status = encoder_->Encode(batch, &result_, between_layers_); !status.ok())
+  // One token per sequence from the last layer when every input reads only
+  // that one (kept_rows.h); the outputs below read the result accordingly.
+  options_.rows = RowsTheBatchNeeds(*encoder_, *pipeline_, specs);
+  if (absl::Status status = encoder_->Encode(batch, &result_, options_); !status.ok()) {
     return status;
+  }
   outputs->resize(batch.size());
   for (int i = 0; i < static_cast<int>(batch.size()); ++i) {
     InputOutput& out = (*outputs)[i];

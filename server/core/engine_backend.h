@@ -1,7 +1,9 @@
-// The batcher's backend on the real engine: one Encode per batch, then per
-// input what its spec asks: a pipeline Embed (engine/sentence_pipeline.h) or
-// a copy of the token states for kNone, the classifier's logits, sparse
-// weights, or several outputs of the one pass (kMulti).
+// The batcher's backend on the real engine: one Encode per batch (of one
+// token per sequence from the last layer when every input can do with it:
+// kept_rows.h), then per input what its spec asks: a pipeline Embed
+// (engine/sentence_pipeline.h) or a copy of the token states for kNone, the
+// classifier's logits, sparse weights, or several outputs of the one pass
+// (kMulti).
 #pragma once
 
 #include <cstdint>
@@ -25,7 +27,7 @@ class EngineBackend : public Backend {
   absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) override;
   void SetBetweenLayers(engine::BetweenLayers between_layers) override {
-    between_layers_ = std::move(between_layers);
+    options_.between_layers = std::move(between_layers);
   }
 
  private:
@@ -40,9 +42,9 @@ class EngineBackend : public Backend {
   static const engine::SentencePipeline kNoPipeline;
   engine::Encoder* const encoder_;
   const engine::SentencePipeline* const pipeline_;
-  engine::BetweenLayers between_layers_;  // empty: none
-  engine::EncodeResult result_;           // reused across batches: its buffers stay allocated
-  std::vector<uint8_t> keep_;             // Multi's per-token flags (a document's skiplist)
+  engine::EncodeOptions options_;  // between_layers (empty: none); rows set per batch
+  engine::EncodeResult result_;    // reused across batches: its buffers stay allocated
+  std::vector<uint8_t> keep_;      // Multi's per-token flags (a document's skiplist)
 };
 
 }  // namespace server

@@ -75,13 +75,12 @@ TEST_P(BatchIsolationTest, AnotherModelsPassBetweenLayersChangesNothing) {
   ASSERT_TRUE((*encoder)->Encode(batch, &plain).ok());
   std::vector<std::pair<int, int>> boundaries;
   EncodeResult interleaved, other_result;
-  ASSERT_TRUE((*encoder)
-                  ->Encode(batch, &interleaved,
-                           [&](int done, int layers) {
-                             boundaries.emplace_back(done, layers);
-                             ASSERT_TRUE((*other)->Encode(other_batch, &other_result).ok());
-                           })
-                  .ok());
+  EncodeOptions options;
+  options.between_layers = [&](int done, int layers) {
+    boundaries.emplace_back(done, layers);
+    ASSERT_TRUE((*other)->Encode(other_batch, &other_result).ok());
+  };
+  ASSERT_TRUE((*encoder)->Encode(batch, &interleaved, options).ok());
   const int layers = (*encoder)->config().num_layers;
   ASSERT_GE(layers, 2);
   std::vector<std::pair<int, int>> expected;

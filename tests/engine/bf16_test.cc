@@ -164,16 +164,6 @@ TEST(Bf16RefusalTest, LoadingInBf16BelowTheLevelFails) {
   EXPECT_NE(encoder.status().message().find("bf16"), std::string::npos) << encoder.status();
 }
 
-// Skips the calling test unless the level in use runs bf16.
-#define SKIP_WITHOUT_BF16()                                                       \
-  do {                                                                            \
-    const absl::StatusOr<IsaLevel> level = ActiveIsaLevel();                      \
-    ASSERT_TRUE(level.ok()) << level.status();                                    \
-    if (absl::Status s = PrecisionSupported(Precision::kBf16, *level); !s.ok()) { \
-      GTEST_SKIP() << s.message();                                                \
-    }                                                                             \
-  } while (0)
-
 void ExpectWithinBar(const std::string& name, const CosineStats& stats) {
   PrintStats("bf16", name, stats);
   EXPECT_GE(stats.min, kMinBf16Cosine) << "mean " << stats.mean;
@@ -196,13 +186,7 @@ TEST_P(Bf16FixtureTest, PooledOutputsMatchFloat32) {
   ExpectWithinBar(GetParam(), ComparePooled(dir + "/model", batch, Precision::kBf16));
 }
 
-std::vector<std::string> AllFixtures() {
-  std::vector<std::string> all = testing::kBertFixtures;
-  for (const std::string& family : testing::FamilyFixtures()) all.push_back(family);
-  return all;
-}
-
-INSTANTIATE_TEST_SUITE_P(Fixtures, Bf16FixtureTest, ::testing::ValuesIn(AllFixtures()),
+INSTANTIATE_TEST_SUITE_P(Fixtures, Bf16FixtureTest, ::testing::ValuesIn(testing::ParityFixtures()),
                          [](const ::testing::TestParamInfo<std::string>& info) {
                            return testing::FixtureTestName(info.param);
                          });

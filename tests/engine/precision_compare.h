@@ -7,7 +7,19 @@
 #include <vector>
 
 #include "engine/encoder.h"
+#include "engine/isa.h"
 #include "nlohmann/json.hpp"
+
+// Skips the calling test unless the level in use runs bf16 (the reason:
+// the CPU or the instruction-set cap lacks avx512_bf16).
+#define SKIP_WITHOUT_BF16()                                                       \
+  do {                                                                            \
+    const absl::StatusOr<IsaLevel> level = ActiveIsaLevel();                      \
+    ASSERT_TRUE(level.ok()) << level.status();                                    \
+    if (absl::Status s = PrecisionSupported(Precision::kBf16, *level); !s.ok()) { \
+      GTEST_SKIP() << s.message();                                                \
+    }                                                                             \
+  } while (0)
 
 namespace engine::testing {
 

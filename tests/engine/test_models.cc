@@ -73,6 +73,12 @@ std::vector<std::string> FamilyFixtures() {
   return fixtures;
 }
 
+std::vector<std::string> ParityFixtures() {
+  std::vector<std::string> all = kBertFixtures;
+  for (const std::string& family : FamilyFixtures()) all.push_back(family);
+  return all;
+}
+
 std::string FixtureTestName(const std::string& fixture) {
   return fixture.substr(fixture.rfind('/') + 1);
 }

@@ -38,6 +38,8 @@ inline const std::vector<std::string> kBertFixtures = {"post_ln", "pre_ln", "var
 // registered without its fixture fails the tests that read it (and the
 // registry's own fixture test).
 std::vector<std::string> FamilyFixtures();
+// Every parity model: BERT's fixtures, then FamilyFixtures().
+std::vector<std::string> ParityFixtures();
 // The directory name of a family's fixture: the model_type with '-' as '_'
 // ("xlm_roberta"), or the family's name where a selector shares the
 // model_type ("jina_bert" for "bert" with ALiBi).

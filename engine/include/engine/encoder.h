@@ -16,12 +16,25 @@
 #include "engine/config.h"
 #include "engine/heads.h"
 #include "engine/isa.h"
+#include "engine/token_rows.h"
 
 namespace engine {
 
 // Called between two layers of a pass with the layers done and the model's
 // layer count (Encoder::Encode).
 using BetweenLayers = std::function<void(int layers_done, int layers)>;
+
+// How one Encode call runs.
+struct EncodeOptions {
+  // The last layer's rows the caller needs (engine/token_rows.h). kFirst or
+  // kLast: the result holds one state per sequence (EncodeResult::rows).
+  TokenRows rows = TokenRows::kAll;
+  // Called after every layer but the last, on the calling thread, outside
+  // any parallel region: where a server that shares the CPU among models
+  // lets another model's waiting batch run (the workspace keeps this
+  // batch's state meanwhile). Empty: none.
+  BetweenLayers between_layers;
+};
 
 // One input sequence: token ids (with [CLS]/[SEP] already in place) and
 // optional token types (empty means all zero). Views; the caller owns them.
@@ -51,19 +64,31 @@ const char* PoolingName(Pooling pooling);
 void L2Normalize(float* values, int64_t n);
 absl::StatusOr<Pooling> ParsePooling(const std::string& name);
 
-// The last hidden states of a batch, packed: sequence i owns rows
-// [offsets[i], offsets[i+1]) of `hidden_states` ([total_tokens, hidden_size]).
+// The last hidden states of a batch. `offsets` are always the real token
+// offsets: sequence i has num_tokens(i) tokens, whatever `rows` holds.
+//   rows kAll: packed, sequence i owns rows [offsets[i], offsets[i+1]) of
+//     `hidden_states` ([total_tokens, hidden_size]).
+//   rows kFirst / kLast: `hidden_states` is [num_sequences, hidden_size], row
+//     i the first / last token of sequence i (a compact result); the other
+//     tokens' states were never computed. sequence_states() is null then, and
+//     Encoder's readers that need every token refuse such a result.
 // Reusing one EncodeResult across calls avoids reallocating its buffers.
 struct EncodeResult {
   int hidden_size = 0;
+  TokenRows rows = TokenRows::kAll;
   std::vector<int> offsets;
   std::vector<float> hidden_states;
 
   int num_sequences() const { return static_cast<int>(offsets.size()) - 1; }
   int num_tokens(int i) const { return offsets[i + 1] - offsets[i]; }
+  // Every token state of sequence i; null on a compact result.
   const float* sequence_states(int i) const {
+    if (rows != TokenRows::kAll) return nullptr;
     return hidden_states.data() + static_cast<size_t>(offsets[i]) * hidden_size;
   }
+  // The state of token `t` of sequence i, or null where the result does not
+  // hold it (a compact result keeps one token per sequence).
+  const float* token_state(int i, int t) const;
 };
 
 class Encoder {
@@ -90,19 +115,18 @@ class Encoder {
   // within config().max_length() and max_batch_tokens). Thread-safe.
   absl::Status Validate(const Sequence& sequence) const;
 
-  // Runs the encoder over `batch`, writing the last hidden states to `result`.
-  // Not thread-safe: an Encoder owns one workspace, so calls on one Encoder
-  // must not overlap (the server runs one batch at a time). Every other
-  // method is const and thread-safe. `between_layers`, when set, is called
-  // on the calling thread after every layer but the last, outside any
-  // parallel region, with the layers done and the model's layer count:
-  // where a server that shares the CPU among models lets another model's
-  // waiting batch run (the workspace keeps this batch's state meanwhile).
+  // Runs the encoder over `batch`, writing the last hidden states to `result`
+  // (all of them, or the rows options.rows keeps). Not thread-safe: an
+  // Encoder owns one workspace, so calls on one Encoder must not overlap
+  // (the server runs one batch at a time). Every other method is const and
+  // thread-safe.
   absl::Status Encode(absl::Span<const Sequence> batch, EncodeResult* result,
-                      const BetweenLayers& between_layers = nullptr);
+                      const EncodeOptions& options = {});
 
   // Pools sequence `index` of `result` into `out` (hidden_size floats),
-  // optionally L2-normalized. kNone is not a pooling here. Thread-safe.
+  // optionally L2-normalized. kNone is not a pooling here. On a compact
+  // result only the pooling of its kept token (kCls or kPooler on kFirst,
+  // kLastToken on kLast); others are FailedPrecondition. Thread-safe.
   absl::Status Pool(const EncodeResult& result, int index, Pooling pooling, bool normalize,
                     float* out) const;
 
@@ -111,7 +135,8 @@ class Encoder {
   const ClassifierHead* classifier() const;
   // Raw logits of sequence `index` of `result` (classifier()->num_labels
   // floats; the score activation is the caller's). FailedPrecondition
-  // without a classifier. Thread-safe.
+  // without a classifier, or on a compact result without the token the
+  // head reads (ClassifierHead::reads). Thread-safe.
   absl::Status Classify(const EncodeResult& result, int index, float* logits) const;
   // The prompt a causal-LM reranker scores pairs in (Qwen3-Reranker: its
   // classifier() is the judgment "yes" against "no" at the last token), or

@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "engine/token_rows.h"
+
 namespace engine {
 
 // How a classifier's logits become scores: the sentence-transformers
@@ -40,6 +42,10 @@ struct ClassifierHead {
   // id2label in id order; "LABEL_<i>" where config.json has none.
   std::vector<std::string> labels;
   ScoreActivation activation = ScoreActivation::kSigmoid;
+  // The tokens of the last layer the head reads: the first (BERT's pooler,
+  // RoBERTa-style heads, DistilBERT, ELECTRA, ModernBERT's "cls"), the last
+  // (causal-LM scorers), or all (ModernBERT's "mean").
+  TokenRows reads = TokenRows::kFirst;
 };
 
 // SPLADE: weight(token id) = pool over the input's tokens of act(logit),

@@ -156,6 +156,9 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoi
     return s;
   }
   weights->pooling = settings->pooling;
+  head.reads = settings->pooling == HeadPooling::kFirstToken  ? TokenRows::kFirst
+               : settings->pooling == HeadPooling::kLastToken ? TokenRows::kLast
+                                                              : TokenRows::kAll;
   weights->tanh = settings->tanh;
   weights->activation = settings->activation;
   return weights;
@@ -185,6 +188,7 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadCausalLmScorer(
   weights->head.labels = {names.positive_token};
   weights->head.activation = ScoreActivation::kSigmoid;
   weights->pooling = HeadPooling::kLastToken;
+  weights->head.reads = TokenRows::kLast;
   HeadLinear& out = weights->out;
   out.in = h;
   out.out = 1;

@@ -33,6 +33,31 @@ void Activate(ModuleActivation activation, float* values, int n) {
   }
 }
 
+// A compact result (EncodeResult::rows) pooled: the modes that read one
+// token (as PoolTokens picks it), from the row the result kept.
+absl::Status PoolKeptToken(const EncodeResult& result, int index, Pooling mode, int skip,
+                           float* out) {
+  const int tokens = result.num_tokens(index);
+  skip = std::clamp(skip, 0, tokens);
+  const float* row = nullptr;
+  if (mode == Pooling::kCls) {
+    row = result.token_state(index, skip < tokens ? skip : 0);
+  } else if (mode == Pooling::kLastToken) {
+    if (skip == tokens) {
+      std::fill(out, out + result.hidden_size, 0.0f);
+      return absl::OkStatus();
+    }
+    row = result.token_state(index, tokens - 1);
+  }
+  if (row == nullptr) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("pooling ", PoolingName(mode), " needs token states the result lacks (it ",
+                     "holds the ", TokenRowsName(result.rows), " token of each sequence)"));
+  }
+  std::copy(row, row + result.hidden_size, out);
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::Status Embed(const SentencePipeline& pipeline, const Encoder& encoder,
@@ -44,7 +69,7 @@ absl::Status Embed(const SentencePipeline& pipeline, const Encoder& encoder,
   const std::vector<Pooling>& modes = options.pooling.empty() ? pipeline.pooling : options.pooling;
   if (modes.empty()) return absl::InvalidArgumentError("no pooling mode");
   const int hidden = result.hidden_size;
-  const float* states = result.sequence_states(index);
+  const float* states = result.sequence_states(index);  // null on a compact result
   const int tokens = result.num_tokens(index);
   std::vector<float> pooled(modes.size() * static_cast<size_t>(hidden));
   for (size_t m = 0; m < modes.size(); ++m) {
@@ -58,6 +83,13 @@ absl::Status Embed(const SentencePipeline& pipeline, const Encoder& encoder,
         }
         break;
       default:
+        if (states == nullptr) {
+          if (absl::Status s = PoolKeptToken(result, index, modes[m], options.skip_tokens, slot);
+              !s.ok()) {
+            return s;
+          }
+          break;
+        }
         PoolTokens(modes[m], states, tokens, options.skip_tokens, hidden, slot);
         break;
     }

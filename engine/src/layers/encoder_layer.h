@@ -20,11 +20,14 @@ namespace engine {
 // With output norms (Gemma): x = x + N(Attn(LN1(x))); x = x + N'(FFN(LN2(x))).
 // RMSNorm in place of LayerNorm where the config says so.
 // Returns the buffer holding the last hidden states (workspace.hidden
-// post-LN, workspace.normed pre-LN). `between_layers` (may be empty) runs
-// after each layer but the last (Encoder::Encode).
+// post-LN, workspace.normed pre-LN): every token's with rows kAll, else one
+// row per sequence, its first or last token (engine/token_rows.h: the last
+// layer attends over all rows, then runs the rest on the kept rows only).
+// `between_layers` (may be empty) runs after each layer but the last
+// (Encoder::Encode).
 absl::StatusOr<const float*> RunEncoderLayers(ModelWeights& weights, Precision precision,
                                               const ModelConfig& config, const PackedBatch& packed,
-                                              Workspace& workspace,
+                                              TokenRows rows, Workspace& workspace,
                                               const BetweenLayers& between_layers);
 
 }  // namespace engine

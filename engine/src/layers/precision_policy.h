@@ -2,8 +2,9 @@
 //   PrepareInput(first_norm)  the embeddings in workspace.hidden become the
 //                             first layer's input (pre-LN: normed = LN(hidden),
 //                             or a copy where that norm is an identity)
-//   Attention(layer, input)   Q|K|V, attention (rotary positions inside),
-//                             output projection
+//   Attend(layer, input)      Q|K|V and attention (rotary positions inside):
+//                             the context in workspace.context
+//   ProjectContext(layer)     the attention output projection of the context
 //   FeedForward(layer, input) FFN in + activation (or gate), FFN out
 //   AddNorm(residual, producer, norm, out, residual_out, output_norm)
 //                             out = norm(residual + producer's output + its
@@ -128,11 +129,14 @@ class FloatPolicy {
     AddNorm(c_.ws.hidden.data(), nullptr, *first_norm, c_.ws.normed.data(), nullptr);
   }
 
-  absl::Status Attention(LayerWeights& layer, const float* input) {
-    Workspace& ws = c_.ws;
-    if (absl::Status s = Matmul(*layer.qkv.fp32, input, ws.qkv.data()); !s.ok()) return s;
+  absl::Status Attend(LayerWeights& layer, const float* input) {
+    if (absl::Status s = Matmul(*layer.qkv.fp32, input, c_.ws.qkv.data()); !s.ok()) return s;
     AttendInWorkspace(c_, layer);
-    return Matmul(*layer.attention_out.fp32, ws.context.data(), ws.sublayer.data());
+    return absl::OkStatus();
+  }
+
+  absl::Status ProjectContext(LayerWeights& layer) {
+    return Matmul(*layer.attention_out.fp32, c_.ws.context.data(), c_.ws.sublayer.data());
   }
 
   absl::Status FeedForward(LayerWeights& layer, const float* input) {
@@ -188,13 +192,18 @@ class Bf16Policy {
 
   void PrepareInput(const LayerNormWeights* first_norm) { float_.PrepareInput(first_norm); }
 
-  absl::Status Attention(LayerWeights& layer, const float* input) {
-    Workspace& ws = c_.ws;
+  absl::Status Attend(LayerWeights& layer, const float* input) {
     const int64_t hidden = c_.config.hidden_size;
-    if (absl::Status s = Matmul(*layer.qkv.fp32, ToBf16(input, hidden), ws.qkv.data()); !s.ok()) {
+    if (absl::Status s = Matmul(*layer.qkv.fp32, ToBf16(input, hidden), c_.ws.qkv.data());
+        !s.ok()) {
       return s;
     }
     AttendInWorkspace(c_, layer);
+    return absl::OkStatus();
+  }
+
+  absl::Status ProjectContext(LayerWeights& layer) {
+    Workspace& ws = c_.ws;
     return Matmul(*layer.attention_out.fp32, ToBf16(ws.context.data(), c_.config.query_width()),
                   ws.sublayer.data());
   }
@@ -263,19 +272,23 @@ class Int8Policy {
     AddNorm(ws.hidden.data(), nullptr, *first_norm, ws.normed.data(), nullptr);
   }
 
-  absl::Status Attention(LayerWeights& layer, const float* /*input: quantized in ws*/) {
-    Workspace& ws = c_.ws;
-    const int64_t tokens = c_.packed.tokens;
+  absl::Status Attend(LayerWeights& layer, const float* /*input: quantized in ws*/) {
     if (absl::Status s = Matmul(layer.qkv); !s.ok()) return s;
     {
       // Attention itself runs in float.
       profile::ScopedOp op(profile::Op::kDequantize);
-      kernels::Dequantize(Accumulator(layer.qkv), tokens, c_.config.qkv_width(), ws.qkv.data());
+      kernels::Dequantize(Accumulator(layer.qkv), c_.packed.tokens, c_.config.qkv_width(),
+                          c_.ws.qkv.data());
     }
     AttendInWorkspace(c_, layer);
+    return absl::OkStatus();
+  }
+
+  absl::Status ProjectContext(LayerWeights& layer) {
     {
       profile::ScopedOp op(profile::Op::kQuantize);
-      kernels::QuantizeRows(ws.context.data(), tokens, c_.config.query_width(), QuantizedInput());
+      kernels::QuantizeRows(c_.ws.context.data(), c_.packed.tokens, c_.config.query_width(),
+                            QuantizedInput());
     }
     return Matmul(layer.attention_out);
   }
