@@ -55,6 +55,20 @@ void MakeBatch(const Encoder& encoder, Batch* batch) {
   for (const auto& ids : batch->ids) batch->sequences.push_back({ids, {}});
 }
 
+// A fixture's model (GOLDEN_DIR/`fixture`/model) and the test batch for it;
+// a null encoder when it does not load (reported).
+struct Loaded {
+  std::unique_ptr<Encoder> encoder;
+  Batch batch;
+};
+
+Loaded LoadWithBatch(const std::string& fixture, Precision precision) {
+  Loaded loaded;
+  loaded.encoder = Load(std::string(GOLDEN_DIR) + "/" + fixture + "/model", precision);
+  if (loaded.encoder != nullptr) MakeBatch(*loaded.encoder, &loaded.batch);
+  return loaded;
+}
+
 // The largest difference of `got` from `want` over its scale.
 float MaxRelativeDiff(const std::vector<float>& want, const std::vector<float>& got) {
   float worst = 0;
@@ -98,11 +112,10 @@ class KeptRowsPoolingTest : public ::testing::TestWithParam<FixtureAndPrecision>
 TEST_P(KeptRowsPoolingTest, KeptTokensEqualTheFullPass) {
   const auto& [fixture, precision] = GetParam();
   SKIP_UNLESS_PRECISION_RUNS(precision);
-  std::unique_ptr<Encoder> encoder =
-      Load(std::string(GOLDEN_DIR) + "/" + fixture + "/model", precision);
-  ASSERT_NE(encoder, nullptr);
-  Batch batch;
-  MakeBatch(*encoder, &batch);
+  Loaded loaded = LoadWithBatch(fixture, precision);
+  ASSERT_NE(loaded.encoder, nullptr);
+  std::unique_ptr<Encoder>& encoder = loaded.encoder;
+  Batch& batch = loaded.batch;
   EncodeResult full;
   ASSERT_TRUE(encoder->Encode(batch.sequences, &full).ok());
   float worst = 0;
@@ -177,11 +190,10 @@ INSTANTIATE_TEST_SUITE_P(
 TEST_P(KeptRowsPoolingTest, WhatNeedsEveryTokenIsRefused) {
   const auto& [fixture, precision] = GetParam();
   SKIP_UNLESS_PRECISION_RUNS(precision);
-  std::unique_ptr<Encoder> encoder =
-      Load(std::string(GOLDEN_DIR) + "/" + fixture + "/model", precision);
-  ASSERT_NE(encoder, nullptr);
-  Batch batch;
-  MakeBatch(*encoder, &batch);
+  Loaded loaded = LoadWithBatch(fixture, precision);
+  ASSERT_NE(loaded.encoder, nullptr);
+  std::unique_ptr<Encoder>& encoder = loaded.encoder;
+  Batch& batch = loaded.batch;
   EncodeOptions options;
   options.rows = TokenRows::kFirst;
   EncodeResult compact;
@@ -242,12 +254,11 @@ class KeptRowsClassifierTest : public ::testing::TestWithParam<FixtureAndPrecisi
 TEST_P(KeptRowsClassifierTest, LogitsEqualTheFullPass) {
   const auto& [fixture, precision] = GetParam();
   SKIP_UNLESS_PRECISION_RUNS(precision);
-  std::unique_ptr<Encoder> encoder =
-      Load(std::string(GOLDEN_DIR) + "/heads/" + fixture + "/model", precision);
-  ASSERT_NE(encoder, nullptr);
+  Loaded loaded = LoadWithBatch("heads/" + fixture, precision);
+  ASSERT_NE(loaded.encoder, nullptr);
+  std::unique_ptr<Encoder>& encoder = loaded.encoder;
+  Batch& batch = loaded.batch;
   if (encoder->classifier() == nullptr) GTEST_SKIP() << "no classifier (a masked-LM fixture)";
-  Batch batch;
-  MakeBatch(*encoder, &batch);
   const int labels = encoder->classifier()->num_labels;
   const TokenRows reads = encoder->classifier()->reads;
   EncodeResult full;
