@@ -49,6 +49,10 @@ import compare as peer  # noqa: E402
 MB = 2 ** 20
 SIDES = ["engine-fp32", "engine-int8", "ort-fp32", "ort-int8"]
 POOLING = {"qwen3": "last token", "gemma3_text": "mean"}
+# The last layer's rows the engine computes for that pooling, as the server
+# asks for them (server/core/kept_rows.h): last-token pooling needs one row a
+# sequence from the last layer; ONNX Runtime's graph computes every row.
+ENGINE_ROWS = {"qwen3": "last", "gemma3_text": "all"}
 
 
 def decoder_flops(config, lengths):
@@ -168,7 +172,8 @@ class Runner:
         if kind == "engine":
             cmd = [a.engine, "bench", "--model", model["dir"], "--batch", str(wl["batch"]),
                    "--seq", str(wl["seq"]), "--iters", str(iters), "--threads", str(a.threads),
-                   "--seed", str(a.seed), "--precision", precision]
+                   "--seed", str(a.seed), "--precision", precision,
+                   "--rows", ENGINE_ROWS[model["type"]]]
         else:
             cmd = [a.node, os.path.join(PEER, "run_peer.mjs"), "bench", "--model",
                    model["onnx"][precision], "--input", wl["input"], "--iters", str(iters),
