@@ -1,6 +1,6 @@
 #include "server/core/kept_rows.h"
 
-#include <vector>
+#include "absl/types/span.h"
 
 namespace server {
 namespace {
@@ -32,8 +32,9 @@ TokenRows RowsAnInputReads(const engine::Encoder& encoder, const engine::Sentenc
       return encoder.classifier() != nullptr ? encoder.classifier()->reads : TokenRows::kAll;
     case OutputHead::kEmbedding: {
       if (spec.pooling == Pooling::kNone) return TokenRows::kAll;  // every token state
-      const std::vector<Pooling> one = {spec.pooling};
-      const std::vector<Pooling>& modes = spec.model_pooling ? pipeline.pooling : one;
+      const absl::Span<const Pooling> modes = spec.model_pooling
+                                                  ? absl::MakeConstSpan(pipeline.pooling)
+                                                  : absl::MakeConstSpan(&spec.pooling, 1);
       if (modes.empty()) return TokenRows::kAll;
       const TokenRows rows = RowsOf(modes.front(), spec.prompt_tokens);
       for (const Pooling mode : modes) {

@@ -56,6 +56,18 @@ void QuantizeRowWith(const float* x, int64_t n, const QuantParams& p, uint8_t* q
   if (i < n) V::StoreU8(q + i, V::Load(x + i, V::TailMask(n - i)), inv, p.zero, n - i);
 }
 
+// Quantizes x[0, n) into row `row` of `out` with the parameters of its
+// tracked range, storing them beside the row; returns them.
+template <typename V>
+QuantParams QuantizeRowInto(const float* x, int64_t n, const MinMax<V>& mm,
+                            const QuantizedRows& out, int64_t row) {
+  const QuantParams p = mm.Params();
+  QuantizeRowWith<V>(x, n, p, out.q + row * n);
+  out.scale[row] = p.scale;
+  out.zero[row] = p.zero;
+  return p;
+}
+
 template <typename V>
 void QuantizeRows(const float* x, int64_t cols, const QuantizedRows& out, int64_t begin,
                   int64_t end) {
@@ -66,10 +78,7 @@ void QuantizeRows(const float* x, int64_t cols, const QuantizedRows& out, int64_
     int64_t i = 0;
     for (; i + W <= cols; i += W) mm.Add(V::Load(xr + i));
     if (i < cols) mm.Add(V::Load(xr + i, V::TailMask(cols - i)));
-    const QuantParams p = mm.Params();
-    QuantizeRowWith<V>(xr, cols, p, out.q + row * cols);
-    out.scale[row] = p.scale;
-    out.zero[row] = p.zero;
+    QuantizeRowInto<V>(xr, cols, mm, out, row);
   }
 }
 
@@ -177,10 +186,7 @@ void QuantizeResidualRow(float* x, int64_t n, const uint8_t* q, const QuantParam
     V::Store(x + i, r, m);
     mm.Add(r);
   }
-  const QuantParams pr = mm.Params();
-  QuantizeRowWith<V>(x, n, pr, residual.q + row * n);
-  residual.scale[row] = pr.scale;
-  residual.zero[row] = pr.zero;
+  QuantizeRowInto<V>(x, n, mm, residual, row);
 }
 
 // GELU, erf form: x * Phi(x), Phi(x) = 1 - erfc(x / sqrt 2) / 2 for x >= 0
@@ -299,10 +305,7 @@ void DequantizeMapQuantizeRows(const Int8Accumulator& in, int64_t in_cols, int64
       V::Store(staged + i, y, m);
       mm.Add(y);
     }
-    const QuantParams p = mm.Params();
-    QuantizeRowWith<V>(staged, cols, p, out.q + row * cols);
-    out.scale[row] = p.scale;
-    out.zero[row] = p.zero;
+    const QuantParams p = QuantizeRowInto<V>(staged, cols, mm, out, row);
     if (residual.q != nullptr) {
       QuantizeResidualRow<V>(staged, cols, out.q + row * cols, p, residual, row);
     }
@@ -422,10 +425,7 @@ void AddLayerNormInt8Row(const AddLayerNormInt8Args& a, int64_t row, float* xbuf
     mm.Add(y);
   }
   if (a.quantized.q != nullptr) {
-    const QuantParams p = mm.Params();
-    QuantizeRowWith<V>(out, n, p, a.quantized.q + row * n);
-    a.quantized.scale[row] = p.scale;
-    a.quantized.zero[row] = p.zero;
+    QuantizeRowInto<V>(out, n, mm, a.quantized, row);
   }
 }
 
