@@ -1,6 +1,6 @@
-// The gated FFN's kernels (GatedActivation, DequantizeGateQuantize): each
-// vector ISA against the scalar reference, and the reference against
-// act(gate) * up written out here in double.
+// The FFN's activation kernels (Activate, GatedActivation,
+// DequantizeGateQuantize): each ISA against the activations written out
+// here in double, and the vector ISAs against the scalar reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -60,6 +60,47 @@ TEST(GatedActivationReferenceTest, IsTheActivatedHalfTimesTheOther) {
   }
 }
 
+std::string GateParamName(const ::testing::TestParamInfo<std::tuple<Isa, Eltwise>>& info) {
+  static const char* const kNames[] = {"none", "gelu_erf", "gelu_tanh", "relu", "silu"};
+  return std::string(IsaName(std::get<0>(info.param))) + "_" +
+         kNames[static_cast<int>(std::get<1>(info.param))];
+}
+
+// Every pre-activation from -12 to 12 in steps of 1/64 and a few far out
+// (where a clamped approximation can drift with |x|), then rows of
+// random values: lengths that end on every tail (1, 7, 16, 33, 1152).
+class ActivateKernelTest : public ::testing::TestWithParam<std::tuple<Isa, Eltwise>> {};
+
+TEST_P(ActivateKernelTest, MatchesDouble) {
+  const auto [isa, act] = GetParam();
+  SKIP_IF_ISA_UNSUPPORTED(isa);
+  std::vector<std::vector<float>> cases;
+  cases.emplace_back();
+  for (int i = -768; i <= 768; ++i) cases.back().push_back(static_cast<float>(i) / 64.0f);
+  for (float far : {20.0f, 100.0f, 1e4f}) cases.back().insert(cases.back().end(), {far, -far});
+  for (int64_t cols : {1, 7, 16, 33, 1152}) cases.push_back(RandomRows(3, cols, 9));
+  for (const std::vector<float>& x : cases) {
+    std::vector<float> got = x;
+    ActivateWithIsa(isa, got.data(), 1, static_cast<int64_t>(got.size()), act);
+    for (size_t i = 0; i < x.size(); ++i) {
+      const double want = Act(act, x[i]);
+      // The vector GELU (erf) is x (1 + erf) / 2 with a rational fit of
+      // erf (bench/engine/fit_erf.py): 1 + erf rounds to ~1e-7 near the
+      // negative tail, so 2e-7 |x| absolute; 1e-6 relative above. The
+      // others (exp-based, libm) are within a few ulps. A wrong constant is
+      // off by 1e-3 or more.
+      ASSERT_NEAR(got[i], want, 2e-7 * std::max(1.0f, std::fabs(x[i])) + 1e-6 * std::fabs(want))
+          << "x = " << x[i] << ", " << got.size() << " values";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Isas, ActivateKernelTest,
+                         ::testing::Combine(::testing::Values(Isa::kScalar, Isa::kAvx2,
+                                                              Isa::kAvx512),
+                                            ::testing::ValuesIn(kActs)),
+                         GateParamName);
+
 class GateKernelTest : public ::testing::TestWithParam<std::tuple<Isa, Eltwise>> {};
 
 TEST_P(GateKernelTest, FloatMatchesReference) {
@@ -70,10 +111,15 @@ TEST_P(GateKernelTest, FloatMatchesReference) {
     std::vector<float> got(4 * cols), want(4 * cols);
     GatedActivationWithIsa(isa, x.data(), 4, cols, act, got.data());
     GatedActivationWithIsa(Isa::kScalar, x.data(), 4, cols, act, want.data());
-    // The vector GELUs / exp approximate libm to ~1e-7 relative (see
-    // int8_kernels_test), times |up| <~ 12.
+    // The vector activations' error (ActivateKernelTest: 2e-7 |gate|
+    // absolute, 1e-6 relative), times |up|.
     for (int64_t i = 0; i < 4 * cols; ++i) {
-      ASSERT_NEAR(got[i], want[i], 2e-6 * std::max(1.0f, std::fabs(want[i]))) << cols << " " << i;
+      const float gate = x[(i / cols) * 2 * cols + i % cols];
+      const float up = x[(i / cols) * 2 * cols + cols + i % cols];
+      ASSERT_NEAR(
+          got[i], want[i],
+          2e-7 * std::max(1.0f, std::fabs(gate)) * std::fabs(up) + 1e-6 * std::fabs(want[i]))
+          << cols << " " << i;
     }
   }
 }
@@ -252,12 +298,6 @@ TEST_P(GateKernelTest, TwoLevelMatchesReference) {
       EXPECT_NEAR(got.hi.scale[r], want.hi.scale[r], 1e-5 * want.hi.scale[r]) << r;
     }
   }
-}
-
-std::string GateParamName(const ::testing::TestParamInfo<std::tuple<Isa, Eltwise>>& info) {
-  static const char* const kNames[] = {"none", "gelu_erf", "gelu_tanh", "relu", "silu"};
-  return std::string(IsaName(std::get<0>(info.param))) + "_" +
-         kNames[static_cast<int>(std::get<1>(info.param))];
 }
 
 INSTANTIATE_TEST_SUITE_P(Isas, GateKernelTest,

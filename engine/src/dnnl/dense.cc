@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "kernels/kernels.h"
 
 namespace engine {
 namespace {
@@ -44,6 +45,24 @@ dnnl::matmul::primitive_desc MakePrimitiveDesc(const dnnl::engine& engine, int64
   const memory::desc bias = has_bias ? memory::desc({1, out}, dt::f32, tag::ab) : memory::desc();
   return MakeMatmulDesc(engine, rows, in, out, SourceType(types), OutputType(types), weights, bias,
                         MakeAttr(activation));
+}
+
+// The activation the engine's own kernel applies after a float32 matmul,
+// or kNone when oneDNN's post-op does (or there is none). GELU is ours: the
+// Debian oneDNN's gelu_erf epilogue costs about a fifth of a MiniLM-shaped
+// FFN matmul, a sweep of kernels::Activate over its output about a
+// sixteenth (bench/README.md). ReLU stays a post-op: it costs ~nothing
+// there. bf16 outputs keep the post-op (it runs before the narrowing).
+kernels::Eltwise OwnActivation(DenseActivation activation, DenseTypes types) {
+  if (types != DenseTypes::kF32) return kernels::Eltwise::kNone;
+  switch (activation) {
+    case DenseActivation::kGeluErf:
+      return kernels::Eltwise::kGeluErf;
+    case DenseActivation::kGeluTanh:
+      return kernels::Eltwise::kGeluTanh;
+    default:
+      return kernels::Eltwise::kNone;
+  }
 }
 
 }  // namespace
@@ -101,7 +120,9 @@ absl::StatusOr<std::unique_ptr<Dense>> Dense::CreateWithTypes(MatmulCache* cache
   dense->types_ = types;
   dense->in_ = in;
   dense->out_ = out;
-  dense->activation_ = activation;
+  dense->own_activation_ = OwnActivation(activation, types);
+  dense->activation_ =
+      dense->own_activation_ == kernels::Eltwise::kNone ? activation : DenseActivation::kNone;
   const dnnl::engine& engine = cache->context()->engine;
   const dt weight_type = SourceType(types);
   try {
@@ -132,10 +153,15 @@ absl::StatusOr<std::unique_ptr<Dense>> Dense::CreateWithTypes(MatmulCache* cache
 }
 
 absl::Status Dense::Forward(const void* x, int64_t rows, void* y) {
-  return bound_.Execute(*cache_->context(), rows, x, y, weights_, bias_, [this](int64_t bucket) {
-    return cache_->Get(bucket, in_, out_, weights_.get_desc(), bias_ ? true : false, activation_,
-                       types_);
-  });
+  absl::Status status =
+      bound_.Execute(*cache_->context(), rows, x, y, weights_, bias_, [this](int64_t bucket) {
+        return cache_->Get(bucket, in_, out_, weights_.get_desc(), bias_ ? true : false,
+                           activation_, types_);
+      });
+  if (status.ok() && own_activation_ != kernels::Eltwise::kNone) {
+    kernels::Activate(static_cast<float*>(y), rows, out_, own_activation_);
+  }
+  return status;
 }
 
 }  // namespace engine

@@ -15,6 +15,7 @@
 #include "dnnl/bound_matmul.h"
 #include "dnnl/dnnl_context.h"
 #include "engine/config.h"
+#include "kernels/kernels.h"
 
 namespace engine {
 
@@ -85,7 +86,8 @@ class Dense {
   BucketedMatmul bound_;  // executes without allocating (bound_matmul.h)
   int64_t in_ = 0;
   int64_t out_ = 0;
-  DenseActivation activation_ = DenseActivation::kNone;
+  DenseActivation activation_ = DenseActivation::kNone;        // oneDNN's post-op
+  kernels::Eltwise own_activation_ = kernels::Eltwise::kNone;  // applied after the matmul
   dnnl::memory weights_;
   dnnl::memory bias_;
 };

@@ -44,6 +44,8 @@ void DequantizeActivateQuantizeRows(const Int8Accumulator& in, int64_t cols, Elt
 template <Isa kIsa>
 void AddLayerNormInt8Rows(const AddLayerNormInt8Args& args, int64_t begin, int64_t end);
 template <Isa kIsa>
+void ActivateRows(float* x, int64_t cols, Eltwise act, int64_t begin, int64_t end);
+template <Isa kIsa>
 void GatedActivationRows(const float* x, int64_t cols, Eltwise act, float* out, int64_t begin,
                          int64_t end);
 template <Isa kIsa>
@@ -61,6 +63,8 @@ void DequantizeGateQuantizeRows(const Int8Accumulator& in, int64_t cols, Eltwise
                                            const QuantizedRows&, int64_t, int64_t);         \
   template <>                                                                               \
   void AddLayerNormInt8Rows<isa>(const AddLayerNormInt8Args&, int64_t, int64_t);            \
+  template <>                                                                               \
+  void ActivateRows<isa>(float*, int64_t, Eltwise, int64_t, int64_t);                       \
   template <>                                                                               \
   void GatedActivationRows<isa>(const float*, int64_t, Eltwise, float*, int64_t, int64_t);  \
   template <>                                                                               \

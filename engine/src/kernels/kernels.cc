@@ -126,6 +126,10 @@ auto DequantizeActivateQuantizeFor(Isa isa) {
                detail::DequantizeActivateQuantizeRows<Isa::kAvx2>,
                detail::DequantizeActivateQuantizeRows<Isa::kAvx512>);
 }
+auto ActivateFor(Isa isa) {
+  return ByIsa(isa, detail::ActivateRows<Isa::kScalar>, detail::ActivateRows<Isa::kAvx2>,
+               detail::ActivateRows<Isa::kAvx512>);
+}
 auto GatedActivationFor(Isa isa) {
   return ByIsa(isa, detail::GatedActivationRows<Isa::kScalar>,
                detail::GatedActivationRows<Isa::kAvx2>, detail::GatedActivationRows<Isa::kAvx512>);
@@ -180,6 +184,15 @@ void AddLayerNormInt8(const AddLayerNormInt8Args& args) {
 
 void AddLayerNormInt8WithIsa(Isa isa, const AddLayerNormInt8Args& args) {
   AddLayerNormInt8For(isa)(args, 0, args.rows);
+}
+
+void Activate(float* x, int64_t rows, int64_t cols, Eltwise act) {
+  const auto fn = ActivateFor(BestIsa());
+  ParallelRows(rows, cols, [&](int64_t begin, int64_t end) { fn(x, cols, act, begin, end); });
+}
+
+void ActivateWithIsa(Isa isa, float* x, int64_t rows, int64_t cols, Eltwise act) {
+  ActivateFor(isa)(x, cols, act, 0, rows);
 }
 
 void GatedActivation(const float* x, int64_t rows, int64_t cols, Eltwise act, float* out) {

@@ -167,6 +167,15 @@ struct RmsNormHeadsArgs {
 };
 void RmsNormHeads(const RmsNormHeadsArgs& args);
 
+// ---- activations ----
+//
+// x[r][c] = act(x[r][c]) in place for the [rows, cols] matrix x. The fp32
+// FFN applies its GELU here rather than as a oneDNN post-op: the Debian
+// oneDNN's gelu_erf epilogue costs about 20% of a MiniLM-shaped FFN matmul,
+// this sweep over the matmul's output about 6% (bench/README.md).
+void Activate(float* x, int64_t rows, int64_t cols, Eltwise act);
+void ActivateWithIsa(Isa isa, float* x, int64_t rows, int64_t cols, Eltwise act);
+
 // ---- gated feed-forward (GLU) ----
 //
 // The gate of a gated FFN: out[r][c] = act(x[r][c]) * x[r][cols + c] for

@@ -45,6 +45,11 @@ void AddLayerNormInt8Rows<Isa::kAvx2>(const AddLayerNormInt8Args& args, int64_t 
 }
 
 template <>
+void ActivateRows<Isa::kAvx2>(float* x, int64_t cols, Eltwise act, int64_t begin, int64_t end) {
+  vec::ActivateRows<avx2::QVec>(x, cols, act, begin, end);
+}
+
+template <>
 void GatedActivationRows<Isa::kAvx2>(const float* x, int64_t cols, Eltwise act, float* out,
                                      int64_t begin, int64_t end) {
   vec::GatedActivationRows<avx2::QVec>(x, cols, act, out, begin, end);

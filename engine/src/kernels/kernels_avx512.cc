@@ -45,6 +45,11 @@ void AddLayerNormInt8Rows<Isa::kAvx512>(const AddLayerNormInt8Args& args, int64_
 }
 
 template <>
+void ActivateRows<Isa::kAvx512>(float* x, int64_t cols, Eltwise act, int64_t begin, int64_t end) {
+  vec::ActivateRows<avx512::QVec>(x, cols, act, begin, end);
+}
+
+template <>
 void GatedActivationRows<Isa::kAvx512>(const float* x, int64_t cols, Eltwise act, float* out,
                                        int64_t begin, int64_t end) {
   vec::GatedActivationRows<avx512::QVec>(x, cols, act, out, begin, end);

@@ -244,6 +244,11 @@ void AddLayerNormInt8Rows<Isa::kScalar>(const AddLayerNormInt8Args& a, int64_t b
 }
 
 template <>
+void ActivateRows<Isa::kScalar>(float* x, int64_t cols, Eltwise act, int64_t begin, int64_t end) {
+  for (int64_t i = begin * cols; i < end * cols; ++i) x[i] = Activate(act, x[i]);
+}
+
+template <>
 void GatedActivationRows<Isa::kScalar>(const float* x, int64_t cols, Eltwise act, float* out,
                                        int64_t begin, int64_t end) {
   for (int64_t row = begin; row < end; ++row) {

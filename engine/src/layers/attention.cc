@@ -21,7 +21,8 @@ constexpr int64_t kTasksPerThread = 4;
 
 void SelfAttention(const float* qkv, const PackedBatch& packed, const AttentionShape& shape,
                    const RelativePositionBias& position_bias, const RotaryTable* rotary,
-                   kernels::KeyBand band, const Workspace& workspace, float* context) {
+                   kernels::KeyBand band, const Workspace& workspace, float* context,
+                   TokenRows query_rows) {
   profile::ScopedOp op(profile::Op::kAttention);
   const int heads = shape.heads;
   const int head_size = shape.head_size;
@@ -43,7 +44,7 @@ void SelfAttention(const float* qkv, const PackedBatch& packed, const AttentionS
   // Few (sequence, head) pairs (one sequence, 12 heads, 2+ threads): split
   // each pair's query rows into blocks so the threads stay balanced.
   int64_t blocks = 1;
-  if (pairs < kTasksPerThread * threads) {
+  if (pairs < kTasksPerThread * threads && query_rows == TokenRows::kAll) {
     blocks = std::min((kTasksPerThread * threads + pairs - 1) / pairs,
                       std::max<int64_t>(1, longest / kMinBlockRows));
   }
@@ -57,9 +58,13 @@ void SelfAttention(const float* qkv, const PackedBatch& packed, const AttentionS
     const int64_t head = pair % heads;
     const int64_t begin = packed.offsets[s];
     const int64_t len = packed.offsets[s + 1] - begin;
-    const int64_t row_begin = block * block_rows;
+    int64_t row_begin = block * block_rows;
     if (row_begin >= len) continue;
-    const int64_t row_end = std::min(len, row_begin + block_rows);
+    int64_t row_end = std::min(len, row_begin + block_rows);
+    if (query_rows != TokenRows::kAll) {  // blocks == 1
+      row_begin = query_rows == TokenRows::kFirst ? 0 : len - 1;
+      row_end = row_begin + 1;
+    }
     kernels::AttentionHeadArgs args;
     const float* row = qkv + begin * qkv_stride;
     const int64_t kv_head = head / group;

@@ -6,6 +6,7 @@
 // so no padding mask is needed.
 #pragma once
 
+#include "engine/token_rows.h"
 #include "kernels/attention_kernels.h"
 #include "layers/packed_batch.h"
 #include "layers/relative_position.h"
@@ -32,9 +33,12 @@ struct AttentionShape {
 // K by their positions as the kernel reads them (NomicBert, GTE, ModernBERT,
 // Qwen3, Gemma 3). `band` says which keys of its sequence each token sees:
 // all, a sliding window (ModernBERT's local layers, w = local_attention /
-// 2), causal, or a causal window.
+// 2), causal, or a causal window. `query_rows` other than kAll computes
+// only that one row of each sequence's context (the compact last layer
+// reads no other); every key is still attended to.
 void SelfAttention(const float* qkv, const PackedBatch& packed, const AttentionShape& shape,
                    const RelativePositionBias& position_bias, const RotaryTable* rotary,
-                   kernels::KeyBand band, const Workspace& workspace, float* context);
+                   kernels::KeyBand band, const Workspace& workspace, float* context,
+                   TokenRows query_rows = TokenRows::kAll);
 
 }  // namespace engine

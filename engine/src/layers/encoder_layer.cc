@@ -46,7 +46,9 @@ absl::Status RunLayers(Policy& policy, Policy& kept_policy, TokenRows rows,
   for (size_t l = 0; l < weights.layers.size(); ++l) {
     LayerWeights& layer = weights.layers[l];
     const bool last = l + 1 == weights.layers.size();
-    if (absl::Status s = policy.Attend(layer, input); !s.ok()) return s;
+    // The compact last layer needs only its kept rows' context.
+    const TokenRows query_rows = last ? rows : TokenRows::kAll;
+    if (absl::Status s = policy.Attend(layer, input, query_rows); !s.ok()) return s;
     Policy* rest = &policy;
     if (last && rows != TokenRows::kAll) {
       GatherKeptRows(packed, rows, config, ws);

@@ -2,8 +2,11 @@
 //   PrepareInput(first_norm)  the embeddings in workspace.hidden become the
 //                             first layer's input (pre-LN: normed = LN(hidden),
 //                             or a copy where that norm is an identity)
-//   Attend(layer, input)      Q|K|V and attention (rotary positions inside):
-//                             the context in workspace.context
+//   Attend(layer, input, query_rows)
+//                             Q|K|V and attention (rotary positions inside):
+//                             the context in workspace.context (of the
+//                             query_rows token of each sequence only, when
+//                             not kAll)
 //   ProjectContext(layer)     the attention output projection of the context
 //   FeedForward(layer, input) FFN in + activation (or gate), FFN out
 //   AddNorm(residual, producer, norm, out, residual_out, output_norm)
@@ -47,7 +50,8 @@ struct LayerContext {
 // RMS-normalized per head first where the layer has Q/K norms; rotary
 // positions, where the layer has them, turned as the kernel reads Q and K);
 // the context goes to workspace.context.
-inline void AttendInWorkspace(const LayerContext& c, const LayerWeights& layer) {
+inline void AttendInWorkspace(const LayerContext& c, const LayerWeights& layer,
+                              TokenRows query_rows) {
   Workspace& ws = c.ws;
   const ModelConfig& config = c.config;
   if (!layer.q_norm.empty()) {
@@ -70,7 +74,7 @@ inline void AttendInWorkspace(const LayerContext& c, const LayerWeights& layer) 
           config.num_heads, config.kv_heads(), config.head_size(),
           config.attention_scale_base > 0 ? 1.0f / std::sqrt(config.attention_scale_base) : 0.0f},
       c.position_bias, layer.rotary >= 0 ? &c.rotary[layer.rotary] : nullptr, layer.band, ws,
-      ws.context.data());
+      ws.context.data(), query_rows);
 }
 
 // The float Add & Norm sweep: out = norm(residual + sublayer + bias), and
@@ -129,9 +133,9 @@ class FloatPolicy {
     AddNorm(c_.ws.hidden.data(), nullptr, *first_norm, c_.ws.normed.data(), nullptr);
   }
 
-  absl::Status Attend(LayerWeights& layer, const float* input) {
+  absl::Status Attend(LayerWeights& layer, const float* input, TokenRows query_rows) {
     if (absl::Status s = Matmul(*layer.qkv.fp32, input, c_.ws.qkv.data()); !s.ok()) return s;
-    AttendInWorkspace(c_, layer);
+    AttendInWorkspace(c_, layer, query_rows);
     return absl::OkStatus();
   }
 
@@ -192,13 +196,13 @@ class Bf16Policy {
 
   void PrepareInput(const LayerNormWeights* first_norm) { float_.PrepareInput(first_norm); }
 
-  absl::Status Attend(LayerWeights& layer, const float* input) {
+  absl::Status Attend(LayerWeights& layer, const float* input, TokenRows query_rows) {
     const int64_t hidden = c_.config.hidden_size;
     if (absl::Status s = Matmul(*layer.qkv.fp32, ToBf16(input, hidden), c_.ws.qkv.data());
         !s.ok()) {
       return s;
     }
-    AttendInWorkspace(c_, layer);
+    AttendInWorkspace(c_, layer, query_rows);
     return absl::OkStatus();
   }
 
@@ -272,7 +276,8 @@ class Int8Policy {
     AddNorm(ws.hidden.data(), nullptr, *first_norm, ws.normed.data(), nullptr);
   }
 
-  absl::Status Attend(LayerWeights& layer, const float* /*input: quantized in ws*/) {
+  absl::Status Attend(LayerWeights& layer, const float* /*input: quantized in ws*/,
+                      TokenRows query_rows) {
     if (absl::Status s = Matmul(layer.qkv); !s.ok()) return s;
     {
       // Attention itself runs in float.
@@ -280,7 +285,7 @@ class Int8Policy {
       kernels::Dequantize(Accumulator(layer.qkv), c_.packed.tokens, c_.config.qkv_width(),
                           c_.ws.qkv.data());
     }
-    AttendInWorkspace(c_, layer);
+    AttendInWorkspace(c_, layer, query_rows);
     return absl::OkStatus();
   }
 
