@@ -156,6 +156,11 @@ void AttentionScores(const AttentionHeadArgs& a, int64_t row_begin, int64_t row_
           for (int64_t i = j + W; i < j + 2 * W && i < key_end; ++i) {
             PrefetchRow<V>(a.k + i * a.qkv_stride, d);
           }
+          // This block's V rows too: the context kernel packs them after
+          // the scores and the softmax, by when they have arrived.
+          for (int64_t i = j; i < j + W && i < key_end; ++i) {
+            PrefetchRow<V>(a.v + i * a.qkv_stride, d);
+          }
           for (int64_t c = 0; c < d; c += W) {
             V::Transpose(a.k + j * a.qkv_stride + c, a.qkv_stride, chunk + c * 2 * W + h * W,
                          2 * W);

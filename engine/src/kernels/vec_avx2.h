@@ -49,6 +49,10 @@ struct Vec {
     const __m256i biased = _mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127));
     return _mm256_castsi256_ps(_mm256_slli_epi32(biased, 23));
   }
+  // x * 2^n for integral n in [-127, 127].
+  static Reg MulPow2(Reg x, Reg n) { return Mul(x, Pow2(n)); }
+  // The least input of Exp: e^-88 is Pow2(-127) = +0 times the polynomial.
+  static constexpr float kExpLowest = -88.0f;
 
   // dst[c * ds + j] = src[j * ss + c] for j, c < 8: an 8 x 8 block
   // transposed (the attention kernel's K^T pack) in 24 shuffles.

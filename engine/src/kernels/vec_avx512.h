@@ -54,6 +54,12 @@ struct Vec {
     const __m512i biased = _mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127));
     return _mm512_castsi512_ps(_mm512_slli_epi32(biased, 23));
   }
+  // x * 2^n for integral n in [-127, 127]: one vscalefps instead of the
+  // exponent arithmetic of Pow2 and a multiply.
+  static Reg MulPow2(Reg x, Reg n) { return _mm512_scalef_ps(x, n); }
+  // The least input of Exp: scalef rounds e^-104 (n = -150) to +0, so the
+  // clamp keeps exp(-inf) exactly 0 and the subnormal range is computed.
+  static constexpr float kExpLowest = -104.0f;
 
   // dst[c * ds + j] = src[j * ss + c] for j, c < 16: a 16 x 16 block
   // transposed (the attention kernel's K^T pack) in 64 shuffles.

@@ -11,11 +11,15 @@
 namespace engine::kernels::vec {
 
 // e^x to about 1 ulp (Cephes expf: range reduction by ln2 split in two
-// constants, degree-6 polynomial). Results below about 2^-126 flush to +0
-// (Pow2 of -127); inputs above ln(FLT_MAX) saturate there.
-template <typename V>
+// constants, degree-6 polynomial). Inputs below V::kExpLowest give +0 (AVX2
+// flushes the subnormal range, AVX-512's scalef computes it); inputs above
+// ln(FLT_MAX) saturate there. kNonPositive: the caller guarantees x <= 0
+// (the softmax's shifted scores, up to an ulp), so only the lower bound is
+// clamped.
+template <typename V, bool kNonPositive = false>
 typename V::Reg Exp(typename V::Reg x) {
-  x = V::Min(V::Max(x, V::Set1(-88.0f)), V::Set1(88.3762626647949f));
+  x = V::Max(x, V::Set1(V::kExpLowest));
+  if constexpr (!kNonPositive) x = V::Min(x, V::Set1(88.3762626647949f));
   const typename V::Reg n = V::Round(V::Mul(x, V::Set1(1.44269504088896341f)));
   // n * 0.693359375 is exact (few mantissa bits), so r keeps its low bits.
   typename V::Reg r = V::Fma(n, V::Set1(-0.693359375f), x);
@@ -28,7 +32,7 @@ typename V::Reg Exp(typename V::Reg x) {
   p = V::Fma(p, r, V::Set1(5.0000001201e-1f));
   // e^r = 1 + r + r^2 * p(r)
   const typename V::Reg er = V::Add(V::Fma(V::Mul(p, r), r, r), V::Set1(1.0f));
-  return V::Mul(er, V::Pow2(n));
+  return V::MulPow2(er, n);
 }
 
 // residual + sublayer + bias at i, in the reference's addition order so the
@@ -194,21 +198,21 @@ float ExpShiftedInPlace(float* x, int64_t n, typename V::Reg vscale, typename V:
   Reg a0 = V::Zero(), a1 = V::Zero();
   int64_t i = 0;
   for (; i + 2 * W <= body; i += 2 * W) {
-    const Reg e0 = Exp<V>(V::Fma(V::Load(x + i), vscale, neg_max));
-    const Reg e1 = Exp<V>(V::Fma(V::Load(x + i + W), vscale, neg_max));
+    const Reg e0 = Exp<V, true>(V::Fma(V::Load(x + i), vscale, neg_max));
+    const Reg e1 = Exp<V, true>(V::Fma(V::Load(x + i + W), vscale, neg_max));
     V::Store(x + i, e0);
     V::Store(x + i + W, e1);
     a0 = V::Add(a0, e0);
     a1 = V::Add(a1, e1);
   }
   for (; i < body; i += W) {
-    const Reg e = Exp<V>(V::Fma(V::Load(x + i), vscale, neg_max));
+    const Reg e = Exp<V, true>(V::Fma(V::Load(x + i), vscale, neg_max));
     V::Store(x + i, e);
     a0 = V::Add(a0, e);
   }
   if (tail > 0) {
     const typename V::Mask m = V::TailMask(tail);
-    const Reg e = V::KeepActive(Exp<V>(V::Fma(V::Load(x + body, m), vscale, neg_max)), m);
+    const Reg e = V::KeepActive(Exp<V, true>(V::Fma(V::Load(x + body, m), vscale, neg_max)), m);
     V::Store(x + body, e, m);
     a1 = V::Add(a1, e);
   }

@@ -16,8 +16,7 @@ void GatherKeptRows(const PackedBatch& packed, TokenRows rows, const ModelConfig
   const size_t context = static_cast<size_t>(config.query_width());
   const size_t hidden = static_cast<size_t>(config.hidden_size);
   for (int i = 0; i < packed.num_sequences; ++i) {
-    const size_t from = static_cast<size_t>(rows == TokenRows::kFirst ? packed.offsets[i]
-                                                                      : packed.offsets[i + 1] - 1);
+    const size_t from = static_cast<size_t>(KeptRow(packed, rows, i));
     const size_t to = static_cast<size_t>(i);
     if (from == to) continue;
     std::memcpy(ws.context.data() + to * context, ws.context.data() + from * context,

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "engine/token_rows.h"
+
 namespace engine {
 
 struct PackedBatch {
@@ -14,5 +16,11 @@ struct PackedBatch {
   // all (Sequence::visible_keys). Null: all keys of every sequence.
   const int* visible_keys = nullptr;
 };
+
+// The row sequence i keeps in a compact pass: its first (kFirst) or its
+// last (kLast) token.
+inline int64_t KeptRow(const PackedBatch& packed, TokenRows rows, int i) {
+  return rows == TokenRows::kFirst ? packed.offsets[i] : packed.offsets[i + 1] - 1;
+}
 
 }  // namespace engine

@@ -134,7 +134,10 @@ class FloatPolicy {
   }
 
   absl::Status Attend(LayerWeights& layer, const float* input, TokenRows query_rows) {
-    if (absl::Status s = Matmul(*layer.qkv.fp32, input, c_.ws.qkv.data()); !s.ok()) return s;
+    const absl::Status s = query_rows != TokenRows::kAll && layer.kept_qkv.query != nullptr
+                               ? ProjectKeptQkv(layer.kept_qkv, input, query_rows)
+                               : Matmul(*layer.qkv.fp32, input, c_.ws.qkv.data());
+    if (!s.ok()) return s;
     AttendInWorkspace(c_, layer, query_rows);
     return absl::OkStatus();
   }
@@ -185,6 +188,47 @@ class FloatPolicy {
                float* residual_out) {
     profile::ScopedOp op(profile::Op::kAddNorm);
     AddNormRows(c_, residual, nullptr, nullptr, norm, out, residual_out);
+  }
+
+  // The fused [tokens, qkv_width] Q|K|V with Q set on the kept rows only
+  // (the attention reads no other; AttendInWorkspace):
+  // - K|V of every row, dense [tokens, 2 kv_width] at the start of
+  //   workspace.qkv, then spread in place to their columns [q_width,
+  //   qkv_width), last row first. oneDNN 2.6 runs a matmul with a strided
+  //   output in its reference kernel, so the spread is ours: row r >= 1
+  //   lands past its own source (q_width >= kv_width), so no source row is
+  //   overwritten before it moves; row 0 overlaps itself (memmove).
+  // - Q of the kept rows: their inputs gathered into workspace.sublayer,
+  //   projected into workspace.context (both free until the attention
+  //   fills the context), and copied to the kept rows' Q columns.
+  absl::Status ProjectKeptQkv(KeptRowQkv& kept, const float* input, TokenRows rows) {
+    profile::ScopedOp op(profile::Op::kMatmul);
+    Workspace& ws = c_.ws;
+    const PackedBatch& packed = c_.packed;
+    const int64_t q_width = c_.config.query_width();
+    const int64_t qkv_width = c_.config.qkv_width();
+    const int64_t kv_width = qkv_width - q_width;  // K and V
+    const size_t hidden = static_cast<size_t>(c_.config.hidden_size);
+    float* qkv = ws.qkv.data();
+    if (absl::Status s = kept.key_value->Forward(input, packed.tokens, qkv); !s.ok()) return s;
+    for (int64_t r = packed.tokens - 1; r >= 0; --r) {
+      std::memmove(qkv + r * qkv_width + q_width, qkv + r * kv_width,
+                   static_cast<size_t>(kv_width) * sizeof(float));
+    }
+    for (int i = 0; i < packed.num_sequences; ++i) {
+      std::memcpy(ws.sublayer.data() + i * hidden, input + KeptRow(packed, rows, i) * hidden,
+                  hidden * sizeof(float));
+    }
+    if (absl::Status s =
+            kept.query->Forward(ws.sublayer.data(), packed.num_sequences, ws.context.data());
+        !s.ok()) {
+      return s;
+    }
+    for (int i = 0; i < packed.num_sequences; ++i) {
+      std::memcpy(qkv + KeptRow(packed, rows, i) * qkv_width, ws.context.data() + i * q_width,
+                  static_cast<size_t>(q_width) * sizeof(float));
+    }
+    return absl::OkStatus();
   }
 
   LayerContext c_;

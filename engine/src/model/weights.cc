@@ -135,11 +135,16 @@ void SwapHalves(void* data, int64_t half, int64_t width, size_t element) {
   std::memcpy(base + bytes, first.data(), bytes);
 }
 
-// Loads one matmul from its stacked modules; the converted weight is freed
-// when this returns.
-absl::Status LoadStackedLinear(const Checkpoint& checkpoint, const StackedLinear& stacked,
-                               DenseActivation activation, Bias placement, const Caches& caches,
-                               Linear* linear, Bf16Output bf16_output = Bf16Output::kFloat) {
+// A stacked matmul's values as read: the [out, in] weight (floats, or bf16
+// bits) and the [out] bias (zeros where the checkpoint has none).
+struct StackedValues {
+  Buffer weight;
+  std::vector<float> bias;
+  int64_t out = 0;
+};
+
+absl::StatusOr<StackedValues> ReadStackedLinear(const Checkpoint& checkpoint,
+                                                const StackedLinear& stacked, bool bf16) {
   const std::vector<int64_t>& rows = stacked.rows;
   // Sizes come from config.json: check every tensor before reserving room.
   std::vector<std::string> weights;
@@ -156,7 +161,7 @@ absl::Status LoadStackedLinear(const Checkpoint& checkpoint, const StackedLinear
     }
     out += rows[p];
   }
-  absl::StatusOr<Buffer> weight = ReadStacked(checkpoint, weights, rows, stacked.in, caches.bf16);
+  absl::StatusOr<Buffer> weight = ReadStacked(checkpoint, weights, rows, stacked.in, bf16);
   if (!weight.ok()) return weight.status();
   std::vector<float> bias(static_cast<size_t>(out), 0.0f);
   if (stacked.bias) {
@@ -171,11 +176,39 @@ absl::Status LoadStackedLinear(const Checkpoint& checkpoint, const StackedLinear
     }
   }
   if (stacked.swap_halves) {
-    SwapHalves(weight->data(), out / 2, stacked.in, caches.bf16 ? sizeof(uint16_t) : sizeof(float));
+    SwapHalves(weight->data(), out / 2, stacked.in, bf16 ? sizeof(uint16_t) : sizeof(float));
     SwapHalves(bias.data(), out / 2, 1, sizeof(float));
   }
-  return MakeLinear(caches, weight->data(), std::move(bias), stacked.in, out, activation, placement,
-                    bf16_output, linear);
+  return StackedValues{*std::move(weight), std::move(bias), out};
+}
+
+// Loads one matmul from its stacked modules; the converted weight is freed
+// when this returns.
+absl::Status LoadStackedLinear(const Checkpoint& checkpoint, const StackedLinear& stacked,
+                               DenseActivation activation, Bias placement, const Caches& caches,
+                               Linear* linear, Bf16Output bf16_output = Bf16Output::kFloat) {
+  absl::StatusOr<StackedValues> values = ReadStackedLinear(checkpoint, stacked, caches.bf16);
+  if (!values.ok()) return values.status();
+  return MakeLinear(caches, values->weight.data(), std::move(values->bias), stacked.in, values->out,
+                    activation, placement, bf16_output, linear);
+}
+
+// The last layer's float Q and K|V matmuls (KeptRowQkv) from the fused
+// Q|K|V weight [q_width + 2 kv_width, in]: its first q_width rows, then the
+// rest.
+absl::Status MakeKeptRowQkv(const Caches& caches, const StackedValues& qkv, int64_t in,
+                            int64_t q_width, KeptRowQkv* kept) {
+  const float* weight = qkv.weight.data();
+  absl::StatusOr<std::unique_ptr<Dense>> query =
+      Dense::Create(caches.fp32, weight, qkv.bias.data(), in, q_width, DenseActivation::kNone);
+  if (!query.ok()) return query.status();
+  absl::StatusOr<std::unique_ptr<Dense>> key_value =
+      Dense::Create(caches.fp32, weight + q_width * in, qkv.bias.data() + q_width, in,
+                    qkv.out - q_width, DenseActivation::kNone);
+  if (!key_value.ok()) return key_value.status();
+  kept->query = *std::move(query);
+  kept->key_value = *std::move(key_value);
+  return absl::OkStatus();
 }
 
 // Loads a torch.nn.Linear ([out, in] weight, [out] bias when `bias`).
@@ -213,10 +246,20 @@ absl::Status LoadLayer(const Checkpoint& checkpoint, const Architecture& archite
       qkv = {{prefix + n.qkv}, {config.qkv_width()}, h, biases.attention};
       break;
   }
-  if (absl::Status s = LoadStackedLinear(checkpoint, qkv, DenseActivation::kNone, Bias::kFused,
-                                         caches, &layer->qkv);
-      !s.ok()) {
-    return s;
+  {
+    absl::StatusOr<StackedValues> values = ReadStackedLinear(checkpoint, qkv, caches.bf16);
+    if (!values.ok()) return values.status();
+    if (index + 1 == config.num_layers && caches.int8 == nullptr && !caches.bf16) {
+      if (absl::Status s = MakeKeptRowQkv(caches, *values, h, q_width, &layer->kept_qkv); !s.ok()) {
+        return s;
+      }
+    }
+    if (absl::Status s =
+            MakeLinear(caches, values->weight.data(), std::move(values->bias), h, values->out,
+                       DenseActivation::kNone, Bias::kFused, Bf16Output::kFloat, &layer->qkv);
+        !s.ok()) {
+      return s;
+    }
   }
   if (absl::Status s =
           LoadLinear(checkpoint, prefix + n.attention_out, q_width, h, biases.attention,

@@ -48,10 +48,21 @@ struct EmbeddingWeights {
   std::unique_ptr<Dense> project;  // E -> H (ELECTRA), bias fused; null when E == H
 };
 
+// The last layer's Q|K|V once more as two float matmuls, so that a compact
+// pass (TokenRows kFirst / kLast) projects K|V for every row and Q only for
+// the rows it keeps (FloatPolicy::ProjectKeptQkv). A second copy of one
+// layer's Q|K|V weights (1/L of the attention projections); fp32 only (null
+// in int8 and bf16, whose compact pass projects Q for every row).
+struct KeptRowQkv {
+  std::unique_ptr<Dense> query;
+  std::unique_ptr<Dense> key_value;
+};
+
 struct LayerWeights {
   // H -> Q|K|V (ModelConfig::qkv_width; zero biases where the checkpoint
   // has none)
   Linear qkv;
+  KeptRowQkv kept_qkv;   // the last layer only
   Linear attention_out;  // query_width -> H
   // Per-head RMSNorm gammas of Q and K [head_size]; empty: none.
   std::vector<float> q_norm;
