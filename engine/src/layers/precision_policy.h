@@ -195,9 +195,10 @@ class FloatPolicy {
   // - K|V of every row, dense [tokens, 2 kv_width] at the start of
   //   workspace.qkv, then spread in place to their columns [q_width,
   //   qkv_width), last row first. oneDNN 2.6 runs a matmul with a strided
-  //   output in its reference kernel, so the spread is ours: row r >= 1
-  //   lands past its own source (q_width >= kv_width), so no source row is
-  //   overwritten before it moves; row 0 overlaps itself (memmove).
+  //   output in its reference kernel, so the spread is ours. Row r goes
+  //   to r * qkv_width + q_width, at or past its own source r * 2 kv_width,
+  //   so the rows below r, not moved yet, are never written over (a row may
+  //   overlap its own source: memmove).
   // - Q of the kept rows: their inputs gathered into workspace.sublayer,
   //   projected into workspace.context (both free until the attention
   //   fills the context), and copied to the kept rows' Q columns.
