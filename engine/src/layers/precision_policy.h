@@ -208,13 +208,13 @@ class FloatPolicy {
     const PackedBatch& packed = c_.packed;
     const int64_t q_width = c_.config.query_width();
     const int64_t qkv_width = c_.config.qkv_width();
-    const int64_t kv_width = qkv_width - q_width;  // K and V
+    const int64_t key_value_width = qkv_width - q_width;  // 2 kv_width: K and V
     const size_t hidden = static_cast<size_t>(c_.config.hidden_size);
     float* qkv = ws.qkv.data();
     if (absl::Status s = kept.key_value->Forward(input, packed.tokens, qkv); !s.ok()) return s;
     for (int64_t r = packed.tokens - 1; r >= 0; --r) {
-      std::memmove(qkv + r * qkv_width + q_width, qkv + r * kv_width,
-                   static_cast<size_t>(kv_width) * sizeof(float));
+      std::memmove(qkv + r * qkv_width + q_width, qkv + r * key_value_width,
+                   static_cast<size_t>(key_value_width) * sizeof(float));
     }
     for (int i = 0; i < packed.num_sequences; ++i) {
       std::memcpy(ws.sublayer.data() + i * hidden, input + KeptRow(packed, rows, i) * hidden,
