@@ -13,12 +13,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <string_view>
+#include <thread>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
@@ -76,16 +79,35 @@ struct Adapter {
   std::unique_ptr<server::http::HttpServer> http;
 };
 
+// A connection to the server. Thousands a second leave the client's ports
+// in TIME_WAIT unless closed with a reset (Close); a connect that still
+// finds no free local port (EADDRNOTAVAIL, EAGAIN) is the client's own
+// shortage and is retried, up to about a second. Any other failure (the
+// server refusing, say) fails the run, naming the error.
 int Connect(int port) {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
   sockaddr_in address{};
   address.sin_family = AF_INET;
   address.sin_port = htons(static_cast<uint16_t>(port));
   address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  if (fd < 0 || connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) {
-    fuzz::Fail("cannot connect to the HTTP server");
+  for (int attempt = 0;; ++attempt) {
+    const int fd = socket(AF_INET, SOCK_STREAM, 0);
+    if (fd < 0) fuzz::Fail(("cannot make a socket: " + std::string(strerror(errno))).c_str());
+    if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) return fd;
+    const int error = errno;
+    close(fd);
+    if ((error != EADDRNOTAVAIL && error != EAGAIN) || attempt == 100) {
+      fuzz::Fail(("cannot connect to the HTTP server: " + std::string(strerror(error))).c_str());
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
-  return fd;
+}
+
+// Closes with a reset, so the client's port skips TIME_WAIT: by then the
+// exchange is over (the server has closed, or the run fails anyway).
+void Close(int fd) {
+  const linger reset{1, 0};
+  setsockopt(fd, SOL_SOCKET, SO_LINGER, &reset, sizeof(reset));
+  close(fd);
 }
 
 // Sends what it can of `bytes` (the server may close first), reading what
@@ -121,7 +143,7 @@ std::string Exchange(int port, std::string_view bytes) {
       break;
     }
   }
-  close(fd);
+  Close(fd);
   return received;
 }
 
