@@ -82,7 +82,9 @@ struct Adapter {
 // A connection to the server. Thousands a second leave the client's ports
 // in TIME_WAIT unless closed with a reset (Close); a connect that still
 // finds no free local port (EADDRNOTAVAIL, EAGAIN) is the client's own
-// shortage and is retried, up to about a second. Any other failure (the
+// shortage and is retried, up to about a second. libFuzzer's SIGALRM (its
+// -timeout check, every timeout / 2 + 1 s) can interrupt a connect, which
+// then completes in the background: wait for it. Any other failure (the
 // server refusing, say) fails the run, naming the error.
 int Connect(int port) {
   sockaddr_in address{};
@@ -92,8 +94,21 @@ int Connect(int port) {
   for (int attempt = 0;; ++attempt) {
     const int fd = socket(AF_INET, SOCK_STREAM, 0);
     if (fd < 0) fuzz::Fail(("cannot make a socket: " + std::string(strerror(errno))).c_str());
-    if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0) return fd;
-    const int error = errno;
+    int error = 0;
+    if (connect(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) != 0) error = errno;
+    if (error == EINTR) {
+      pollfd done{fd, POLLOUT, 0};
+      int ready = 0;
+      while ((ready = poll(&done, 1, 5000)) < 0 && errno == EINTR) {
+      }
+      socklen_t size = sizeof(error);
+      if (ready <= 0) {
+        error = ETIMEDOUT;
+      } else if (getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &size) != 0) {
+        error = errno;
+      }
+    }
+    if (error == 0) return fd;
     close(fd);
     if ((error != EADDRNOTAVAIL && error != EAGAIN) || attempt == 100) {
       fuzz::Fail(("cannot connect to the HTTP server: " + std::string(strerror(error))).c_str());
@@ -130,10 +145,12 @@ std::string Exchange(int port, std::string_view bytes) {
     if (ready.revents & POLLIN) {
       char buffer[65536];
       const ssize_t got = recv(fd, buffer, sizeof(buffer), 0);
-      if (got <= 0) break;  // closed (or reset) by the server
+      if (got < 0 && errno == EINTR) continue;  // libFuzzer's SIGALRM
+      if (got <= 0) break;                      // closed (or reset) by the server
       received.append(buffer, static_cast<size_t>(got));
     } else if (ready.revents & POLLOUT) {
       const ssize_t n = send(fd, bytes.data() + sent, bytes.size() - sent, MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) {
         sent = bytes.size();  // the server closed its end: stop sending
       } else {
