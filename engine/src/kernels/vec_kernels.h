@@ -3,12 +3,24 @@
 // source. Rows end with a masked tail, so any length works.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <limits>
 
 #include "kernels/kernels.h"
 
 namespace engine::kernels::vec {
+
+// c[0] t^(N-1) + c[1] t^(N-2) + ... + c[N-1] by Horner's rule (highest
+// coefficient first, one fused multiply-add per step).
+template <typename V, size_t N>
+inline __attribute__((always_inline)) typename V::Reg Horner(typename V::Reg t,
+                                                             const float (&c)[N]) {
+  typename V::Reg p = V::Set1(c[0]);
+#pragma GCC unroll 16
+  for (size_t i = 1; i < N; ++i) p = V::Fma(p, t, V::Set1(c[i]));
+  return p;
+}
 
 // e^x to about 1 ulp (Cephes expf: range reduction by ln2 split in two
 // constants, degree-6 polynomial). Inputs below V::kExpLowest give +0 (AVX2
@@ -24,12 +36,8 @@ typename V::Reg Exp(typename V::Reg x) {
   // n * 0.693359375 is exact (few mantissa bits), so r keeps its low bits.
   typename V::Reg r = V::Fma(n, V::Set1(-0.693359375f), x);
   r = V::Fma(n, V::Set1(2.12194440e-4f), r);
-  typename V::Reg p = V::Set1(1.9875691500e-4f);
-  p = V::Fma(p, r, V::Set1(1.3981999507e-3f));
-  p = V::Fma(p, r, V::Set1(8.3334519073e-3f));
-  p = V::Fma(p, r, V::Set1(4.1665795894e-2f));
-  p = V::Fma(p, r, V::Set1(1.6666665459e-1f));
-  p = V::Fma(p, r, V::Set1(5.0000001201e-1f));
+  const typename V::Reg p = Horner<V>(r, {1.9875691500e-4f, 1.3981999507e-3f, 8.3334519073e-3f,
+                                          4.1665795894e-2f, 1.6666665459e-1f, 5.0000001201e-1f});
   // e^r = 1 + r + r^2 * p(r)
   const typename V::Reg er = V::Add(V::Fma(V::Mul(p, r), r, r), V::Set1(1.0f));
   return V::MulPow2(er, n);

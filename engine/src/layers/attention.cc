@@ -58,13 +58,13 @@ void SelfAttention(const float* qkv, const PackedBatch& packed, const AttentionS
     const int64_t head = pair % heads;
     const int64_t begin = packed.offsets[s];
     const int64_t len = packed.offsets[s + 1] - begin;
-    int64_t row_begin = block * block_rows;
+    // One kept row (blocks == 1), or this block's rows.
+    const int64_t row_begin = query_rows == TokenRows::kAll     ? block * block_rows
+                              : query_rows == TokenRows::kFirst ? 0
+                                                                : len - 1;
     if (row_begin >= len) continue;
-    int64_t row_end = std::min(len, row_begin + block_rows);
-    if (query_rows != TokenRows::kAll) {  // blocks == 1
-      row_begin = query_rows == TokenRows::kFirst ? 0 : len - 1;
-      row_end = row_begin + 1;
-    }
+    const int64_t row_end =
+        query_rows == TokenRows::kAll ? std::min(len, row_begin + block_rows) : row_begin + 1;
     kernels::AttentionHeadArgs args;
     const float* row = qkv + begin * qkv_stride;
     const int64_t kv_head = head / group;
