@@ -15,8 +15,8 @@
 
 #include "fuzz_service.h"
 #include "fuzz_util.h"
-#include "server/core/model_loader.h"
-#include "server/core/request_builder.h"
+#include "server/core/model/model_loader.h"
+#include "server/core/requests/request_builder.h"
 #include "server/http/http_errors.h"
 #include "server/http/json_mapping.h"
 

@@ -17,8 +17,8 @@
 #include "encoder/v1/encoder.pb.h"
 #include "fuzz_service.h"
 #include "fuzz_util.h"
-#include "server/core/model_loader.h"
-#include "server/core/request_builder.h"
+#include "server/core/model/model_loader.h"
+#include "server/core/requests/request_builder.h"
 #include "server/grpc/proto_conversions.h"
 #include "server/grpc/wire_format.h"
 

@@ -7,10 +7,10 @@
 #include <cstdint>
 #include <vector>
 
+#include "families/architecture.h"
 #include "fuzz_util.h"
 #include "io/checkpoint.h"
 #include "io/safetensors.h"
-#include "models/architecture.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   auto tensors = engine::ParseSafetensors(data, size, "fuzz.safetensors");

@@ -2,7 +2,7 @@
 
 #include <string>
 
-#include "engine/random_model.h"
+#include "engine/tools/random_model.h"
 #include "fuzz_util.h"
 
 namespace fuzz {

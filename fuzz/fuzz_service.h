@@ -4,8 +4,8 @@
 
 #include <memory>
 
-#include "server/core/model_loader.h"
-#include "server/core/request_builder.h"
+#include "server/core/model/model_loader.h"
+#include "server/core/requests/request_builder.h"
 
 namespace fuzz {
 

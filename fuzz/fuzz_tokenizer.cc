@@ -23,8 +23,8 @@
 #include <string_view>
 #include <vector>
 
-#include "engine/random_model.h"
 #include "engine/tokenizer.h"
+#include "engine/tools/random_model.h"
 #include "fuzz_util.h"
 
 namespace {

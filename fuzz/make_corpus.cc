@@ -19,7 +19,7 @@
 
 #include "encoder/v1/encoder.pb.h"
 #include "engine/config.h"
-#include "engine/random_model.h"
+#include "engine/tools/random_model.h"
 #include "io/safetensors.h"
 #include "io/safetensors_writer.h"
 #include "nlohmann/json.hpp"

@@ -50,7 +50,7 @@ MB = 2 ** 20
 SIDES = ["engine-fp32", "engine-int8", "ort-fp32", "ort-int8"]
 POOLING = {"qwen3": "last token", "gemma3_text": "mean"}
 # The last layer's rows the engine computes for that pooling, as the server
-# asks for them (server/core/kept_rows.h): last-token pooling needs one row a
+# asks for them (server/core/batching/kept_rows.h): last-token pooling needs one row a
 # sequence from the last layer; ONNX Runtime's graph computes every row.
 ENGINE_ROWS = {"qwen3": "last", "gemma3_text": "all"}
 

@@ -12,7 +12,7 @@
 #include <random>
 
 #include "engine/encoder.h"
-#include "engine/random_model.h"
+#include "engine/tools/random_model.h"
 
 namespace {
 

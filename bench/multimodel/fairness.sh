@@ -3,7 +3,7 @@
 # the MiniLM-L6 shape (random weights), "a" and "b". Model b's latency at
 # concurrency 1 (encoder-client bench, closed loop) is measured with model a
 # idle and with model a under load at concurrency 32; the models take turns
-# on the engine (server/core/engine_turns.h), so b's short batch waits for
+# on the engine (server/core/batching/engine_turns.h), so b's short batch waits for
 # one layer of a's batch in progress, never for a's queue. Rounds alternate idle and
 # loaded; figures are medians. Goal (bench/README.md): b's p50 with a loaded
 # within 2x of b's p50 with a idle.

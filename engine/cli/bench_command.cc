@@ -13,7 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "cli/commands.h"
 #include "engine/encoder.h"
-#include "profile.h"
+#include "runtime/profile.h"
 
 namespace cli {
 namespace {

@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/commands.h"
+#include "families/architecture.h"
 #include "heads/heads.h"
 #include "io/checkpoint.h"
-#include "models/architecture.h"
 
 namespace cli {
 

@@ -3,8 +3,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
-#include "engine/random_model.h"
-#include "models/architecture.h"
+#include "engine/tools/random_model.h"
+#include "families/architecture.h"
 
 namespace cli {
 

@@ -16,17 +16,17 @@
 #include "engine/model_files.h"
 #include "engine/thread_count.h"
 #include "engine/tokenizer.h"
+#include "families/architecture.h"
 #include "heads/heads.h"
+#include "heads/pooling.h"
 #include "heads/token_heads.h"
 #include "io/checkpoint.h"
 #include "layers/embeddings.h"
 #include "layers/encoder_layer.h"
 #include "layers/packed_batch.h"
-#include "model/pooling.h"
-#include "model/weights.h"
-#include "models/architecture.h"
-#include "profile.h"
-#include "workspace.h"
+#include "layers/weights.h"
+#include "layers/workspace.h"
+#include "runtime/profile.h"
 
 namespace engine {
 

@@ -14,7 +14,7 @@
 #include "server/app/port_check.h"
 #include "server/app/quantization_flag.h"
 #include "server/core/log.h"
-#include "server/core/model_heads.h"
+#include "server/core/model/model_heads.h"
 #include "server/grpc/proto_conversions.h"
 #include "server/http/routes.h"
 

@@ -35,7 +35,7 @@
 #include "server/app/encoder_server.h"
 #include "server/app/quantization_flag.h"
 #include "server/app/server_config.h"
-#include "server/core/api_keys.h"
+#include "server/core/api/api_keys.h"
 #include "server/core/log.h"
 #include "server/grpc/protobuf_log.h"
 

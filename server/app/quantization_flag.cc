@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "server/core/quantization_ranges.h"
+#include "server/core/model/quantization_ranges.h"
 
 namespace server {
 

@@ -1,5 +1,5 @@
 // --quantization-ranges: the calibration files of int8/uint8 embeddings
-// (server/core/quantization_ranges.h), as --model names models: "FILE" for
+// (server/core/model/quantization_ranges.h), as --model names models: "FILE" for
 // the one model, or "NAME=FILE" entries separated by commas (main.cc joins
 // repeated flags so), NAME a served model's name.
 #pragma once
@@ -9,7 +9,7 @@
 
 #include "absl/status/status.h"
 #include "server/app/server_config.h"
-#include "server/core/model_loader.h"
+#include "server/core/model/model_loader.h"
 
 namespace server {
 

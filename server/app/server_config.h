@@ -10,8 +10,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "server/core/batcher.h"
-#include "server/core/service_types.h"
+#include "server/core/api/service_types.h"
+#include "server/core/batching/batch_request.h"
 #include "server/http/http_options.h"
 
 namespace server {
@@ -30,7 +30,7 @@ struct ServerConfig {
   std::string served_model_name;
   // Several named models (--model NAME=DIR, repeated), in order; when set,
   // model_dir and served_model_name are empty. Each model has its own queue
-  // and batcher; they take turns on the engine (server/core/engine_turns.h).
+  // and batcher; they take turns on the engine (server/core/batching/engine_turns.h).
   std::vector<ModelSpec> models;
   std::string host = "0.0.0.0";
   int port = 50051;         // 0: any free port; EncoderServer::port() says which
@@ -55,14 +55,14 @@ struct ServerConfig {
   int max_rerank_texts = 1000;        // texts in one rerank request (split into parts inside)
   int64_t max_output_vectors = 8192;  // token states / ColBERT vectors one request may return
   int64_t max_text_bytes = 65536;     // per text; a pair's two texts count separately
-  // The result cache's bound over all models (server/core/result_cache.h); 0: off.
+  // The result cache's bound over all models (server/core/cache/result_cache.h); 0: off.
   int64_t cache_bytes = 0;
   // An input longer than the model's maximum is cut (at the request's
   // truncation_direction) unless the request says "truncate": false; off: it
   // is refused unless the request says "truncate": true. On by default, as in
   // text-embeddings-inference since 2026: docs/configuration.md says why.
   bool auto_truncate = true;
-  // --long-inputs (server/core/long_inputs.h): unset follows auto_truncate.
+  // --long-inputs (server/core/requests/long_inputs.h): unset follows auto_truncate.
   std::optional<core::LongInput> long_inputs;
   std::optional<int> window_overlap_tokens;  // --window-overlap-tokens; unset: a quarter
   std::chrono::milliseconds shutdown_grace{20000};

@@ -2,7 +2,7 @@
 
 #include <chrono>
 
-#include "server/core/clock.h"
+#include "server/core/batching/clock.h"
 
 namespace server {
 

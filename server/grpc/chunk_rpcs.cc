@@ -2,7 +2,7 @@
 // thread like Encode.
 #include <utility>
 
-#include "server/core/late_chunking.h"
+#include "server/core/requests/late_chunking.h"
 #include "server/grpc/call_deadline.h"
 #include "server/grpc/encode_service.h"
 #include "server/grpc/metered_reactor.h"

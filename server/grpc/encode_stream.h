@@ -16,9 +16,9 @@
 
 #include "common/mutex.h"
 #include "encoder/v1/encoder.pb.h"
-#include "server/core/clock.h"
-#include "server/core/encode_dispatcher.h"
-#include "server/core/metrics.h"
+#include "server/core/batching/clock.h"
+#include "server/core/dispatch/encode_dispatcher.h"
+#include "server/core/metrics/metrics.h"
 #include "server/core/model_set.h"
 
 namespace server {

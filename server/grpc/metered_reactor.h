@@ -9,7 +9,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "server/core/metrics.h"
+#include "server/core/metrics/metrics.h"
 
 namespace server {
 

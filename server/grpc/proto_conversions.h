@@ -9,9 +9,9 @@
 #include "encoder/v1/encoder.pb.h"
 #include "engine/encoder.h"
 #include "engine/tokenizer.h"
-#include "server/core/backend.h"
+#include "server/core/api/service_types.h"
+#include "server/core/batching/backend.h"
 #include "server/core/model_set.h"
-#include "server/core/service_types.h"
 
 namespace server {
 

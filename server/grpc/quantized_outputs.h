@@ -1,12 +1,12 @@
-// EncodeRequest.embedding_type: the outputs quantized (server/core/quantize.h)
+// EncodeRequest.embedding_type: the outputs quantized (server/core/model/quantize.h)
 // into Output.packed after the engine's float answer.
 #pragma once
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "encoder/v1/encoder.pb.h"
+#include "server/core/model/quantize.h"
 #include "server/core/model_set.h"
-#include "server/core/quantize.h"
 
 namespace server {
 

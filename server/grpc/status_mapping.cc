@@ -3,7 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/input_error.h"
+#include "server/core/api/input_error.h"
 
 namespace server {
 namespace {

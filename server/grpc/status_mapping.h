@@ -10,11 +10,11 @@
 
 #include "absl/status/status.h"
 #include "encoder/v1/encoder.pb.h"
-#include "server/core/answered_codes.h"
+#include "server/core/api/answered_codes.h"
 
 namespace server {
 
-// The codes answered are server/core/answered_codes.h's.
+// The codes answered are server/core/api/answered_codes.h's.
 grpc::StatusCode ToGrpcCode(absl::StatusCode code);
 
 // The same number as absl's code (for the metrics, which know no gRPC).

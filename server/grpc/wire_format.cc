@@ -12,7 +12,7 @@
 #include <grpcpp/support/proto_buffer_writer.h>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/utf8.h"
+#include "server/core/api/utf8.h"
 
 namespace server {
 namespace {

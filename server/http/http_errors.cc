@@ -7,8 +7,8 @@
 #include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
-#include "server/core/input_error.h"
-#include "server/core/model_heads.h"
+#include "server/core/api/input_error.h"
+#include "server/core/model/model_heads.h"
 
 namespace server::http {
 namespace {

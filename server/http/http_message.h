@@ -26,7 +26,7 @@ struct HttpReply {
   const char* content_type = "application/json";
   bool close = false;   // end the connection after this reply (the body was not read in full)
   std::string allow;    // 405: the methods the path takes
-  std::string windows;  // X-Windows (window mode, server/core/long_inputs.h); empty: none
+  std::string windows;  // X-Windows (window mode, server/core/requests/long_inputs.h); empty: none
   absl::StatusCode code = absl::StatusCode::kOk;  // what the metrics count it as
 };
 

@@ -18,10 +18,10 @@
 #include <prometheus/collectable.h>
 
 #include "absl/status/statusor.h"
-#include "server/core/api_keys.h"
-#include "server/core/clock.h"
-#include "server/core/encode_dispatcher.h"
-#include "server/core/metrics.h"
+#include "server/core/api/api_keys.h"
+#include "server/core/batching/clock.h"
+#include "server/core/dispatch/encode_dispatcher.h"
+#include "server/core/metrics/metrics.h"
 #include "server/core/model_set.h"
 #include "server/http/http_options.h"
 

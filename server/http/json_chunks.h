@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "server/core/late_chunking.h"
+#include "server/core/requests/late_chunking.h"
 
 namespace server::http {
 

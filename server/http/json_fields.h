@@ -12,7 +12,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "engine/tokenizer.h"
-#include "server/core/service_types.h"
+#include "server/core/api/service_types.h"
 
 namespace server::http {
 
@@ -34,7 +34,7 @@ absl::Status Truncation(const nlohmann::json& body, std::optional<bool>* truncat
                         engine::TruncationSide* side);
 
 // The extension field "long_input": "truncate" | "window" | "error" (null or
-// absent: unset; server/core/long_inputs.h); it wins over "truncate".
+// absent: unset; server/core/requests/long_inputs.h); it wins over "truncate".
 absl::Status LongInputField(const nlohmann::json& body, std::optional<core::LongInput>* out);
 
 absl::StatusOr<std::string> RequiredString(const nlohmann::json& body, const char* field);

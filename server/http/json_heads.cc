@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "server/core/input_error.h"
+#include "server/core/api/input_error.h"
 #include "server/http/http_errors.h"
 
 namespace server::http {

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/core/service_types.h"
+#include "server/core/api/service_types.h"
 #include "server/http/json_mapping.h"
 
 namespace server::http {

@@ -13,7 +13,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "server/core/input_error.h"
+#include "server/core/api/input_error.h"
 #include "server/http/http_errors.h"
 #include "server/http/json_quantized.h"
 

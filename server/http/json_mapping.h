@@ -14,8 +14,8 @@
 
 #include "absl/status/statusor.h"
 #include "engine/tokenizer.h"
-#include "server/core/quantize.h"
-#include "server/core/service_types.h"
+#include "server/core/api/service_types.h"
+#include "server/core/model/quantize.h"
 
 namespace server::http {
 

@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "absl/status/statusor.h"
-#include "server/core/service_types.h"
+#include "server/core/api/service_types.h"
 
 namespace server::http {
 

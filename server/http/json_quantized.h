@@ -1,4 +1,4 @@
-// Quantized embeddings over HTTP (server/core/quantize.h): the
+// Quantized embeddings over HTTP (server/core/model/quantize.h): the
 // "embedding_type" extension of OpenAI's /v1/embeddings and TEI's /embed, and
 // Cohere's POST /v2/embed with its "embedding_types", in JSON.
 #pragma once
@@ -11,8 +11,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "server/core/quantize.h"
-#include "server/core/service_types.h"
+#include "server/core/api/service_types.h"
+#include "server/core/model/quantize.h"
 #include "server/http/json_mapping.h"
 
 namespace server::http {

@@ -8,7 +8,7 @@
 #include <string>
 
 #include "absl/strings/string_view.h"
-#include "server/core/metrics.h"
+#include "server/core/metrics/metrics.h"
 #include "server/http/http_errors.h"
 
 namespace server::http {

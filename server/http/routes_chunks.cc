@@ -1,4 +1,4 @@
-// POST /embed_chunks: late chunking (server/core/late_chunking.h) on the
+// POST /embed_chunks: late chunking (server/core/requests/late_chunking.h) on the
 // shared queue.
 #include <memory>
 #include <utility>

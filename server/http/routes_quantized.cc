@@ -1,6 +1,6 @@
 // POST /v2/embed (Cohere's embed, several embedding types from one engine
 // pass), and /v1/embeddings and /embed with "embedding_type": the float
-// answer quantized (server/core/quantize.h) before it is rendered.
+// answer quantized (server/core/model/quantize.h) before it is rendered.
 #include <memory>
 #include <utility>
 

@@ -3,7 +3,7 @@
 #include <utility>
 #include <vector>
 
-#include "server/core/input_error.h"
+#include "server/core/api/input_error.h"
 #include "server/http/json_fields.h"
 #include "server/http/json_mapping.h"
 #include "server/http/request_handler.h"

@@ -10,7 +10,7 @@
 #include <string>
 #include <utility>
 
-#include "models/architecture.h"
+#include "families/architecture.h"
 #include "nlohmann/json.hpp"
 #include "support/files.h"
 #include "test_models.h"

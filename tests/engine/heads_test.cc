@@ -20,8 +20,8 @@
 
 #include "engine/encoder.h"
 #include "engine/heads.h"
+#include "families/architecture.h"
 #include "heads/heads.h"
-#include "models/architecture.h"
 #include "nlohmann/json.hpp"
 #include "support/files.h"
 #include "test_models.h"

@@ -1,4 +1,4 @@
-// The architecture registry (engine/src/models/): each family's recipe,
+// The architecture registry (engine/src/families/): each family's recipe,
 // config keys, defaults and tensor names agree with one another, and every
 // registered model_type goes through the config writer and reader, the
 // random-model writer and the loader by the registry alone.
@@ -16,8 +16,8 @@
 #include "engine/config.h"
 #include "engine/encoder.h"
 #include "engine/heads.h"
-#include "engine/random_model.h"
-#include "models/architecture.h"
+#include "engine/tools/random_model.h"
+#include "families/architecture.h"
 #include "support/files.h"
 #include "test_models.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <random>
 
-#include "models/architecture.h"
+#include "families/architecture.h"
 #include "support/files.h"
 
 namespace engine::testing {

@@ -6,10 +6,10 @@
 #include <string>
 #include <vector>
 
-#include "models/architecture.h"
+#include "families/architecture.h"
 
 #include "engine/config.h"
-#include "engine/random_model.h"
+#include "engine/tools/random_model.h"
 
 namespace engine::testing {
 

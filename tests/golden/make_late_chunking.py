@@ -20,7 +20,7 @@ independently of the server's tokenizer; the C++ test checks that the
 server's tokenizer gives the same ids and offsets. Some words carry accents
 (multi-byte UTF-8), so byte and code point offsets differ.
 
-Late chunking, as the server documents it (server/core/late_chunking.h):
+Late chunking, as the server documents it (server/core/requests/late_chunking.h):
 the text's T tokens (no special tokens) fit one sequence [CLS] t... [SEP]
 when T <= W = 32 - 2; else windows of W tokens starting at k * (W - O), the
 last ending at T, each [CLS] ... [SEP]; O = window_overlap, default W // 4.

@@ -11,7 +11,7 @@ and its whole-word tokenizer and texts: the same seed rebuilds the same
 weights, and the script checks that they are byte for byte the committed
 model.safetensors before using them. No new weights.
 
-Window mode, as the server documents it (server/core/long_inputs.h): a text
+Window mode, as the server documents it (server/core/requests/long_inputs.h): a text
 of T > W = 32 - 2 tokens runs as windows of W tokens starting at k * (W - O)
 (O = W // 4 = 7 by default), the last ending at T, each [CLS] ... [SEP]. A
 window's vector is the model's pipeline before normalization: the mean of

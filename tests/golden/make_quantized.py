@@ -2,7 +2,7 @@
 """Quantized embeddings as sentence-transformers' quantize_embeddings
 (sentence_transformers/quantization.py) computes them, with numpy alone:
 tests/golden/quantized/quantized.json, the oracle of
-tests/server/quantize_test.cc (server/core/quantize.h).
+tests/server/quantize_test.cc (server/core/model/quantize.h).
 
 Run with /usr/bin/python3 (Debian's numpy). Deterministic: the same file
 byte for byte on every run.

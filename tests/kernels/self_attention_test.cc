@@ -19,7 +19,7 @@
 #include "kernels/attention_kernels.h"
 #include "layers/attention.h"
 #include "layers/rotary.h"
-#include "workspace.h"
+#include "layers/workspace.h"
 
 namespace engine {
 namespace {

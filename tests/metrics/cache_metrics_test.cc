@@ -1,4 +1,4 @@
-// The result cache (--cache-bytes, server/core/result_cache.h) in the real
+// The result cache (--cache-bytes, server/core/cache/result_cache.h) in the real
 // server over real sockets: a text asked again over gRPC, then over HTTP, is
 // answered from the one cache both transports share, and /metrics counts the
 // hits; with the cache off its series are absent.

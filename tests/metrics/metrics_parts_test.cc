@@ -11,9 +11,9 @@
 #include <vector>
 
 #include "scrape.h"
-#include "server/core/metrics.h"
-#include "server/core/metrics_buckets.h"
-#include "server/core/metrics_process.h"
+#include "server/core/metrics/metrics.h"
+#include "server/core/metrics/metrics_buckets.h"
+#include "server/core/metrics/metrics_process.h"
 #include "server/grpc/status_mapping.h"
 
 namespace server {

@@ -74,7 +74,7 @@ log "server on 127.0.0.1:$port (metrics $metrics_port), load average $(load_aver
 # weights: float32 as in the file, x2 for oneDNN's blocked copies and padding
 # workspace: activations sized at load from --max-batch-tokens (16384, rounded
 #   up to a row bucket, at most x1.125): rows x (7 H + I) floats
-#   (engine/src/workspace.cc: hidden, normed, context, sublayer [H], qkv [3H],
+#   (engine/src/layers/workspace.cc: hidden, normed, context, sublayer [H], qkv [3H],
 #   intermediate [I]), plus the attention's fixed scratch per thread
 #   (kernels::kAttentionScratchFloats = 256 x 128 + 3 x 256 floats)
 # queue: --max-queue-tokens (65536) x 64 bytes (ids, token types, bookkeeping)

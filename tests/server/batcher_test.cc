@@ -1,6 +1,6 @@
 // Batcher tests with a fake backend and a fake clock: the clock moves only
 // when a test says so, which makes every batch boundary deterministic.
-#include "server/core/batcher.h"
+#include "server/core/batching/batcher.h"
 
 #include <gtest/gtest.h>
 
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "common/mutex.h"
-#include "server/core/request_queue.h"
+#include "server/core/batching/request_queue.h"
 #include "support/fake_backend.h"
 #include "support/fake_clock.h"
 

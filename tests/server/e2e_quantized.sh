@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Quantized embeddings end to end on 127.0.0.1 (server/core/quantize.h), every
+# Quantized embeddings end to end on 127.0.0.1 (server/core/model/quantize.h), every
 # quantized answer checked against the float answer of the same request
 # quantized by tests/server/quantized_expect.py (sentence-transformers'
 # quantize_embeddings written again from its definition, standard library

@@ -3,7 +3,7 @@
 // batches the busy model has queued; and between layers, the shorter batch
 // first. Ordering only, no timing assertions: the layered backend moves a
 // fake clock by hand.
-#include "server/core/engine_turns.h"
+#include "server/core/batching/engine_turns.h"
 
 #include <algorithm>
 #include <chrono>

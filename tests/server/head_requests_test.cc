@@ -10,8 +10,8 @@
 #include <thread>
 #include <vector>
 
-#include "server/core/input_error.h"
-#include "server/core/model_heads.h"
+#include "server/core/api/input_error.h"
+#include "server/core/model/model_heads.h"
 #include "support/core_service.h"
 
 namespace server {

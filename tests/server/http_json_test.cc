@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
-#include "server/core/input_error.h"
+#include "server/core/api/input_error.h"
 #include "server/http/http_errors.h"
 #include "server/http/json_mapping.h"
 

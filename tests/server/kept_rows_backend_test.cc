@@ -1,4 +1,4 @@
-// The server's use of the compact last layer (server/core/kept_rows.h): the
+// The server's use of the compact last layer (server/core/batching/kept_rows.h): the
 // real engine backend on a tiny model asks for one token per sequence only
 // when every input of the batch reads that token alone; a batch mixing a
 // CLS and a mean-pooled embedding runs all rows and answers exactly as the
@@ -12,8 +12,8 @@
 
 #include "engine/encoder.h"
 #include "engine/sentence_pipeline.h"
-#include "server/core/engine_backend.h"
-#include "server/core/kept_rows.h"
+#include "server/core/batching/engine_backend.h"
+#include "server/core/batching/kept_rows.h"
 #include "support/test_model.h"
 
 namespace server {

@@ -19,7 +19,7 @@
 #include "absl/strings/escaping.h"
 #include "engine/tokenizer.h"
 #include "nlohmann/json.hpp"
-#include "server/core/late_chunking.h"
+#include "server/core/requests/late_chunking.h"
 #include "support/golden_json.h"
 #include "support/http_test_client.h"
 #include "support/test_server.h"

@@ -1,4 +1,4 @@
-// Late chunking in the core (server/core/late_chunking.h): window planning,
+// Late chunking in the core (server/core/requests/late_chunking.h): window planning,
 // the stitching rule, code point offsets, chunk validation and splitting,
 // the plan for a small-max-length model, and the dispatcher's refusals. The
 // expected values are written out by hand from the documented rules; the
@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "server/core/late_chunking.h"
-#include "server/core/model_loader.h"
+#include "server/core/model/model_loader.h"
+#include "server/core/requests/late_chunking.h"
 #include "support/core_service.h"
 #include "support/test_model.h"
 

@@ -1,4 +1,4 @@
-// Window mode (server/core/long_inputs.h) through the whole server over real
+// Window mode (server/core/requests/long_inputs.h) through the whole server over real
 // sockets: gRPC Encode and HTTP /embed and /v1/embeddings on
 // tests/golden/late_chunking/model (a BERT of max length 32, mean pooling,
 // Dense, Normalize), against the PyTorch reference of

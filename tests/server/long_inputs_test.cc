@@ -1,4 +1,4 @@
-// Window mode (server/core/long_inputs.h) through the service core on
+// Window mode (server/core/requests/long_inputs.h) through the service core on
 // FakeBackend (an embedding output is {first id, token count}; a rerank
 // score is the pair's token count): the windows, their weights (owned
 // tokens), the pooled vector, the best window of a rerank text, the limits,
@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "server/core/long_inputs.h"
+#include "server/core/requests/long_inputs.h"
 #include "support/core_service.h"
 
 namespace server {

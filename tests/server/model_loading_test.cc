@@ -8,9 +8,9 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "engine/random_model.h"
-#include "server/core/model_loader.h"
-#include "server/core/model_name.h"
+#include "engine/tools/random_model.h"
+#include "server/core/model/model_loader.h"
+#include "server/core/model/model_name.h"
 #include "support/files.h"
 
 namespace server {

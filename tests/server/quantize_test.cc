@@ -1,4 +1,4 @@
-// Quantized embeddings (server/core/quantize.h) against numpy: the fixture
+// Quantized embeddings (server/core/model/quantize.h) against numpy: the fixture
 // tests/golden/quantized/quantized.json (make_quantized.py: sentence-
 // transformers' quantize_embeddings expressions) must come out exactly, every
 // integer and every bit. Then what numpy leaves undefined (values outside the
@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "server/app/quantization_flag.h"
-#include "server/core/quantization_ranges.h"
-#include "server/core/quantize.h"
+#include "server/core/model/quantization_ranges.h"
+#include "server/core/model/quantize.h"
 #include "server/http/json_quantized.h"
 #include "tests/support/files.h"
 

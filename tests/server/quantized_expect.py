@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The e2e oracle of quantized embeddings (tests/server/e2e_quantized.sh),
 written from sentence-transformers' quantize_embeddings definition with the
-standard library alone (no numpy in CI), independent of server/core/quantize.cc:
+standard library alone (no numpy in CI), independent of server/core/model/quantize.cc:
 
   quantized_expect.py TYPE FLOATS.json QUANTIZED.json [RANGES.json]
 

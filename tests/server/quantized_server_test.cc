@@ -1,7 +1,7 @@
 // EncodeRequest.embedding_type over a real gRPC channel, unary and streamed:
 // each quantized answer equals the float answer of the same request
 // quantized by the straightforward reading of sentence-transformers'
-// quantize_embeddings below (not server/core/quantize.cc); int8 without
+// quantize_embeddings below (not server/core/model/quantize.cc); int8 without
 // calibration is FAILED_PRECONDITION naming --quantization-ranges.
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-// The result cache (server/core/result_cache.h): its key (every field that
+// The result cache (server/core/cache/result_cache.h): its key (every field that
 // changes an answer), its byte bound and LRU order, and, through the
 // service core on FakeBackend (cached_dispatch.cc), hits, coalescing of
 // identical inputs in flight and what a waiter gets when the input it waits
@@ -19,7 +19,7 @@
 #include <prometheus/client_metric.h>
 #include <prometheus/metric_family.h>
 
-#include "server/core/result_cache.h"
+#include "server/core/cache/result_cache.h"
 #include "support/core_service.h"
 
 // A namespace of its own: unity builds compile this file with its target's others.

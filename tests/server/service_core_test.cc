@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "nlohmann/json.hpp"
-#include "server/core/engine_backend.h"
-#include "server/core/input_error.h"
+#include "server/core/api/input_error.h"
+#include "server/core/batching/engine_backend.h"
 #include "support/core_service.h"
 
 namespace server {
@@ -84,7 +84,7 @@ TEST(ServiceCoreTest, BadInputsAreRefusedWithTheirIndex) {
 }
 
 // Beside the message, each refusal says which input and what kind of
-// problem (server/core/input_error.h), for the transports' own wording.
+// problem (server/core/api/input_error.h), for the transports' own wording.
 TEST(ServiceCoreTest, RefusalsCarryTheInputAndTheProblem) {
   CoreService service;
   const auto error = [&](const core::EncodeRequest& request) {

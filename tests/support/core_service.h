@@ -10,13 +10,13 @@
 #include <future>
 #include <memory>
 
-#include "server/core/batcher.h"
-#include "server/core/encode_dispatcher.h"
-#include "server/core/metrics.h"
-#include "server/core/model_loader.h"
+#include "server/core/batching/batcher.h"
+#include "server/core/cache/result_cache.h"
+#include "server/core/dispatch/encode_dispatcher.h"
+#include "server/core/metrics/metrics.h"
+#include "server/core/model/model_loader.h"
 #include "server/core/model_set.h"
-#include "server/core/request_builder.h"
-#include "server/core/result_cache.h"
+#include "server/core/requests/request_builder.h"
 #include "support/fake_backend.h"
 #include "support/test_model.h"
 

@@ -12,7 +12,7 @@
 #include "absl/status/status.h"
 #include "common/mutex.h"
 #include "fake_clock.h"
-#include "server/core/backend.h"
+#include "server/core/batching/backend.h"
 
 namespace testing_support {
 

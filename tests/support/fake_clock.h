@@ -8,7 +8,7 @@
 #include <set>
 
 #include "common/mutex.h"
-#include "server/core/clock.h"
+#include "server/core/batching/clock.h"
 
 namespace testing_support {
 

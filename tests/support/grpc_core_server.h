@@ -8,7 +8,7 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include "server/core/api_keys.h"
+#include "server/core/api/api_keys.h"
 #include "server/grpc/encode_service.h"
 #include "support/core_service.h"
 

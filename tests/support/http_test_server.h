@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "server/core/api_keys.h"
+#include "server/core/api/api_keys.h"
 #include "server/http/http_server.h"
 #include "support/core_service.h"
 #include "support/http_test_client.h"

@@ -6,7 +6,7 @@
 
 #include "encoder/v1/encoder.pb.h"
 #include "engine/encoder.h"
-#include "server/core/service_types.h"
+#include "server/core/api/service_types.h"
 
 namespace testing_support {
 

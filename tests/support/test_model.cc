@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "engine/random_model.h"
+#include "engine/tools/random_model.h"
 
 namespace testing_support {
 

@@ -9,7 +9,7 @@
 
 #include "engine/encoder.h"
 #include "engine/tokenizer.h"
-#include "server/core/service_types.h"
+#include "server/core/api/service_types.h"
 #include "support/files.h"
 
 namespace testing_support {

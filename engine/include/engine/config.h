@@ -61,7 +61,7 @@ struct Biases {
 };
 
 // The layer math of one model, whatever family's config.json it was read
-// from: the architecture registry (src/models/) maps each family's keys,
+// from: the architecture registry (src/families/) maps each family's keys,
 // defaults and recipe onto these fields, and the layers read only these.
 // A default-constructed config belongs to no family: start from
 // DefaultModelConfig() or ParseModelConfig.
@@ -167,7 +167,7 @@ struct ModelConfig {
 // make-model and the random-model writer start from.
 ModelConfig DefaultModelConfig();
 
-// Parses config.json text of any registered family (src/models/registry.cc);
+// Parses config.json text of any registered family (src/families/registry.cc);
 // an unknown model_type is an error listing the supported ones. `source`
 // names the file in error messages.
 absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,

@@ -4,7 +4,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
-#include "buffer.h"
+#include "runtime/buffer.h"
 
 namespace engine {
 namespace {

@@ -5,7 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "model/pooling.h"
+#include "heads/pooling.h"
 #include "nlohmann/json.hpp"
 #include "oneapi/dnnl/dnnl.h"
 

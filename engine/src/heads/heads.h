@@ -15,8 +15,8 @@
 #include "absl/status/statusor.h"
 #include "engine/config.h"
 #include "engine/heads.h"
+#include "families/architecture.h"
 #include "io/checkpoint.h"
-#include "models/architecture.h"
 
 namespace engine {
 

@@ -6,7 +6,7 @@
 #include <cmath>
 
 #include "kernels/attention_kernels.h"
-#include "profile.h"
+#include "runtime/profile.h"
 
 namespace engine {
 namespace {

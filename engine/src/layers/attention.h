@@ -11,7 +11,7 @@
 #include "layers/packed_batch.h"
 #include "layers/relative_position.h"
 #include "layers/rotary.h"
-#include "workspace.h"
+#include "layers/workspace.h"
 
 namespace engine {
 

@@ -8,7 +8,7 @@
 #include "engine/config.h"
 #include "engine/encoder.h"
 #include "layers/packed_batch.h"
-#include "model/weights.h"
+#include "layers/weights.h"
 
 namespace engine {
 

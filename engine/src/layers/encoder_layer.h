@@ -9,8 +9,8 @@
 #include "engine/config.h"
 #include "engine/encoder.h"
 #include "layers/packed_batch.h"
-#include "model/weights.h"
-#include "workspace.h"
+#include "layers/weights.h"
+#include "layers/workspace.h"
 
 namespace engine {
 

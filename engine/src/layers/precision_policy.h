@@ -32,9 +32,9 @@
 #include "layers/attention.h"
 #include "layers/packed_batch.h"
 #include "layers/rotary.h"
-#include "model/weights.h"
-#include "profile.h"
-#include "workspace.h"
+#include "layers/weights.h"
+#include "layers/workspace.h"
+#include "runtime/profile.h"
 
 namespace engine {
 
