@@ -1,7 +1,7 @@
 // libFuzzer target: the bytes as the body of an HTTP API request, through
 // what the HTTP adapter does with it (server/http/json_mapping.cc): parsed
 // as OpenAI's /v1/embeddings, TEI's /embed and /tokenize, each accepted
-// request then validated and tokenized by the core's RequestBuilder on a
+// request then validated and tokenized by the core's InputTokenizer on a
 // small random model, and answers rendered from fake outputs (Matryoshka,
 // base64). Checks: no crash; a built request holds 1..max_length ids per
 // input; every rendered body and every error body is valid JSON. (HTTP
@@ -16,7 +16,7 @@
 #include "fuzz_service.h"
 #include "fuzz_util.h"
 #include "server/core/model/model_loader.h"
-#include "server/core/requests/request_builder.h"
+#include "server/core/requests/plans.h"
 #include "server/http/http_errors.h"
 #include "server/http/json_mapping.h"
 
@@ -40,7 +40,7 @@ void Embeddings(const fuzz::Service& service,
     CheckError(call.status());
     return;
   }
-  auto built = service.builder->Build(call->request);
+  auto built = EncodeInputs(*service.inputs, call->request);
   if (!built.ok()) {
     CheckError(built.status());
     return;
@@ -76,7 +76,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (tokenize.ok()) {
     std::vector<engine::Encoding> encodings;
     for (const auto& request : *tokenize) {
-      auto encoding = service.builder->Tokenize(request);
+      auto encoding = TokenizeText(*service.inputs, request);
       if (encoding.ok()) encodings.push_back(*std::move(encoding));
     }
     CheckJson(server::http::RenderTeiTokenize(encodings), "TEI tokens are JSON");

@@ -47,7 +47,7 @@ struct Adapter {
       : metrics(server::BatcherConfig{}, server::ModelInfoLabels{}),
         backend(service.model.encoder.get()),
         batcher(server::BatcherConfig{}, &backend, server::SystemClock(), &metrics),
-        dispatcher(service.builder.get(), &batcher, &metrics) {
+        dispatcher(service.inputs.get(), &batcher, &metrics) {
     batcher.Start();
     server::http::HttpOptions options;
     options.host = "127.0.0.1";

@@ -2,10 +2,10 @@
 // handles one (server/grpc/encode_service.cc): wrapped in a grpc::ByteBuffer,
 // parsed by server::ParseRequest into an encoder.v1.EncodeRequest, then
 // converted to the core's types (server::ToCore), validated and tokenized
-// by server::RequestBuilder::Build against a small
+// by server::InputTokenizer::Build against a small
 // random model with the demo vocabulary and the server's default limits.
 // The same bytes also go through the Tokenize path (TokenizeRequest and
-// RequestBuilder::Tokenize). A built request must be one the batcher can run:
+// InputTokenizer::Tokenize). A built request must be one the batcher can run:
 // every input 1..max_length ids inside the vocabulary, token types (if any)
 // one per id and inside type_vocab_size.
 #include <grpcpp/grpcpp.h>
@@ -18,7 +18,7 @@
 #include "fuzz_service.h"
 #include "fuzz_util.h"
 #include "server/core/model/model_loader.h"
-#include "server/core/requests/request_builder.h"
+#include "server/core/requests/plans.h"
 #include "server/grpc/proto_conversions.h"
 #include "server/grpc/wire_format.h"
 
@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<server::core::EncodeRequest> core_request = absl::InternalError("unparsed");
   if (server::ParseRequest(bytes, &request).ok()) core_request = server::ToCore(request);
   if (core_request.ok()) {
-    auto built = service.builder->Build(*core_request);
+    auto built = EncodeInputs(*service.inputs, *core_request);
     if (built.ok()) {
       const engine::ModelConfig& config = service.model.encoder->config();
       const server::BatchRequest& batch = **built;
@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (server::ParseRequest(bytes, &tokenize).ok()) {
     absl::StatusOr<server::core::TokenizeRequest> core_tokenize = server::ToCore(tokenize);
     if (core_tokenize.ok()) {
-      auto encoding = service.builder->Tokenize(*core_tokenize);
+      auto encoding = TokenizeText(*service.inputs, *core_tokenize);
       if (encoding.ok()) {
         fuzz::Check(encoding->ids.size() == encoding->offsets.size(), "one offset per id");
       }

@@ -25,7 +25,7 @@ const Service& GetService(const char* prefix) {
     auto model = server::LoadModel(dir, options);
     if (!model.ok()) Fail(std::string(model.status().message()).c_str());
     s->model = *std::move(model);
-    s->builder = std::make_unique<server::RequestBuilder>(&s->model, server::RequestLimits{});
+    s->inputs = std::make_unique<server::InputTokenizer>(&s->model, server::RequestLimits{});
     return s;
   }();
   return *service;

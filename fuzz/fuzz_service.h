@@ -1,17 +1,17 @@
-// The request builder over a small random model, as the request-parsing
-// targets (gRPC messages, HTTP bodies) check what they parse against it.
+// The input tokenizer (server/core/requests/input_tokenizer.h) over a small random model, as the
+// request-parsing targets (gRPC messages, HTTP bodies) check what they parse against it.
 #pragma once
 
 #include <memory>
 
 #include "server/core/model/model_loader.h"
-#include "server/core/requests/request_builder.h"
+#include "server/core/requests/plans.h"
 
 namespace fuzz {
 
 struct Service {
   server::LoadedModel model;
-  std::unique_ptr<server::RequestBuilder> builder;
+  std::unique_ptr<server::InputTokenizer> inputs;
 };
 
 // Made once per process, in ProcessTempDir(prefix).

@@ -236,7 +236,7 @@ absl::Status EncoderServer::WarmUp(ModelPipeline& pipeline) {
   if (model.heads.sparse_default || model.heads.multi_vector_default) {
     request.pooling = core::PoolingChoice::kCls;
   }
-  absl::StatusOr<std::unique_ptr<BatchRequest>> built = pipeline.builder.Build(request);
+  absl::StatusOr<std::unique_ptr<BatchRequest>> built = EncodeInputs(pipeline.inputs, request);
   absl::Status status = built.status();
   if (status.ok()) {
     const TokenizedInput& input = (*built)->inputs.front();

@@ -26,7 +26,7 @@
 #include "server/core/metrics/metrics_process.h"
 #include "server/core/model/model_loader.h"
 #include "server/core/model_set.h"
-#include "server/core/requests/request_builder.h"
+#include "server/core/requests/plans.h"
 #include "server/grpc/encode_service.h"
 #include "server/grpc/health.h"
 #include "server/grpc/tls.h"

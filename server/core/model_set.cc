@@ -69,8 +69,8 @@ ModelPipeline::ModelPipeline(LoadedModel loaded, const BatcherConfig& batcher_co
       engine_backend(model.encoder.get(), &model.pipeline),
       backend(&engine_backend, turns, max_turn_tokens),
       batcher(batcher_config, &backend, SystemClock(), &observers),
-      builder(&model, limits),
-      dispatcher(&builder, &batcher, &metrics),
+      inputs(&model, limits),
+      dispatcher(&inputs, &batcher, &metrics),
       description(DescribeModel(model, limits, batcher_config)) {}
 
 namespace {

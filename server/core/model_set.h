@@ -1,4 +1,4 @@
-// The served models: each one's pipeline (loaded model, request builder,
+// The served models: each one's pipeline (loaded model, input tokenizer,
 // queue and batcher, dispatcher, metrics) and the resolution of a request's
 // model name, shared by the gRPC and HTTP adapters. The engine's CPU is one
 // resource: every pipeline's backend takes its turn through one EngineTurns
@@ -23,7 +23,7 @@
 #include "server/core/dispatch/encode_dispatcher.h"
 #include "server/core/metrics/metrics.h"
 #include "server/core/model/model_loader.h"
-#include "server/core/requests/request_builder.h"
+#include "server/core/requests/plans.h"
 
 namespace server {
 
@@ -90,7 +90,7 @@ class ModelPipeline {
   EngineBackend engine_backend;  // the engine itself: the warm-up calls it directly
   TurnTakingBackend backend;     // what the batcher runs: in turns with the other models
   Batcher batcher;
-  RequestBuilder builder;
+  InputTokenizer inputs;
   EncodeDispatcher dispatcher;
   const ModelDescription description;
 };

@@ -209,7 +209,8 @@ TEST_F(LateChunkingPlanTest, ALongTextRunsAsWindowsWrappedInTheSpecialTokens) {
   request.text = Letters(40);
   request.chunk_tokens = 15;
   std::vector<TokenizedInput> inputs;
-  absl::StatusOr<ChunkPlan> plan = PlanChunks(loaded_, RequestLimits(), request, &inputs);
+  absl::StatusOr<ChunkPlan> plan =
+      PlanChunks(InputTokenizer(&loaded_, RequestLimits()), request, &inputs);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->text_tokens, 40);
   EXPECT_EQ(plan->leading_specials, 1);
@@ -244,7 +245,8 @@ TEST_F(LateChunkingPlanTest, ATextThatFitsIsOneSequenceAndExplicitSpansMapToToke
   request.chunks = {{0, 4}, {4, 27}};
   request.window_overlap = 5;
   std::vector<TokenizedInput> inputs;
-  absl::StatusOr<ChunkPlan> plan = PlanChunks(loaded_, RequestLimits(), request, &inputs);
+  absl::StatusOr<ChunkPlan> plan =
+      PlanChunks(InputTokenizer(&loaded_, RequestLimits()), request, &inputs);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(inputs.size(), 1u);
   EXPECT_EQ(inputs[0].ids.size(), 16u);
@@ -278,7 +280,8 @@ TEST_F(LateChunkingPlanTest, TheRequestsOwnMistakesAreInvalidArgument) {
     request.chunk_tokens = 5;
     c.edit(request);
     std::vector<TokenizedInput> inputs;
-    absl::StatusOr<ChunkPlan> plan = PlanChunks(loaded_, RequestLimits(), request, &inputs);
+    absl::StatusOr<ChunkPlan> plan =
+        PlanChunks(InputTokenizer(&loaded_, RequestLimits()), request, &inputs);
     EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << c.says;
     EXPECT_THAT(plan.status().message(), HasSubstr(c.says));
   }
@@ -289,7 +292,7 @@ TEST_F(LateChunkingPlanTest, TheRequestsOwnMistakesAreInvalidArgument) {
   request.text = Letters(40);
   request.chunk_tokens = 5;
   std::vector<TokenizedInput> inputs;
-  EXPECT_THAT(PlanChunks(loaded_, limits, request, &inputs).status().message(),
+  EXPECT_THAT(PlanChunks(InputTokenizer(&loaded_, limits), request, &inputs).status().message(),
               HasSubstr("--max-tokens-per-request"));
 }
 

@@ -1,4 +1,4 @@
-// The transport-free service core (EncodeDispatcher over the real builder and
+// The transport-free service core (EncodeDispatcher over the real input tokenizer and
 // batcher, on FakeBackend): what gRPC and HTTP both call. Runs under TSan
 // (scripts/test, tsan stage): requests from several threads, as from the two
 // transports, share the queue and batches.
@@ -139,11 +139,12 @@ TEST(ServiceCoreTest, UnsetTruncateFollowsAutoTruncate) {
   }
 }
 
-// The ids a request's inputs are turned into, by the builder alone.
+// The ids a request's inputs are turned into, by the encode plan alone.
 std::vector<std::vector<int32_t>> BuiltIds(const LoadedModel& model,
                                            const core::EncodeRequest& request,
                                            absl::Status* status = nullptr) {
-  absl::StatusOr<std::unique_ptr<BatchRequest>> built = RequestBuilder(&model, {}).Build(request);
+  absl::StatusOr<std::unique_ptr<BatchRequest>> built =
+      EncodeInputs(InputTokenizer(&model, {}), request);
   if (status != nullptr) *status = built.status();
   std::vector<std::vector<int32_t>> ids;
   if (!built.ok()) return ids;
@@ -250,14 +251,14 @@ TEST(ServiceCoreTest, ThePipelineSetsTheSpec) {
   absl::StatusOr<LoadedModel> model = LoadModel(files.dir(), options);
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->embedding_size(), 2 * TestModel::kHidden);
-  const RequestBuilder builder(&*model, {});
+  const InputTokenizer inputs(&*model, {});
   const int prompt_tokens =
       static_cast<int>(model->tokenizer->Encode("hello world ").value().ids.size()) - 1;
   ASSERT_GT(prompt_tokens, 1);
 
   core::EncodeRequest request;
   request.inputs = {core::Input::Text("world")};
-  absl::StatusOr<std::unique_ptr<BatchRequest>> built = builder.Build(request);
+  absl::StatusOr<std::unique_ptr<BatchRequest>> built = EncodeInputs(inputs, request);
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_TRUE((*built)->spec.model_pooling);
   EXPECT_TRUE((*built)->spec.apply_dense);
@@ -268,23 +269,23 @@ TEST(ServiceCoreTest, ThePipelineSetsTheSpec) {
   request.normalize = false;
   request.prompt_name = "passage";
   request.dimensions = 2 * TestModel::kHidden;
-  built = builder.Build(request);
+  built = EncodeInputs(inputs, request);
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_FALSE((*built)->spec.normalize);
   EXPECT_EQ((*built)->spec.prompt_tokens, 0);
   EXPECT_EQ((*built)->spec.dimensions, 2 * TestModel::kHidden);
 
   request.dimensions = 2 * TestModel::kHidden + 1;
-  EXPECT_EQ(builder.Build(request).status().message(),
+  EXPECT_EQ(EncodeInputs(inputs, request).status().message(),
             "dimensions 129 is not within 1..128 (the embedding's size)");
   request.dimensions = -3;
-  EXPECT_TRUE(absl::IsInvalidArgument(builder.Build(request).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(EncodeInputs(inputs, request).status()));
   request.dimensions = 0;
   request.prompt = "hi ";
-  EXPECT_EQ(builder.Build(request).status().message(),
+  EXPECT_EQ(EncodeInputs(inputs, request).status().message(),
             "prompt_name and prompt are exclusive: send one");
   request.prompt_name.clear();
-  built = builder.Build(request);
+  built = EncodeInputs(inputs, request);
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_EQ((*built)->inputs[0].ids, model->tokenizer->Encode("hi world").value().ids);
 
@@ -292,7 +293,7 @@ TEST(ServiceCoreTest, ThePipelineSetsTheSpec) {
   core::EncodeRequest ids;
   ids.inputs = {core::Input::Ids({2, 7, 3})};
   ids.pooling = core::PoolingChoice::kNone;
-  built = builder.Build(ids);
+  built = EncodeInputs(inputs, ids);
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_EQ((*built)->spec.prompt_tokens, 0);
   EXPECT_FALSE((*built)->spec.normalize);

@@ -1,7 +1,7 @@
 // The service core assembled as the server assembles it, on a fake engine:
 // a small random model for tokenizing and validating, FakeBackend for the
 // batches (each output is {first id, token count}), the real batcher,
-// builder, dispatcher and metrics. No gRPC, no HTTP. Shared by the core's
+// input tokenizer, dispatcher and metrics. No gRPC, no HTTP. Shared by the core's
 // and the HTTP adapter's tests.
 #pragma once
 
@@ -16,7 +16,7 @@
 #include "server/core/metrics/metrics.h"
 #include "server/core/model/model_loader.h"
 #include "server/core/model_set.h"
-#include "server/core/requests/request_builder.h"
+#include "server/core/requests/plans.h"
 #include "support/fake_backend.h"
 #include "support/test_model.h"
 
@@ -32,8 +32,8 @@ class CoreService {
         metrics_(config,
                  server::ModelInfoLabels{"test", "fp32", "post", TestModel::kHidden, 2, "avx2"}),
         batcher_(config, &backend_, server::SystemClock(), &metrics_),
-        builder_(&loaded_, limits),
-        dispatcher_(&builder_, &batcher_, &metrics_) {
+        inputs_(&loaded_, limits),
+        dispatcher_(&inputs_, &batcher_, &metrics_) {
     batcher_.Start();
   }
 
@@ -121,7 +121,7 @@ class CoreService {
   FakeBackend backend_;
   server::ServerMetrics metrics_;
   server::Batcher batcher_;
-  server::RequestBuilder builder_;
+  server::InputTokenizer inputs_;
   server::EncodeDispatcher dispatcher_;
 };
 

@@ -96,7 +96,7 @@ class Batcher {
   int64_t queued_requests() const;
   int64_t queued_tokens() const;
   // The configuration it runs with (its bounds size the parts a big request
-  // is split into, server/core/rerank.h).
+  // is split into, server/core/requests/plans.h: PartBounds).
   const BatcherConfig& config() const;
 
  private:

@@ -61,6 +61,10 @@ class ResultCacheOwner {
   virtual ~ResultCacheOwner() = default;
   virtual void OnCacheBytes(int64_t delta) = 0;
   virtual void OnCacheEvicted() = 0;
+  // One request's inputs looked up (server/core/cache/caching_sink.h):
+  // answered from the cache, sent on, or waiting for an identical one in
+  // flight. Not under the cache's lock.
+  virtual void OnCacheLookups(int64_t /*hits*/, int64_t /*misses*/, int64_t /*coalesced*/) {}
 };
 
 class ResultCache {

@@ -97,6 +97,9 @@ class ServerMetrics : public BatcherObserver, public ResultCacheOwner {
   // ResultCacheOwner: this model's entries.
   void OnCacheBytes(int64_t delta) override;
   void OnCacheEvicted() override;
+  void OnCacheLookups(int64_t hits, int64_t misses, int64_t coalesced) override {
+    CacheLookups(hits, misses, coalesced);
+  }
 
  private:
   // One transport x rpc x code's children; null until created.

@@ -113,7 +113,7 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
   // A tokenizer may define more ids than the embedding table (EmbeddingGemma:
   // 262,145 ids, vocab_size 262,144, the extra one <image_soft_token>): the
   // model loads, and a request whose text produces such an id is refused
-  // naming the token (RequestBuilder::CheckIdsInTable).
+  // naming the token (InputTokenizer::CheckIdsInTable).
 
   absl::StatusOr<engine::SentencePipeline> pipeline = engine::ReadSentencePipeline(
       dir, model.encoder->config().causal ? engine::Pooling::kLastToken : engine::Pooling::kCls);

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "engine/tokenizer.h"
 #include "server/core/api/utf8.h"
 
@@ -18,33 +19,6 @@ absl::Status ChunkError(size_t index, absl::string_view message) {
 }
 
 }  // namespace
-
-absl::StatusOr<Specials> SpecialsOf(const engine::Tokenizer& tokenizer) {
-  constexpr std::string_view kProbe = "a";
-  absl::StatusOr<engine::Encoding> with =
-      tokenizer.Encode(kProbe, 0, engine::TruncationSide::kRight,
-                       /*add_special_tokens=*/true);
-  if (!with.ok()) return with.status();
-  absl::StatusOr<engine::Encoding> bare =
-      tokenizer.Encode(kProbe, 0, engine::TruncationSide::kRight,
-                       /*add_special_tokens=*/false);
-  if (!bare.ok()) return bare.status();
-  const std::vector<int32_t>& all = with->ids;
-  const std::vector<int32_t>& body = bare->ids;
-  if (all.size() >= body.size()) {
-    for (size_t lead = 0; lead + body.size() <= all.size(); ++lead) {
-      if (std::equal(body.begin(), body.end(), all.begin() + static_cast<std::ptrdiff_t>(lead))) {
-        Specials specials;
-        specials.before.assign(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(lead));
-        specials.after.assign(all.begin() + static_cast<std::ptrdiff_t>(lead + body.size()),
-                              all.end());
-        return specials;
-      }
-    }
-  }
-  return absl::InternalError(
-      "the tokenizer's special tokens for one text could not be told apart from its tokens");
-}
 
 absl::StatusOr<std::vector<Window>> PlanWindows(int text_tokens, int window_tokens,
                                                 std::optional<int> overlap) {
@@ -181,9 +155,11 @@ absl::StatusOr<std::vector<float>> StitchStates(const std::vector<Window>& windo
   return states;
 }
 
-absl::StatusOr<ChunkPlan> PlanChunks(const LoadedModel& model, const RequestLimits& limits,
+absl::StatusOr<ChunkPlan> PlanChunks(const InputTokenizer& input_tokenizer,
                                      const core::ChunksRequest& request,
                                      std::vector<TokenizedInput>* inputs) {
+  const LoadedModel& model = input_tokenizer.model();
+  const RequestLimits& limits = input_tokenizer.limits();
   if (model.tokenizer == nullptr) {
     return absl::FailedPreconditionError(
         absl::StrCat("late chunking needs the model's tokenizer: ", model.tokenizer_error));
@@ -252,8 +228,7 @@ absl::StatusOr<ChunkPlan> PlanChunks(const LoadedModel& model, const RequestLimi
     }
   }
 
-  absl::StatusOr<Specials> specials = SpecialsOf(*model.tokenizer);
-  if (!specials.ok()) return specials.status();
+  ASSIGN_OR_RETURN(const Specials* specials, input_tokenizer.single_layout());
   plan.leading_specials = static_cast<int>(specials->before.size());
   const int special_count = static_cast<int>(specials->before.size() + specials->after.size());
   absl::StatusOr<std::vector<Window>> windows =

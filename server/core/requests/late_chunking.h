@@ -47,7 +47,7 @@
 #include "server/core/batching/backend.h"
 #include "server/core/batching/batch_request.h"
 #include "server/core/model/model_loader.h"
-#include "server/core/requests/request_builder.h"
+#include "server/core/requests/input_tokenizer.h"
 
 namespace server {
 namespace core {
@@ -102,15 +102,6 @@ struct Window {
   TokenRange owned;   // those that take their state from it (stitching, above)
 };
 
-// The special tokens the tokenizer's post-processor puts before and after one
-// text, learnt from a probe text encoded with and without them (also window
-// mode's, server/core/requests/long_inputs.h).
-struct Specials {
-  std::vector<int32_t> before;
-  std::vector<int32_t> after;
-};
-absl::StatusOr<Specials> SpecialsOf(const engine::Tokenizer& tokenizer);
-
 // The windows for `text_tokens` tokens, at most `window_tokens` each, with
 // `overlap` (unset: window_tokens / 4). INVALID_ARGUMENT for an overlap
 // outside 0..window_tokens-1, or window_tokens < 1.
@@ -154,11 +145,11 @@ struct ChunkPlan {
   engine::EmbeddingOptions options;  // mean, Dense, dimensions, normalize
 };
 
-// Checks and tokenizes `request` for `model` and makes its windows as
+// Checks and tokenizes `request` for the tokenizer's model and makes its windows as
 // inputs (`inputs`, one per window). INVALID_ARGUMENT names the field or the
 // chunk; FAILED_PRECONDITION for a model without a tokenizer, or whose Dense
 // layers do not take a mean-pooled vector.
-absl::StatusOr<ChunkPlan> PlanChunks(const LoadedModel& model, const RequestLimits& limits,
+absl::StatusOr<ChunkPlan> PlanChunks(const InputTokenizer& input_tokenizer,
                                      const core::ChunksRequest& request,
                                      std::vector<TokenizedInput>* inputs);
 

@@ -1,4 +1,4 @@
-// EncodeDispatcher's result cache (result_cache.h): a request's inputs split
+// The result cache (result_cache.h) in front of the batcher: a request's inputs split
 // three ways. Each input's key is looked up: a hit is answered from the
 // cache; an input identical to one in flight (another request's, or an
 // earlier input of this one) waits for that result (coalesced); the misses
@@ -29,24 +29,14 @@
 #include <vector>
 
 #include "common/mutex.h"
-#include "server/core/dispatch/encode_dispatcher.h"
+#include "server/core/cache/caching_sink.h"
 
 namespace server {
-
-// What a cached submission needs of its dispatcher, shared by every request
-// in flight (so that none depends on the dispatcher object itself).
-struct CachedRoute {
-  ResultCache* cache = nullptr;
-  std::string model;
-  Clock* clock = nullptr;
-  ServerMetrics* metrics = nullptr;
-  Batcher* batcher = nullptr;
-};
 
 namespace {
 
 using OutputsDone = std::function<void(absl::StatusOr<std::vector<InputOutput>>)>;
-using Route = std::shared_ptr<const CachedRoute>;
+using RoutePtr = std::shared_ptr<const CachingSink::Route>;
 
 // One request's inputs, answered from wherever each one comes.
 struct Join {
@@ -93,16 +83,16 @@ struct Join {
   }
 };
 
-void RouteInputs(const Route& route, const std::shared_ptr<Join>& join,
+void RouteInputs(const RoutePtr& route, const std::shared_ptr<Join>& join,
                  const std::vector<size_t>& indices);
 
-void MissesFailed(const Route& route, const std::shared_ptr<Join>& join,
+void MissesFailed(const RoutePtr& route, const std::shared_ptr<Join>& join,
                   const std::vector<size_t>& misses, const absl::Status& status) {
   join->Finish(status);  // first: its own waiters (duplicate inputs) then find it answered
   for (const size_t i : misses) route->cache->Fail(join->keys[i], status);
 }
 
-void SubmitMisses(const Route& route, const std::shared_ptr<Join>& join,
+void SubmitMisses(const RoutePtr& route, const std::shared_ptr<Join>& join,
                   std::vector<size_t> misses) {
   auto request = std::make_unique<BatchRequest>();
   request->spec = join->spec;
@@ -121,17 +111,15 @@ void SubmitMisses(const Route& route, const std::shared_ptr<Join>& join,
     }
     // Stored and shared first (copies), then moved into this request's answer.
     for (size_t k = 0; k < kept->size(); ++k) {
-      route->cache->Complete(join->keys[(*kept)[k]], (*outputs)[k], route->metrics);
+      route->cache->Complete(join->keys[(*kept)[k]], (*outputs)[k], route->owner);
     }
     for (size_t k = 0; k < kept->size(); ++k) join->Arrived((*kept)[k], &(*outputs)[k]);
   };
-  if (absl::Status status = route->batcher->Submit(std::move(request)); !status.ok()) {
-    MissesFailed(route, join, *kept, status);
-  }
+  route->next->Submit(std::move(request));  // a refusal comes back through `done`
 }
 
 // An input's identical twin in flight has its result, or failed.
-void OnShared(const Route& route, const std::shared_ptr<Join>& join, size_t index,
+void OnShared(const RoutePtr& route, const std::shared_ptr<Join>& join, size_t index,
               absl::StatusOr<InputOutput> result) {
   absl::Status refused;
   {
@@ -155,7 +143,7 @@ void OnShared(const Route& route, const std::shared_ptr<Join>& join, size_t inde
   RouteInputs(route, join, {index});
 }
 
-void RouteInputs(const Route& route, const std::shared_ptr<Join>& join,
+void RouteInputs(const RoutePtr& route, const std::shared_ptr<Join>& join,
                  const std::vector<size_t>& indices) {
   int64_t hits = 0, coalesced = 0;
   std::vector<size_t> misses;
@@ -178,35 +166,28 @@ void RouteInputs(const Route& route, const std::shared_ptr<Join>& join,
         break;
     }
   }
-  route->metrics->CacheLookups(hits, static_cast<int64_t>(misses.size()), coalesced);
+  route->owner->OnCacheLookups(hits, static_cast<int64_t>(misses.size()), coalesced);
   if (!misses.empty()) SubmitMisses(route, join, std::move(misses));
 }
 
 }  // namespace
 
-void EncodeDispatcher::EnableCache(ResultCache* cache, std::string model, Clock* clock) {
-  if (cache == nullptr) {
-    cache_ = nullptr;
-    return;
-  }
-  auto route = std::make_shared<CachedRoute>();
+CachingSink::CachingSink(ResultCache* cache, std::string model, Clock* clock,
+                         ResultCacheOwner* owner, BatchSink* next) {
+  auto route = std::make_shared<Route>();
   route->cache = cache;
   route->model = std::move(model);
   route->clock = clock;
-  route->metrics = metrics_;
-  route->batcher = batcher_;
-  cache_ = std::move(route);
-  metrics_->AddCacheSeries();
+  route->owner = owner;
+  route->next = next;
+  route_ = std::move(route);
 }
 
-void SubmitCached(const std::shared_ptr<const CachedRoute>& route,
-                  std::unique_ptr<BatchRequest> request) {
+void CachingSink::Submit(std::unique_ptr<BatchRequest> request) {
+  const RoutePtr& route = route_;
   const size_t n = request->inputs.size();
   if (n == 0) {  // the batcher's answer to an empty request
-    auto done = request->done;
-    if (absl::Status status = route->batcher->Submit(std::move(request)); !status.ok()) {
-      done(status);
-    }
+    route->next->Submit(std::move(request));
     return;
   }
   auto join = std::make_shared<Join>();

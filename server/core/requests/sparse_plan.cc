@@ -1,0 +1,54 @@
+// Sparse requests: SPLADE's masked-LM weights (or bge-m3's lexical weights).
+#include "server/core/requests/plans.h"
+
+#include <algorithm>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "server/core/api/input_error.h"
+#include "server/core/model/model_heads.h"
+#include "server/core/requests/head_results.h"
+
+namespace server {
+namespace {
+
+absl::StatusOr<std::unique_ptr<BatchRequest>> BuildSparse(const InputTokenizer& input_tokenizer,
+                                                          const core::SparseRequest& request) {
+  const LoadedModel& model = input_tokenizer.model();
+  const RequestLimits& limits = input_tokenizer.limits();
+  if (absl::Status status = CheckHead(model.heads, HeadRequest::kSparse); !status.ok()) {
+    return status;
+  }
+  if (absl::Status status = input_tokenizer.CheckInputCount(request.inputs.size()); !status.ok())
+    return status;
+  if (absl::Status status = CheckMaxActiveDims(request.max_active_dims); !status.ok()) {
+    return status;
+  }
+  OutputSpec spec;
+  spec.head = OutputHead::kSparse;
+  spec.sparse = model.heads.sparse_options;
+  spec.sparse.max_active_dims = request.max_active_dims;
+  InputTokenizer::InputOptions options;
+  options.truncate = request.truncate.value_or(limits.auto_truncate);
+  options.side = request.truncation_side;
+  return input_tokenizer.BuildInputs(request.inputs, options, spec);
+}
+
+}  // namespace
+
+absl::StatusOr<Plan<core::SparseResult>> PlanSparse(const InputTokenizer& input_tokenizer,
+                                                    const core::SparseRequest& request) {
+  ASSIGN_OR_RETURN(std::unique_ptr<BatchRequest> part, BuildSparse(input_tokenizer, request));
+  const engine::Tokenizer* tokenizer =
+      request.return_tokens ? input_tokenizer.model().tokenizer.get() : nullptr;
+  return OnePartPlan<core::SparseResult>(
+      std::move(part),
+      [tokenizer](std::vector<InputOutput> outputs) -> absl::StatusOr<core::SparseResult> {
+        return ToSparseResult(std::move(outputs), tokenizer);
+      });
+}
+
+}  // namespace server
