@@ -79,6 +79,23 @@ nlohmann::json NullIfEmpty(const std::string& text) {
   return text.empty() ? nlohmann::json(nullptr) : nlohmann::json(text);
 }
 
+// The shape kNone answers in: TEI's.
+Api Shaped(Api api) { return api == Api::kNone ? Api::kTei : api; }
+
+// How an input too long for the model is cut on `api`'s routes.
+const char* TruncationHint(Api api) {
+  switch (api) {
+    case Api::kOpenAi:
+      return " (send \"truncate\": true to cut it, or start the server with --auto-truncate)";
+    case Api::kCohere:
+      return " (send \"truncate\": \"END\" or \"START\" to cut it)";
+    case Api::kNone:
+    case Api::kTei:
+      break;
+  }
+  return " (send \"truncate\": true to cut it)";
+}
+
 }  // namespace
 
 absl::Status WithOpenAiDetail(absl::Status status, absl::string_view param,
@@ -99,12 +116,7 @@ absl::Status ForEmbeddingsRoute(const absl::Status& status, Api api, bool input_
   absl::Status out = status;
   if (too_long) {
     // Only what this route accepts; payloads are kept.
-    out = absl::Status(
-        status.code(),
-        absl::StrCat(status.message(), api == Api::kOpenAi
-                                           ? " (send \"truncate\": true to cut it, or start the "
-                                             "server with --auto-truncate)"
-                                           : " (send \"truncate\": true to cut it)"));
+    out = absl::Status(status.code(), absl::StrCat(status.message(), TruncationHint(api)));
     status.ForEachPayload(
         [&out](absl::string_view url, const absl::Cord& payload) { out.SetPayload(url, payload); });
   }
@@ -121,7 +133,7 @@ int HttpStatusFor(absl::StatusCode code, Api api) {
       return 200;
     case absl::StatusCode::kInvalidArgument:
     case absl::StatusCode::kFailedPrecondition:  // text to a model without a tokenizer
-      return api == Api::kOpenAi ? 400 : 422;
+      return Shaped(api) == Api::kTei ? 422 : 400;
     case absl::StatusCode::kUnauthenticated:
       return 401;
     case absl::StatusCode::kNotFound:
@@ -140,28 +152,38 @@ int HttpStatusFor(absl::StatusCode code, Api api) {
 }
 
 int HttpStatusFor(const absl::Status& status, Api api) {
+  api = Shaped(api);
   // TEI answers its Empty type with 400, its other validation errors with 422.
   if (api == Api::kTei && status.code() == absl::StatusCode::kInvalidArgument &&
       IsEmptyInput(status)) {
     return 400;
   }
-  // A head the model lacks (rerank on an embedding model): TEI's 424.
-  if (api == Api::kTei && IsMissingHead(status)) return 424;
+  // A head the model lacks (rerank on an embedding model): TEI's 424, kept
+  // on Cohere's routes (the same failed dependency).
+  if (api != Api::kOpenAi && IsMissingHead(status)) return 424;
   return HttpStatusFor(status.code(), api);
 }
 
 std::string ErrorBody(const absl::Status& status, int http_status, Api api) {
   nlohmann::json body;
   const std::string message(status.message());
-  if (api == Api::kOpenAi) {
-    const OpenAiDetail detail =
-        FindOpenAiDetail(status).value_or(DeriveOpenAiDetail(status, http_status));
-    body["error"] = {{"message", message},
-                     {"type", OpenAiErrorType(http_status)},
-                     {"param", NullIfEmpty(detail.param)},
-                     {"code", NullIfEmpty(detail.code)}};
-  } else {
-    body = {{"error", message}, {"error_type", TeiErrorType(status, http_status)}};
+  switch (Shaped(api)) {
+    case Api::kOpenAi: {
+      const OpenAiDetail detail =
+          FindOpenAiDetail(status).value_or(DeriveOpenAiDetail(status, http_status));
+      body["error"] = {{"message", message},
+                       {"type", OpenAiErrorType(http_status)},
+                       {"param", NullIfEmpty(detail.param)},
+                       {"code", NullIfEmpty(detail.code)}};
+      break;
+    }
+    case Api::kCohere:
+      body = {{"message", message}};
+      break;
+    case Api::kNone:
+    case Api::kTei:
+      body = {{"error", message}, {"error_type", TeiErrorType(status, http_status)}};
+      break;
   }
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }

@@ -5,30 +5,34 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "server/http/route_handlers.h"
 
 namespace server::http {
 namespace {
 
+// Every route. Adding one over an existing core call: its handler
+// (route_handlers.h, routes_<family>.cc) and its line here.
 constexpr RouteInfo kRoutes[] = {
-    {"POST", "/v1/embeddings", false, Route::kEmbeddings, true, Rpc::kEncode},
-    {"GET", "/v1/models", false, Route::kModels, true, Rpc::kGetModelInfo},
+    // method, path, prefix, family, metrics name, counted and behind the keys, handler
+    {"POST", "/v1/embeddings", false, Api::kOpenAi, Rpc::kEncode, true, &handlers::Embeddings},
+    {"GET", "/v1/models", false, Api::kOpenAi, Rpc::kGetModelInfo, true, &handlers::ListModels},
     // Hub names hold a slash ("BAAI/bge-m3"): the whole rest is the id.
-    {"GET", "/v1/models/", true, Route::kModel, true, Rpc::kGetModelInfo},
-    {"POST", "/embed", false, Route::kEmbed, true, Rpc::kEncode},
-    {"POST", "/tokenize", false, Route::kTokenize, true, Rpc::kTokenize},
-    {"POST", "/decode", false, Route::kDecode, true, Rpc::kDecode},
-    {"GET", "/info", false, Route::kInfo, true, Rpc::kGetModelInfo},
-    {"POST", "/rerank", false, Route::kRerank, true, Rpc::kRerank},
-    {"POST", "/v1/rerank", false, Route::kCohereRerank, true, Rpc::kRerank},
-    {"POST", "/predict", false, Route::kPredict, true, Rpc::kClassify},
-    {"POST", "/embed_sparse", false, Route::kEmbedSparse, true, Rpc::kEncodeSparse},
-    {"POST", "/embed_multi", false, Route::kEmbedMulti, true, Rpc::kEncodeMulti},
-    {"POST", "/embed_all", false, Route::kEmbedAll, true, Rpc::kEncode},
-    {"POST", "/similarity", false, Route::kSimilarity, true, Rpc::kEncode},
-    {"POST", "/embed_chunks", false, Route::kEmbedChunks, true, Rpc::kEncodeChunks},
-    {"POST", "/v2/embed", false, Route::kCohereEmbed, true, Rpc::kEncode},
-    {"GET", "/health", false, Route::kHealth, false, Rpc::kGetModelInfo},
-    {"GET", "/metrics", false, Route::kMetrics, false, Rpc::kGetModelInfo},
+    {"GET", "/v1/models/", true, Api::kOpenAi, Rpc::kGetModelInfo, true, &handlers::GetModel},
+    {"POST", "/embed", false, Api::kTei, Rpc::kEncode, true, &handlers::Embed},
+    {"POST", "/tokenize", false, Api::kTei, Rpc::kTokenize, true, &handlers::Tokenize},
+    {"POST", "/decode", false, Api::kTei, Rpc::kDecode, true, &handlers::Decode},
+    {"GET", "/info", false, Api::kTei, Rpc::kGetModelInfo, true, &handlers::Info},
+    {"POST", "/rerank", false, Api::kTei, Rpc::kRerank, true, &handlers::TeiRerank},
+    {"POST", "/v1/rerank", false, Api::kCohere, Rpc::kRerank, true, &handlers::CohereRerank},
+    {"POST", "/predict", false, Api::kTei, Rpc::kClassify, true, &handlers::Predict},
+    {"POST", "/embed_sparse", false, Api::kTei, Rpc::kEncodeSparse, true, &handlers::EmbedSparse},
+    {"POST", "/embed_multi", false, Api::kTei, Rpc::kEncodeMulti, true, &handlers::EmbedMulti},
+    {"POST", "/embed_all", false, Api::kTei, Rpc::kEncode, true, &handlers::EmbedAll},
+    {"POST", "/similarity", false, Api::kTei, Rpc::kEncode, true, &handlers::Similarity},
+    {"POST", "/embed_chunks", false, Api::kTei, Rpc::kEncodeChunks, true, &handlers::EmbedChunks},
+    {"POST", "/v2/embed", false, Api::kCohere, Rpc::kEncode, true, &handlers::CohereEmbed},
+    {"GET", "/health", false, Api::kNone, Rpc::kGetModelInfo, false, &handlers::Health},
+    {"GET", "/metrics", false, Api::kNone, Rpc::kGetModelInfo, false, &handlers::Metrics},
 };
 
 // The argument of `route` in `path`, if the path is the route's.
@@ -40,6 +44,13 @@ bool PathMatches(const RouteInfo& route, absl::string_view path, absl::string_vi
   }
   *argument = path.substr(absl::string_view(route.path).size());
   return true;
+}
+
+// The family of a path no route takes: where that API's clients send.
+Api ApiOfUnroutedPath(absl::string_view path) {
+  if (absl::StartsWith(path, "/v1/")) return Api::kOpenAi;
+  if (absl::StartsWith(path, "/v2/")) return Api::kCohere;
+  return Api::kTei;
 }
 
 }  // namespace
@@ -54,19 +65,19 @@ RouteMatch MatchRoute(absl::string_view method, absl::string_view path) {
       match.outcome = RouteMatch::Outcome::kFound;
       match.route = &route;
       match.argument = std::string(argument);
+      match.api = route.api;
       return match;
     }
+    if (allowed.empty()) match.api = route.api;
     allowed.push_back(route.method);
   }
   if (!allowed.empty()) {
     match.outcome = RouteMatch::Outcome::kWrongMethod;
     match.allow = absl::StrJoin(allowed, ", ");
+  } else {
+    match.api = ApiOfUnroutedPath(path);
   }
   return match;
-}
-
-Api ApiOfPath(absl::string_view path) {
-  return absl::StartsWith(path, "/v1/") ? Api::kOpenAi : Api::kTei;
 }
 
 std::string DecodePath(absl::string_view target) {

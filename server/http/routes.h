@@ -1,6 +1,9 @@
-// The HTTP routes as data: method, path (exact, or a prefix whose rest is an
-// argument, as the model id of GET /v1/models/{id}) and how the metrics count
-// it; the path also says which API's shapes it answers in. Matching is a pure
+// The HTTP route table: one line per route (routes.cc) with its method, path
+// (exact, or a prefix whose rest is an argument, as the model id of GET
+// /v1/models/{id}), the API family whose shapes it answers in, how the
+// metrics name it, whether it is counted and behind the API keys, and its
+// handler. It is the only list of routes: matching, the 405 Allow list, the
+// start-up route list and the metrics all read it. Matching is a pure
 // function of method and path, so that it is unit-tested and outlives the
 // HTTP library.
 #pragma once
@@ -13,34 +16,18 @@
 
 namespace server::http {
 
-enum class Route {
-  kEmbeddings,
-  kModels,
-  kModel,
-  kEmbed,
-  kTokenize,
-  kDecode,
-  kInfo,
-  kHealth,
-  kMetrics,
-  kRerank,        // TEI POST /rerank
-  kCohereRerank,  // Cohere/Jina POST /v1/rerank
-  kPredict,       // TEI POST /predict
-  kEmbedSparse,   // TEI POST /embed_sparse
-  kEmbedMulti,    // POST /embed_multi (dense, sparse and ColBERT outputs)
-  kEmbedAll,      // TEI POST /embed_all
-  kSimilarity,    // TEI POST /similarity
-  kEmbedChunks,   // POST /embed_chunks (late chunking)
-  kCohereEmbed    // Cohere POST /v2/embed (several embedding types at once)
-};
+class RouteCall;
+// What a route does with its call (route_handlers.h): answers it, once.
+using RouteHandler = void (*)(RouteCall call);
 
 struct RouteInfo {
   const char* method;
   const char* path;  // for a prefix route, up to its argument ("/v1/models/")
   bool prefix;       // the rest of the path, slashes included, is the argument
-  Route route;
-  bool counted;  // counted in the metrics and behind the API keys (not /health, /metrics)
-  Rpc rpc;       // how the metrics name it
+  Api api;           // whose shapes its answers and errors take
+  Rpc rpc;           // how the metrics name it
+  bool counted;      // counted in the metrics and behind the API keys (not /health, /metrics)
+  RouteHandler handler;
 };
 
 struct RouteMatch {
@@ -49,12 +36,14 @@ struct RouteMatch {
   const RouteInfo* route = nullptr;  // kFound
   std::string argument;              // kFound on a prefix route: the rest of the path
   std::string allow;                 // kWrongMethod: the methods the path takes ("GET, POST")
+  // The family the answer's shapes come from: the route's (kFound), the
+  // path's routes' (kWrongMethod); for a path no route takes, OpenAI's under
+  // /v1/ (where OpenAI clients send everything), Cohere's under /v2/, else
+  // TEI's.
+  Api api = Api::kTei;
 };
 
 RouteMatch MatchRoute(absl::string_view method, absl::string_view path);
-
-// The API whose shapes a path answers in: OpenAI under /v1/, else TEI.
-Api ApiOfPath(absl::string_view path);
 
 // The path of a request target: without its query ("?...") or fragment, with
 // %XX escapes decoded ("/v1/models/BAAI%2Fbge-m3" is "/v1/models/BAAI/bge-m3");

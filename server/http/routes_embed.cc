@@ -1,19 +1,17 @@
 // POST /v1/embeddings (OpenAI), /embed, /embed_all and /similarity (TEI):
 // encode requests on the shared queue.
-#include <limits>
-#include <memory>
+#include "server/http/routes_embed.h"
+
 #include <utility>
 
+#include "server/http/core_call.h"
 #include "server/http/json_heads.h"
-#include "server/http/json_mapping.h"
-#include "server/http/request_handler.h"
+#include "server/http/route_handlers.h"
 
-namespace server::http {
+namespace server::http::handlers {
 
-absl::Status RequestHandler::CheckOneVectorPerInput(const ModelDescription& model, int dimensions) {
-  if (absl::Status status = CheckDimensions(dimensions, model.embedding_size); !status.ok()) {
-    return status;
-  }
+absl::Status CheckOneVectorPerInput(const ModelDescription& model, int dimensions) {
+  RETURN_IF_ERROR(CheckDimensions(dimensions, model.embedding_size));
   // One vector per input: a model served without pooling has none.
   if (model.default_pooling == engine::Pooling::kNone) {
     return absl::InvalidArgumentError(
@@ -21,90 +19,105 @@ absl::Status RequestHandler::CheckOneVectorPerInput(const ModelDescription& mode
   }
   return absl::OkStatus();
 }
+
 namespace {
 
-// Parsing comes before the model is known: sizes are checked after.
-constexpr int kAnySize = std::numeric_limits<int>::max();
+// How /v1/embeddings and /embed differ: their body and answer shapes.
+struct EmbedShape {
+  absl::StatusOr<EmbeddingsCall> (*parse)(std::string_view body, int hidden_size);
+  std::string (*render)(const core::EncodeResult& result, const EmbeddingsCall& call,
+                        const ModelDescription& model);
+  QuantizedRender render_quantized;
+};
+
+void ServeEmbed(RouteCall call, const EmbedShape& shape) {
+  // Parsed before the model is known: "dimensions" is checked against its
+  // size once it is.
+  absl::StatusOr<EmbeddingsCall> parsed = shape.parse(call.request().body, kAnySize);
+  if (parsed.ok() && parsed->embedding_type != core::EmbeddingType::kFloat) {
+    return ServeQuantizedEmbed(std::move(call), *std::move(parsed), shape.render_quantized);
+  }
+  CoreCall<EmbeddingsCall, core::EncodeResult> embed;
+  if (parsed.ok()) embed.inputs_listed = parsed->input_is_list;
+  embed.parsed = std::move(parsed);
+  embed.prepare = [](const ModelDescription& model, EmbeddingsCall& embeddings) {
+    return CheckOneVectorPerInput(model, embeddings.dimensions);
+  };
+  embed.dispatch = CallOf(&EncodeDispatcher::Dispatch);
+  embed.render = shape.render;
+  embed.windows = &WindowsHeader;
+  ServeCoreCall(std::move(call), std::move(embed));
+}
+
+// /embed_all and /similarity: a list of inputs, parsed into an encode
+// request, for a model `check` accepts.
+void ServeListEncode(RouteCall call, absl::StatusOr<core::EncodeRequest> request, std::string model,
+                     std::function<absl::Status(const ModelDescription&)> check,
+                     std::string (*render)(const core::EncodeResult&)) {
+  CoreCall<core::EncodeRequest, core::EncodeResult> encode;
+  encode.parsed = std::move(request);
+  encode.model = std::move(model);
+  if (check) {
+    encode.prepare = [check](const ModelDescription& described, core::EncodeRequest&) {
+      return check(described);
+    };
+  }
+  encode.dispatch = CallOf(&EncodeDispatcher::Dispatch);
+  encode.render = [render](const core::EncodeResult& result, const auto&, const auto&) {
+    return render(result);
+  };
+  encode.inputs_listed = true;
+  ServeCoreCall(std::move(call), std::move(encode));
+}
 
 }  // namespace
 
-void RequestHandler::Embeddings(RouteCall call) { EmbedRoute(Route::kEmbeddings, std::move(call)); }
-void RequestHandler::Embed(RouteCall call) { EmbedRoute(Route::kEmbed, std::move(call)); }
-
-void RequestHandler::EmbedRoute(Route route, RouteCall call) {
-  const Api api = call.api;
-  // Parsed before the model is known: "dimensions" is checked against its
-  // size below.
-  absl::StatusOr<EmbeddingsCall> parsed = route == Route::kEmbed
-                                              ? ParseTeiEmbed(call.request.body, kAnySize)
-                                              : ParseOpenAiEmbeddings(call.request.body, kAnySize);
-  if (!parsed.ok()) return call.done(ErrorReply(parsed.status(), api));
-  absl::StatusOr<const ModelRoute*> resolved = Resolve(parsed->model, call);
-  if (!resolved.ok()) return call.done(ErrorReply(resolved.status(), api));
-  const ModelRoute& model = **resolved;
-  if (absl::Status status = CheckOneVectorPerInput(model.description, parsed->dimensions);
-      !status.ok()) {
-    return call.done(ErrorReply(status, api));
-  }
-  absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
-  if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));
-  auto embeddings = std::make_shared<EmbeddingsCall>(*std::move(parsed));
-  if (embeddings->embedding_type != core::EmbeddingType::kFloat) {
-    return DispatchQuantizedEmbed(route, model, std::move(embeddings), *deadline, std::move(call));
-  }
-  model.dispatcher->Dispatch(
-      embeddings->request, *deadline, std::move(call.is_cancelled),
-      [this, route, api, embeddings, name = model.description.name,
-       done = std::move(call.done)](absl::StatusOr<core::EncodeResult> result) mutable {
-        if (!result.ok()) {
-          result = ForEmbeddingsRoute(result.status(), api, embeddings->input_is_list);
-        }
-        Answer<core::EncodeResult>(
-            std::move(result), api, done,
-            [route, embeddings, name](const core::EncodeResult& encoded) {
-              return route == Route::kEmbed ? RenderTeiEmbed(encoded, *embeddings)
-                                            : RenderOpenAiEmbeddings(encoded, *embeddings, name);
-            },
-            &WindowsHeader);
-      });
+void Embeddings(RouteCall call) {
+  static constexpr EmbedShape kOpenAi = {
+      &ParseOpenAiEmbeddings,
+      [](const core::EncodeResult& result, const EmbeddingsCall& embeddings,
+         const ModelDescription& model) {
+        return RenderOpenAiEmbeddings(result, embeddings, model.name);
+      },
+      [](const QuantizedEmbeddings& quantized, const EmbeddingsCall& embeddings,
+         const ModelDescription& model) {
+        return RenderOpenAiQuantized(quantized, embeddings, model.name);
+      }};
+  ServeEmbed(std::move(call), kOpenAi);
 }
 
-void RequestHandler::EmbedAll(RouteCall call) {
-  std::string name;
+void Embed(RouteCall call) {
+  static constexpr EmbedShape kTei = {
+      &ParseTeiEmbed,
+      [](const core::EncodeResult& result, const EmbeddingsCall& embeddings,
+         const ModelDescription&) { return RenderTeiEmbed(result, embeddings); },
+      [](const QuantizedEmbeddings& quantized, const EmbeddingsCall&, const ModelDescription&) {
+        return RenderTeiQuantized(quantized);
+      }};
+  ServeEmbed(std::move(call), kTei);
+}
+
+void EmbedAll(RouteCall call) {
+  std::string model;
   absl::StatusOr<core::EncodeRequest> request =
-      ParseTeiEmbedAll(call.request.body, kAnySize, &name);
-  DispatchListEncode(std::move(request), name, nullptr, std::move(call), &RenderTeiEmbedAll);
+      ParseTeiEmbedAll(call.request().body, kAnySize, &model);
+  ServeListEncode(std::move(call), std::move(request), std::move(model), nullptr,
+                  &RenderTeiEmbedAll);
 }
 
-void RequestHandler::Similarity(RouteCall call) {
-  std::string name;
-  absl::StatusOr<core::EncodeRequest> request = ParseTeiSimilarity(call.request.body, &name);
-  DispatchListEncode(std::move(request), name,
-                     "this model's pooling is none (token states): no sentence embeddings to "
-                     "compare",
-                     std::move(call), &RenderTeiSimilarity);
+void Similarity(RouteCall call) {
+  std::string model;
+  absl::StatusOr<core::EncodeRequest> request = ParseTeiSimilarity(call.request().body, &model);
+  ServeListEncode(
+      std::move(call), std::move(request), std::move(model),
+      [](const ModelDescription& described) {
+        return described.default_pooling == engine::Pooling::kNone
+                   ? absl::InvalidArgumentError(
+                         "this model's pooling is none (token states): no sentence embeddings "
+                         "to compare")
+                   : absl::OkStatus();
+      },
+      &RenderTeiSimilarity);
 }
 
-void RequestHandler::DispatchListEncode(absl::StatusOr<core::EncodeRequest> request,
-                                        const std::string& name, const char* needs_pooling,
-                                        RouteCall call,
-                                        std::string (*render)(const core::EncodeResult&)) {
-  const Api api = call.api;
-  if (!request.ok()) return call.done(ErrorReply(request.status(), api));
-  absl::StatusOr<const ModelRoute*> model = Resolve(name, call);
-  if (!model.ok()) return call.done(ErrorReply(model.status(), api));
-  if (needs_pooling != nullptr && (*model)->description.default_pooling == engine::Pooling::kNone) {
-    return call.done(ErrorReply(absl::InvalidArgumentError(needs_pooling), api));
-  }
-  absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
-  if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));
-  (*model)->dispatcher->Dispatch(*request, *deadline, std::move(call.is_cancelled),
-                                 [this, api, render, done = std::move(call.done)](
-                                     absl::StatusOr<core::EncodeResult> result) mutable {
-                                   if (!result.ok())
-                                     result = ForEmbeddingsRoute(result.status(), api, true);
-                                   Answer<core::EncodeResult>(std::move(result), api, done, render);
-                                 });
-}
-
-}  // namespace server::http
+}  // namespace server::http::handlers

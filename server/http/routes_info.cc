@@ -6,18 +6,17 @@
 #include <utility>
 #include <vector>
 
+#include "common/status_macros.h"
 #include "common/version.h"
 #include "server/http/json_fields.h"
 #include "server/http/json_mapping.h"
-#include "server/http/request_handler.h"
+#include "server/http/route_handlers.h"
 
-namespace server::http {
-
+namespace server::http::handlers {
 namespace {
 
 using Json = nlohmann::json;
 
-// TEI's model_type: a classifier, a reranker (one label) or an embedding model.
 // TEI's model_dtype names.
 const char* TeiDtype(engine::Precision precision) {
   switch (precision) {
@@ -31,6 +30,7 @@ const char* TeiDtype(engine::Precision precision) {
   return "float32";
 }
 
+// TEI's model_type: a classifier, a reranker (one label) or an embedding model.
 Json TeiModelType(const ModelDescription& model) {
   if (model.labels.empty()) {
     return {{"embedding", {{"pooling", model.pooling_names}}}};
@@ -75,27 +75,35 @@ Json TeiInfo(const ModelDescription& model, const HttpOptions& options) {
           {"version", common::Version()}};
 }
 
-}  // namespace
-
-void RequestHandler::Health(RouteCall call) {
-  HttpReply reply;
-  if (!call.request.model.empty()) {
-    // GET /health?model=NAME: that model (404 for another name).
-    absl::StatusOr<const ModelRoute*> model = models_->Resolve(call.request.model);
-    if (!model.ok()) return call.done(ErrorReply(model.status(), call.api));
-  }
-  if (serving_ && models_->accepting()) {
-    reply.content_type = nullptr;
-  } else {
-    reply =
-        ErrorReply(absl::UnavailableError("the server is not ready or is shutting down"), call.api);
-  }
-  call.done(std::move(reply));
+// The served models' names; UNAVAILABLE once shutting down.
+absl::StatusOr<std::vector<std::string>> ServedNames(const RouteContext& context) {
+  if (!context.models->accepting()) return absl::UnavailableError("server is shutting down");
+  std::vector<std::string> names;
+  for (const ModelRoute& served : context.models->routes())
+    names.push_back(served.description.name);
+  return names;
 }
 
-void RequestHandler::Metrics(RouteCall call) {
+}  // namespace
+
+void Health(RouteCall call) {
+  const RouteContext& context = call.context();
+  if (!call.request().model.empty()) {
+    // GET /health?model=NAME: that model (404 for another name).
+    absl::StatusOr<const ModelRoute*> model = context.models->Resolve(call.request().model);
+    if (!model.ok()) return call.Fail(model.status());
+  }
+  if (!context.serving || !context.models->accepting()) {
+    return call.Fail(absl::UnavailableError("the server is not ready or is shutting down"));
+  }
+  HttpReply reply;
+  reply.content_type = nullptr;
+  call.Answer(std::move(reply));
+}
+
+void Metrics(RouteCall call) {
   std::vector<prometheus::MetricFamily> families;
-  for (const auto& weak : collectables_) {
+  for (const auto& weak : call.context().collectables) {
     if (auto collectable = weak.lock()) {
       std::vector<prometheus::MetricFamily> collected = collectable->Collect();
       families.insert(families.end(), std::make_move_iterator(collected.begin()),
@@ -105,39 +113,43 @@ void RequestHandler::Metrics(RouteCall call) {
   HttpReply reply;
   reply.body = prometheus::TextSerializer().Serialize(families);
   reply.content_type = "text/plain; version=0.0.4";
-  call.done(std::move(reply));
+  call.Answer(std::move(reply));
 }
 
-void RequestHandler::ModelInfo(RouteCall call) {
-  const Api api = call.api;
-  if (!models_->accepting()) {
-    return call.done(ErrorReply(absl::UnavailableError("server is shutting down"), api));
-  }
-  std::vector<std::string> names;
-  for (const ModelRoute& served : models_->routes()) names.push_back(served.description.name);
-  HttpReply reply;
-  if (call.route == Route::kModels) {
-    reply.body = RenderOpenAiModels(names);
-  } else if (call.route == Route::kModel) {
-    absl::StatusOr<std::string> model = RenderOpenAiModel(call.argument, names);
-    // OpenAI's answer to another id.
-    if (!model.ok()) return call.done(ErrorReply(model.status(), api, 404));
-    reply.body = *std::move(model);
-  } else if (!call.request.model.empty()) {
-    absl::StatusOr<const ModelRoute*> named = models_->Resolve(call.request.model);
-    if (!named.ok()) return call.done(ErrorReply(named.status(), api));
-    reply.body = Dump(TeiInfo((*named)->description, options_));
-  } else if (models_->routes().size() == 1) {
-    reply.body = Dump(TeiInfo(models_->first().description, options_));
-  } else {
+void ListModels(RouteCall call) {
+  call.Answer([&]() -> absl::StatusOr<std::string> {
+    ASSIGN_OR_RETURN(const std::vector<std::string> names, ServedNames(call.context()));
+    return RenderOpenAiModels(names);
+  }());
+}
+
+void GetModel(RouteCall call) {
+  absl::StatusOr<std::vector<std::string>> names = ServedNames(call.context());
+  if (!names.ok()) return call.Fail(names.status());
+  absl::StatusOr<std::string> model = RenderOpenAiModel(call.argument(), *names);
+  // OpenAI's answer to another id.
+  if (!model.ok()) return call.Fail(model.status(), 404);
+  call.Answer(std::move(model));
+}
+
+void Info(RouteCall call) {
+  call.Answer([&]() -> absl::StatusOr<std::string> {
+    const RouteContext& context = call.context();
+    const ServedModels& models = *context.models;
+    RETURN_IF_ERROR(ServedNames(context).status());
+    if (!call.request().model.empty()) {
+      ASSIGN_OR_RETURN(const ModelRoute* named, models.Resolve(call.request().model));
+      return Dump(TeiInfo(named->description, context.options));
+    }
+    if (models.routes().size() == 1)
+      return Dump(TeiInfo(models.first().description, context.options));
     // Several models: {"models": [TEI's object of each], "version": ...}.
     Json list = Json::array();
-    for (const ModelRoute& served : models_->routes()) {
-      list.push_back(TeiInfo(served.description, options_));
+    for (const ModelRoute& served : models.routes()) {
+      list.push_back(TeiInfo(served.description, context.options));
     }
-    reply.body = Dump({{"models", std::move(list)}, {"version", common::Version()}});
-  }
-  call.done(std::move(reply));
+    return Dump({{"models", std::move(list)}, {"version", common::Version()}});
+  }());
 }
 
-}  // namespace server::http
+}  // namespace server::http::handlers

@@ -1,32 +1,22 @@
 // POST /predict (TEI): the model's classifier over texts or text pairs.
 #include <utility>
 
+#include "server/http/core_call.h"
 #include "server/http/json_heads.h"
-#include "server/http/request_handler.h"
+#include "server/http/route_handlers.h"
 
-namespace server::http {
+namespace server::http::handlers {
 
-void RequestHandler::Predict(RouteCall call) {
-  const Api api = call.api;
+void Predict(RouteCall call) {
   bool batched = false;
-  std::string name;
-  absl::StatusOr<core::ClassifyRequest> request =
-      ParseTeiPredict(call.request.body, &batched, &name);
-  if (!request.ok()) return call.done(ErrorReply(request.status(), api));
-  absl::StatusOr<const ModelRoute*> model = Resolve(name, call);
-  if (!model.ok()) return call.done(ErrorReply(model.status(), api));
-  absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
-  if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));
-  (*model)->dispatcher->DispatchClassify(
-      *request, *deadline, std::move(call.is_cancelled),
-      [this, api, batched,
-       done = std::move(call.done)](absl::StatusOr<core::ClassifyResult> result) mutable {
-        if (!result.ok()) result = ForEmbeddingsRoute(result.status(), api, batched);
-        Answer<core::ClassifyResult>(std::move(result), api, done,
-                                     [batched](const core::ClassifyResult& classified) {
-                                       return RenderTeiPredict(classified, batched);
-                                     });
-      });
+  CoreCall<core::ClassifyRequest, core::ClassifyResult> predict;
+  predict.parsed = ParseTeiPredict(call.request().body, &batched, &predict.model);
+  predict.dispatch = CallOf(&EncodeDispatcher::DispatchClassify);
+  predict.render = [batched](const core::ClassifyResult& classified, const auto&, const auto&) {
+    return RenderTeiPredict(classified, batched);
+  };
+  predict.inputs_listed = batched;
+  ServeCoreCall(std::move(call), std::move(predict));
 }
 
-}  // namespace server::http
+}  // namespace server::http::handlers

@@ -3,11 +3,13 @@
 // answer quantized (server/core/model/quantize.h) before it is rendered.
 #include <memory>
 #include <utility>
+#include <vector>
 
-#include "server/http/json_quantized.h"
-#include "server/http/request_handler.h"
+#include "server/http/core_call.h"
+#include "server/http/route_handlers.h"
+#include "server/http/routes_embed.h"
 
-namespace server::http {
+namespace server::http::handlers {
 namespace {
 
 // Whether each of `types` can be answered for vectors of `dimensions` (0:
@@ -16,76 +18,61 @@ absl::Status CheckTypes(const std::vector<core::EmbeddingType>& types, int dimen
                         const ModelDescription& model) {
   const int size = dimensions > 0 ? dimensions : model.embedding_size;
   for (core::EmbeddingType type : types) {
-    if (absl::Status status =
-            core::CheckQuantizable(type, model.quantization_ranges.get(), size, model.name);
-        !status.ok()) {
-      return status;
-    }
+    RETURN_IF_ERROR(
+        core::CheckQuantizable(type, model.quantization_ranges.get(), size, model.name));
   }
   return absl::OkStatus();
 }
 
+// The dispatch of a quantized route: the floats of the parsed body's
+// request, quantized as `types_of` it asks on the batcher's thread (an error
+// must be answered where it is made).
+template <typename Parsed>
+auto DispatchQuantized(std::vector<core::EmbeddingType> (*types_of)(const Parsed&)) {
+  return [types_of](const ModelRoute& model, const Parsed& parsed, Clock::time_point deadline,
+                    std::function<bool()> is_cancelled,
+                    std::function<void(absl::StatusOr<QuantizedEmbeddings>)> done) {
+    model.dispatcher->Dispatch(
+        parsed.request, deadline, std::move(is_cancelled),
+        [types = types_of(parsed), ranges = model.description.quantization_ranges,
+         done = std::move(done)](absl::StatusOr<core::EncodeResult> result) {
+          if (!result.ok()) return done(result.status());
+          done(QuantizeEmbeddings(*std::move(result), types, ranges.get()));
+        });
+  };
+}
+
 }  // namespace
 
-void RequestHandler::DispatchQuantizedEmbed(Route route, const ModelRoute& model,
-                                            std::shared_ptr<EmbeddingsCall> embeddings,
-                                            Clock::time_point deadline, RouteCall call) {
-  const Api api = call.api;
-  std::vector<core::EmbeddingType> types = {embeddings->embedding_type};
-  if (absl::Status status = CheckTypes(types, embeddings->dimensions, model.description);
-      !status.ok()) {
-    return call.done(ErrorReply(status, api));
-  }
-  model.dispatcher->Dispatch(
-      embeddings->request, deadline, std::move(call.is_cancelled),
-      [this, route, api, embeddings, types, ranges = model.description.quantization_ranges,
-       name = model.description.name,
-       done = std::move(call.done)](absl::StatusOr<core::EncodeResult> result) mutable {
-        absl::StatusOr<QuantizedEmbeddings> quantized =
-            result.ok() ? QuantizeEmbeddings(*std::move(result), types, ranges.get())
-                        : absl::StatusOr<QuantizedEmbeddings>(
-                              ForEmbeddingsRoute(result.status(), api, embeddings->input_is_list));
-        Answer<QuantizedEmbeddings>(std::move(quantized), api, done,
-                                    [route, embeddings, name](const QuantizedEmbeddings& q) {
-                                      return route == Route::kEmbed
-                                                 ? RenderTeiQuantized(q)
-                                                 : RenderOpenAiQuantized(q, *embeddings, name);
-                                    });
-      });
+void ServeQuantizedEmbed(RouteCall call, EmbeddingsCall embeddings, QuantizedRender render) {
+  CoreCall<EmbeddingsCall, QuantizedEmbeddings> quantized;
+  quantized.inputs_listed = embeddings.input_is_list;
+  quantized.parsed = std::move(embeddings);
+  quantized.prepare = [](const ModelDescription& model, EmbeddingsCall& parsed) -> absl::Status {
+    RETURN_IF_ERROR(CheckOneVectorPerInput(model, parsed.dimensions));
+    return CheckTypes({parsed.embedding_type}, parsed.dimensions, model);
+  };
+  quantized.dispatch = DispatchQuantized<EmbeddingsCall>(
+      [](const EmbeddingsCall& parsed) { return std::vector{parsed.embedding_type}; });
+  quantized.render = render;
+  ServeCoreCall(std::move(call), std::move(quantized));
 }
 
-void RequestHandler::CohereEmbed(RouteCall call) {
-  const Api api = call.api;
-  absl::StatusOr<CohereEmbedCall> parsed = ParseCohereEmbed(call.request.body);
-  if (!parsed.ok()) return call.done(ErrorReply(parsed.status(), api));
-  absl::StatusOr<const ModelRoute*> resolved = Resolve(parsed->model, call);
-  if (!resolved.ok()) return call.done(ErrorReply(resolved.status(), api));
-  const ModelRoute& model = **resolved;
-  if (absl::Status status = CheckOneVectorPerInput(model.description, parsed->request.dimensions);
-      !status.ok()) {
-    return call.done(ErrorReply(status, api));
-  }
-  if (absl::Status status =
-          CheckTypes(parsed->types, parsed->request.dimensions, model.description);
-      !status.ok()) {
-    return call.done(ErrorReply(status, api));
-  }
-  parsed->request.prompt_name = PromptOfInputType(parsed->input_type, model.description.prompts);
-  absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
-  if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));
-  auto embed = std::make_shared<CohereEmbedCall>(*std::move(parsed));
-  model.dispatcher->Dispatch(
-      embed->request, *deadline, std::move(call.is_cancelled),
-      [this, api, embed, ranges = model.description.quantization_ranges,
-       done = std::move(call.done)](absl::StatusOr<core::EncodeResult> result) mutable {
-        absl::StatusOr<QuantizedEmbeddings> quantized =
-            result.ok() ? QuantizeEmbeddings(*std::move(result), embed->types, ranges.get())
-                        : absl::StatusOr<QuantizedEmbeddings>(
-                              ForEmbeddingsRoute(result.status(), api, true));
-        Answer<QuantizedEmbeddings>(
-            std::move(quantized), api, done,
-            [embed](const QuantizedEmbeddings& q) { return RenderCohereEmbed(q, *embed); });
-      });
+void CohereEmbed(RouteCall call) {
+  CoreCall<CohereEmbedCall, QuantizedEmbeddings> embed;
+  embed.parsed = ParseCohereEmbed(call.request().body);
+  embed.prepare = [](const ModelDescription& model, CohereEmbedCall& parsed) -> absl::Status {
+    RETURN_IF_ERROR(CheckOneVectorPerInput(model, parsed.request.dimensions));
+    RETURN_IF_ERROR(CheckTypes(parsed.types, parsed.request.dimensions, model));
+    parsed.request.prompt_name = PromptOfInputType(parsed.input_type, model.prompts);
+    return absl::OkStatus();
+  };
+  embed.dispatch = DispatchQuantized<CohereEmbedCall>(
+      [](const CohereEmbedCall& parsed) { return parsed.types; });
+  embed.render = [](const QuantizedEmbeddings& quantized, const CohereEmbedCall& parsed,
+                    const ModelDescription&) { return RenderCohereEmbed(quantized, parsed); };
+  embed.inputs_listed = true;
+  ServeCoreCall(std::move(call), std::move(embed));
 }
 
-}  // namespace server::http
+}  // namespace server::http::handlers

@@ -2,27 +2,22 @@
 #include <limits>
 #include <utility>
 
+#include "server/http/core_call.h"
 #include "server/http/json_heads.h"
-#include "server/http/request_handler.h"
+#include "server/http/route_handlers.h"
 
-namespace server::http {
+namespace server::http::handlers {
 
-void RequestHandler::EmbedSparse(RouteCall call) {
-  const Api api = call.api;
-  std::string name;
-  absl::StatusOr<core::SparseRequest> request =
-      ParseTeiEmbedSparse(call.request.body, std::numeric_limits<int>::max(), &name);
-  if (!request.ok()) return call.done(ErrorReply(request.status(), api));
-  absl::StatusOr<const ModelRoute*> model = Resolve(name, call);
-  if (!model.ok()) return call.done(ErrorReply(model.status(), api));
-  absl::StatusOr<Clock::time_point> deadline = Deadline(call.request);
-  if (!deadline.ok()) return call.done(ErrorReply(deadline.status(), api));
-  (*model)->dispatcher->DispatchSparse(
-      *request, *deadline, std::move(call.is_cancelled),
-      [this, api, done = std::move(call.done)](absl::StatusOr<core::SparseResult> result) mutable {
-        if (!result.ok()) result = ForEmbeddingsRoute(result.status(), api, true);
-        Answer<core::SparseResult>(std::move(result), api, done, &RenderTeiEmbedSparse);
-      });
+void EmbedSparse(RouteCall call) {
+  CoreCall<core::SparseRequest, core::SparseResult> sparse;
+  sparse.parsed =
+      ParseTeiEmbedSparse(call.request().body, std::numeric_limits<int>::max(), &sparse.model);
+  sparse.dispatch = CallOf(&EncodeDispatcher::DispatchSparse);
+  sparse.render = [](const core::SparseResult& result, const auto&, const auto&) {
+    return RenderTeiEmbedSparse(result);
+  };
+  sparse.inputs_listed = true;
+  ServeCoreCall(std::move(call), std::move(sparse));
 }
 
-}  // namespace server::http
+}  // namespace server::http::handlers

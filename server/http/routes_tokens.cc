@@ -3,55 +3,47 @@
 #include <utility>
 #include <vector>
 
+#include "common/status_macros.h"
 #include "server/core/api/input_error.h"
 #include "server/http/json_fields.h"
 #include "server/http/json_mapping.h"
-#include "server/http/request_handler.h"
+#include "server/http/route_handlers.h"
 
-namespace server::http {
+namespace server::http::handlers {
+namespace {
 
-void RequestHandler::Decode(RouteCall call) {
-  const Api api = call.api;
+absl::StatusOr<std::string> Decoded(RouteCall& call) {
   bool batched = false;
   std::string name;
-  absl::StatusOr<std::vector<core::DecodeRequest>> requests =
-      ParseTeiDecode(call.request.body, &batched, &name);
-  if (!requests.ok()) return call.done(ErrorReply(requests.status(), api));
-  absl::StatusOr<const ModelRoute*> model = Resolve(name, call);
-  if (!model.ok()) return call.done(ErrorReply(model.status(), api));
+  ASSIGN_OR_RETURN(const std::vector<core::DecodeRequest> requests,
+                   ParseTeiDecode(call.request().body, &batched, &name));
+  ASSIGN_OR_RETURN(const ModelRoute* model, call.Resolve(name));
   nlohmann::json texts = nlohmann::json::array();
-  for (size_t i = 0; i < requests->size(); ++i) {
-    absl::StatusOr<std::string> text = (*model)->dispatcher->Decode((*requests)[i]);
-    if (!text.ok()) {
-      return call.done(ErrorReply(core::WithInputIndex(static_cast<int>(i), text.status()), api));
-    }
-    texts.push_back(*std::move(text));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ASSIGN_OR_RETURN(std::string text, model->dispatcher->Decode(requests[i]),
+                     core::WithInputIndex(static_cast<int>(i), _));
+    texts.push_back(std::move(text));
   }
-  HttpReply reply;
-  reply.body = Dump(batched ? texts : texts[0]);
-  call.done(std::move(reply));
+  return Dump(batched ? texts : texts[0]);
 }
 
-void RequestHandler::Tokenize(RouteCall call) {
-  const Api api = call.api;
+absl::StatusOr<std::string> Tokenized(RouteCall& call) {
   std::string name;
-  absl::StatusOr<std::vector<core::TokenizeRequest>> requests =
-      ParseTeiTokenize(call.request.body, &name);
-  if (!requests.ok()) return call.done(ErrorReply(requests.status(), api));
-  absl::StatusOr<const ModelRoute*> model = Resolve(name, call);
-  if (!model.ok()) return call.done(ErrorReply(model.status(), api));
+  ASSIGN_OR_RETURN(const std::vector<core::TokenizeRequest> requests,
+                   ParseTeiTokenize(call.request().body, &name));
+  ASSIGN_OR_RETURN(const ModelRoute* model, call.Resolve(name));
   std::vector<engine::Encoding> encodings;
-  for (size_t i = 0; i < requests->size(); ++i) {
-    absl::StatusOr<engine::Encoding> encoding = (*model)->dispatcher->Tokenize((*requests)[i]);
-    if (!encoding.ok()) {
-      return call.done(
-          ErrorReply(core::WithInputIndex(static_cast<int>(i), encoding.status()), api));
-    }
-    encodings.push_back(*std::move(encoding));
+  for (size_t i = 0; i < requests.size(); ++i) {
+    ASSIGN_OR_RETURN(engine::Encoding encoding, model->dispatcher->Tokenize(requests[i]),
+                     core::WithInputIndex(static_cast<int>(i), _));
+    encodings.push_back(std::move(encoding));
   }
-  HttpReply reply;
-  reply.body = RenderTeiTokenize(encodings);
-  call.done(std::move(reply));
+  return RenderTeiTokenize(encodings);
 }
 
-}  // namespace server::http
+}  // namespace
+
+void Decode(RouteCall call) { call.Answer(Decoded(call)); }
+void Tokenize(RouteCall call) { call.Answer(Tokenized(call)); }
+
+}  // namespace server::http::handlers

@@ -13,8 +13,8 @@
 #     documents' texts when return_documents asks, none otherwise, at most
 #     top_n results (every document without it), best first;
 #   - a 4xx from the server (an empty documents list, top_n 0) is an SDK
-#     error (BadRequestError with the server's message): the script exits 1;
-#     so is a refused connection;
+#     error (BadRequestError with the server's message, in Cohere's
+#     {"message"}): the script exits 1; so is a refused connection;
 #   - a server with --api-key: the SDK with the key answers as the server
 #     without keys, without a key or with a wrong one UnauthorizedError (401);
 #   - SIGTERM ends each server with 0.
@@ -184,13 +184,14 @@ rerank_case "top_n above the documents' count" "$(request '.topN = 10')"
 rerank_case "top_n 1, objects only" "$(request '.topN = 1 | .documents |= map(if type == "string" then {text: .} else . end)')"
 rerank_case "return_documents unset (false)" "$(request 'del(.returnDocuments)')"
 
-# The error path: the server's 4xx (OpenAI's error shape) is an SDK error.
+# The error path: the server's 4xx (Cohere's error shape) is an SDK error.
 sdk_refused "an empty documents list" 400 BadRequestError '\"documents\" is empty' \
   --request "$(request '.documents = []')"
 sdk_refused "top_n 0" 400 BadRequestError '\"top_n\" must be 1 or more' --request "$(request '.topN = 0')"
-check "curl agrees: top_n 0 is 400 with param top_n" \
+check "curl agrees: top_n 0 is 400 naming top_n" \
   test "$(post /v1/rerank '{"query": "a", "documents": ["b"], "top_n": 0}' "$work/e")" = 400
-check "param top_n: $(cat "$work/e")" jq -e '.error.param == "top_n"' "$work/e" >/dev/null
+check "Cohere's {\"message\"} naming top_n: $(cat "$work/e")" \
+  jq -e '. == {message: "\"top_n\" must be 1 or more"}' "$work/e" >/dev/null
 rerank_case "still serving after the errors" "$(request)"
 stop_cleanly
 
@@ -212,8 +213,8 @@ check "with the key: the results of the server without keys" \
     | ($x | map([.index, .document])) == ($y | map([.index, .document]))
     and all(range(0; $x | length); (($x[.].relevanceScore - $y[.].relevanceScore) | fabs) <= 1e-6)' \
   >/dev/null
-sdk_refused "no key" 401 UnauthorizedError 'invalid_api_key' --request "$(request)"
-sdk_refused "a wrong key" 401 UnauthorizedError 'invalid_api_key' --request "$(request)" \
+sdk_refused "no key" 401 UnauthorizedError 'a valid API key is needed' --request "$(request)"
+sdk_refused "a wrong key" 401 UnauthorizedError 'a valid API key is needed' --request "$(request)" \
   --api-key wrong-key
 check "the key never reaches the log" bash -c "! grep -q cohere-test-key '$work/server.log'"
 stop_cleanly

@@ -283,8 +283,8 @@ if grpc multi "$work/e" --model rerank sparse a; then fail "gRPC EncodeSparse on
 check "gRPC EncodeSparse on rerank is FAILED_PRECONDITION: $(cat "$work/e.err")" \
   grep -q "FAILED_PRECONDITION: sparse embeddings need a masked-LM" "$work/e.err"
 
-# The error's message, TEI's or OpenAI's shape.
-message() { jq -r '.error | if type == "object" then .message else . end' "$1"; }
+# The error's message, in TEI's, OpenAI's or Cohere's shape.
+message() { jq -r 'if has("message") then .message else .error | if type == "object" then .message else . end end' "$1"; }
 for route in /embed /rerank /embed_sparse /predict /v1/rerank /v1/embeddings; do
   case $route in
     /rerank) body='"query": "a", "texts": ["b"]' ;;

@@ -120,8 +120,11 @@ check "/rerank on an embedding model is 424" \
 check "/rerank: Backend, what the model serves: $(cat "$work/body")" \
   grep -q '"error_type":"Backend"' "$work/body"
 check "/rerank names what it serves: $(cat "$work/body")" grep -q 'this model serves embeddings' "$work/body"
-check "/v1/rerank on an embedding model is 400" \
-  test "$(curl_status POST /v1/rerank '{"query": "a", "documents": ["b"]}')" = 400
+check "/v1/rerank on an embedding model is 424" \
+  test "$(curl_status POST /v1/rerank '{"query": "a", "documents": ["b"]}')" = 424
+check "/v1/rerank: Cohere's {\"message\"}, naming what it serves: $(cat "$work/body")" \
+  jq -e 'keys == ["message"] and (.message | contains("this model serves embeddings"))' \
+  "$work/body" >/dev/null
 check "/predict on an embedding model is 424" \
   test "$(curl_status POST /predict '{"inputs": "a"}')" = 424
 check "/embed_sparse on an embedding model is 424" \

@@ -6,8 +6,9 @@
 # only):
 #   - a server without calibration: binary/ubinary on OpenAI /v1/embeddings;
 #     int8 is refused before any engine work, with the message naming
-#     --quantization-ranges: 400 on OpenAI, 422 on TEI /embed and Cohere
-#     /v2/embed, FAILED_PRECONDITION on gRPC (encoder-client encode);
+#     --quantization-ranges: 400 on OpenAI and Cohere /v2/embed (Cohere's
+#     {"message"}), 422 on TEI /embed, FAILED_PRECONDITION on gRPC
+#     (encoder-client encode);
 #   - calibration ranges made from the model's own float embeddings (the
 #     per-dimension min and max over a few texts), given with
 #     --quantization-ranges: int8, uint8, binary, ubinary on OpenAI (integers
@@ -16,7 +17,7 @@
 #   - Cohere POST /v2/embed with all five embedding_types at once: each
 #     quantized list equals the same response's float list quantized; its
 #     texts, meta.api_version and billed_units; truncate NONE refuses a long
-#     text, END and START cut it; an unknown type is 422;
+#     text, END and START cut it; an unknown type is 400;
 #   - SIGTERM ends each server with 0.
 # The wrong-dimension calibration file is a start-up fault:
 # tests/reliability/startup_faults.sh.
@@ -88,8 +89,9 @@ check "OpenAI int8 without calibration is 400" \
 check "... naming --quantization-ranges" grep -q -- "--quantization-ranges" "$work/body"
 check "TEI uint8 without calibration is 422" \
   test "$(post /embed "{\"inputs\": $texts, \"embedding_type\": \"uint8\"}")" = 422
-check "Cohere int8 without calibration is 422" \
-  test "$(post /v2/embed "{\"texts\": $texts, \"embedding_types\": [\"float\", \"int8\"]}")" = 422
+check "Cohere int8 without calibration is 400" \
+  test "$(post /v2/embed "{\"texts\": $texts, \"embedding_types\": [\"float\", \"int8\"]}")" = 400
+check "... in Cohere's shape: $(cat "$work/body")" jq -e 'keys == ["message"]' "$work/body" >/dev/null
 check "... naming --quantization-ranges" grep -q -- "--quantization-ranges" "$work/body"
 status=0
 "$client_bin" encode --target "127.0.0.1:$port" --timeout 30s --embedding-type int8 -- "hi" \
@@ -155,12 +157,13 @@ check "Cohere without embedding_types answers float only" \
   test "$(post /v2/embed "{\"texts\": $texts}")" = 200
 check "... (keys: float)" test "$(jq -c '.embeddings | keys' "$work/body")" = '["float"]'
 long=$(printf 'word %.0s' $(seq 1 300))
-check "Cohere truncate NONE refuses a text over the maximum (422)" \
-  test "$(post /v2/embed "{\"texts\": [\"$long\"], \"truncate\": \"NONE\"}")" = 422
+check "Cohere truncate NONE refuses a text over the maximum (400)" \
+  test "$(post /v2/embed "{\"texts\": [\"$long\"], \"truncate\": \"NONE\"}")" = 400
+check "... saying how Cohere cuts it: $(cat "$work/body")" grep -qF '\"truncate\": \"END\"' "$work/body"
 check "Cohere truncate END (the default) cuts it" test "$(post /v2/embed "{\"texts\": [\"$long\"]}")" = 200
 check "Cohere truncate START cuts it" \
   test "$(post /v2/embed "{\"texts\": [\"$long\"], \"truncate\": \"START\"}")" = 200
-check "Cohere unknown embedding type is 422" \
-  test "$(post /v2/embed "{\"texts\": $texts, \"embedding_types\": [\"int4\"]}")" = 422
+check "Cohere unknown embedding type is 400" \
+  test "$(post /v2/embed "{\"texts\": $texts, \"embedding_types\": [\"int4\"]}")" = 400
 stop_cleanly
 log "passed"

@@ -2,11 +2,16 @@
 // (FakeBackend: a classify logit is the input's token count + label index; a
 // sparse weight is the id's last position): TEI's /rerank, /predict,
 // /embed_sparse, /embed_all and /similarity, and the Cohere/Jina /v1/rerank,
-// with their error shapes (424 for a head the model lacks, as TEI).
+// with their error shapes: a head the model lacks is 424 in the route's own
+// family's shape (TEI's {"error", "error_type": "Backend"}, Cohere's
+// {"message"}).
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "support/http_test_server.h"
 
@@ -97,10 +102,71 @@ TEST_F(HttpHeadsTest, CohereRerankShape) {
   EXPECT_TRUE(body["id"].is_string());
   EXPECT_GT(body["usage"]["total_tokens"].get<int>(), 0);
 
-  // OpenAI-shaped errors under /v1/.
+  // Cohere-shaped errors (was OpenAI's, from the /v1/ prefix): {"message"}
+  // naming the field.
   response = Post("/v1/rerank", {{"query", "hello"}, {"documents", {"a"}}, {"top_n", 0}});
   EXPECT_EQ(response.status, 400) << response.body;
-  EXPECT_EQ(json::parse(response.body)["error"]["param"], "top_n");
+  EXPECT_EQ(json::parse(response.body), json({{"message", "\"top_n\" must be 1 or more"}}));
+}
+
+// What each family's error body is: exactly these keys.
+bool IsTeiError(const HttpResponse& response, const std::string& type) {
+  const json body = json::parse(response.body, nullptr, false);
+  return body.is_object() && body.size() == 2 && body["error"].is_string() &&
+         body["error_type"] == type;
+}
+bool IsCohereError(const HttpResponse& response) {
+  const json body = json::parse(response.body, nullptr, false);
+  return body.is_object() && body.size() == 1 && body["message"].is_string();
+}
+
+// A model without a classifier, sparse or ColBERT head (HttpTestSetup's
+// default): every route of a head answers 424 (the core's
+// FAILED_PRECONDITION) in its own family's shape, naming what the model
+// serves; the model's embeddings still answer.
+TEST_F(HttpHeadsTest, MissingHeadsAre424InTheRoutesFamily) {
+  const json text_pair = {{"query", "hello"}, {"texts", {"world"}}};
+  for (const auto& [path, body] : std::vector<std::pair<std::string, json>>{
+           {"/rerank", text_pair},
+           {"/predict", {{"inputs", "hello"}}},
+           {"/embed_sparse", {{"inputs", "hello"}}},
+           {"/embed_multi", {{"inputs", "hello"}}},
+           {"/embed_multi", {{"inputs", "hello"}, {"outputs", {"colbert"}}}}}) {
+    const HttpResponse response = Post(path, body);
+    EXPECT_EQ(response.status, 424) << path << " " << response.body;
+    EXPECT_TRUE(IsTeiError(response, "Backend")) << path << " " << response.body;
+    EXPECT_NE(response.body.find("embeddings"), std::string::npos) << path << " " << response.body;
+  }
+  const HttpResponse cohere =
+      Post("/v1/rerank", {{"query", "hello"}, {"documents", {"world", "again"}}});
+  EXPECT_EQ(cohere.status, 424) << cohere.body;
+  EXPECT_TRUE(IsCohereError(cohere)) << cohere.body;
+  EXPECT_NE(cohere.body.find("serves embeddings"), std::string::npos) << cohere.body;
+  EXPECT_EQ(Post("/embed", {{"inputs", "hello"}}).status, 200);
+  EXPECT_EQ(Post("/embed_multi", {{"inputs", "hello"}, {"outputs", {"dense"}}}).status, 200);
+  EXPECT_TRUE(http_->MetricsShow(
+      "encoder_requests_total{code=\"FAILED_PRECONDITION\",model=\"test\",rpc=\"Rerank\""));
+}
+
+// Cohere's /v2/embed answers Cohere's shape too (was TEI's, as a path
+// outside /v1/): a bad field is 400 {"message"}, and so are the adapter's
+// own refusals on Cohere's routes (a wrong method, 405 with Allow).
+TEST_F(HttpHeadsTest, CohereRoutesAnswerCoheresShape) {
+  HttpResponse response = Post("/v2/embed", {{"texts", {"a"}}, {"embedding_types", {"int4"}}});
+  EXPECT_EQ(response.status, 400) << response.body;
+  EXPECT_TRUE(IsCohereError(response)) << response.body;
+  EXPECT_NE(response.body.find("embedding_types"), std::string::npos) << response.body;
+  response = Post("/v2/embed", {{"texts", json::array()}});
+  EXPECT_EQ(response.status, 400) << response.body;
+  EXPECT_TRUE(IsCohereError(response)) << response.body;
+  response = http_->Call("GET", "/v1/rerank");
+  EXPECT_EQ(response.status, 405) << response.body;
+  EXPECT_EQ(response.headers["allow"], "POST");
+  EXPECT_TRUE(IsCohereError(response)) << response.body;
+  // Any model name serves with one model, as on OpenAI's routes.
+  response = Post("/v2/embed", {{"model", "embed-v4.0"}, {"texts", {"hello"}}});
+  EXPECT_EQ(response.status, 200) << response.body;
+  EXPECT_TRUE(json::parse(response.body)["embeddings"]["float"].is_array()) << response.body;
 }
 
 TEST_F(HttpHeadsTest, PredictSingleAPairAndABatch) {

@@ -7,8 +7,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/match.h"
 #include "server/core/api/input_error.h"
+#include "server/core/model/model_heads.h"
 #include "server/http/http_errors.h"
 #include "server/http/json_mapping.h"
 
@@ -302,6 +304,29 @@ TEST(HttpErrorsTest, StatusesPerApi) {
   EXPECT_EQ(HttpStatusFor(absl::InvalidArgumentError("bad"), Api::kTei), 422);
 }
 
+// Cohere's routes answer Cohere's {"message"} (docs.cohere.com/reference/errors),
+// a bad request 400 and a head the model lacks 424 (as TEI); the server's
+// own routes (kNone) answer TEI's shape and statuses.
+TEST(HttpErrorsTest, CohereAndNoFamily) {
+  absl::Status missing_head =
+      absl::FailedPreconditionError("rerank needs a cross-encoder; this model serves embeddings");
+  missing_head.SetPayload(kMissingHeadPayload, absl::Cord("embeddings"));
+  EXPECT_EQ(HttpStatusFor(missing_head, Api::kCohere), 424);
+  EXPECT_EQ(HttpStatusFor(missing_head, Api::kTei), 424);
+  EXPECT_EQ(HttpStatusFor(missing_head, Api::kOpenAi), 400);
+  EXPECT_EQ(json::parse(ErrorBody(missing_head, 424, Api::kCohere)),
+            json({{"message", "rerank needs a cross-encoder; this model serves embeddings"}}));
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kInvalidArgument, Api::kCohere), 400);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kFailedPrecondition, Api::kCohere), 400);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kUnauthenticated, Api::kCohere), 401);
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kResourceExhausted, Api::kCohere), 429);
+  EXPECT_EQ(json::parse(ErrorBody(absl::ResourceExhaustedError("queue full"), 429, Api::kCohere)),
+            json({{"message", "queue full"}}));
+  EXPECT_EQ(HttpStatusFor(absl::StatusCode::kInvalidArgument, Api::kNone), 422);
+  EXPECT_EQ(json::parse(ErrorBody(absl::UnavailableError("stopping"), 503, Api::kNone)),
+            json::parse(R"({"error": "stopping", "error_type": "Unhealthy"})"));
+}
+
 // TEI's ErrorType spelled as TEI serializes it; never "Backend" for a
 // client's mistake.
 TEST(HttpErrorsTest, TeiErrorTypes) {
@@ -371,6 +396,14 @@ TEST(HttpErrorsTest, TooLongInputsPerRoute) {
             "input 1: text is 602 tokens long, more than the model's maximum of 512 (send "
             "\"truncate\": true to cut it)");
   EXPECT_EQ(HttpStatusFor(tei, Api::kTei), 422);
+  // Cohere's /v2/embed cuts with "truncate": "END" or "START".
+  const absl::Status cohere = ForEmbeddingsRoute(too_long, Api::kCohere, true);
+  EXPECT_EQ(cohere.message(),
+            "input 1: text is 602 tokens long, more than the model's maximum of 512 (send "
+            "\"truncate\": \"END\" or \"START\" to cut it)");
+  EXPECT_EQ(HttpStatusFor(cohere, Api::kCohere), 400);
+  EXPECT_EQ(json::parse(ErrorBody(cohere, 400, Api::kCohere)),
+            json({{"message", cohere.message()}}));
   // Other input errors keep their message; OpenAI gets the input's param.
   const absl::Status empty =
       core::WithInputIndex(0, core::WithInputProblem(core::InputProblem::kEmpty,
