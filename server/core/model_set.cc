@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "engine/isa.h"
+#include "server/core/api/refusals.h"
 
 namespace server {
 
@@ -117,10 +118,9 @@ bool ServedModels::KeyAccepted(absl::string_view authorization) const {
 
 absl::Status ServedModels::Admit(absl::string_view authorization) const {
   if (!KeyAccepted(authorization)) {
-    return absl::UnauthenticatedError(
-        "a valid API key is needed: send the metadata authorization: Bearer KEY");
+    return core::Unauthenticated("the metadata authorization: Bearer KEY");
   }
-  if (!accepting()) return absl::UnavailableError("server is shutting down");
+  if (!accepting()) return core::ShuttingDown();
   return absl::OkStatus();
 }
 

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/api/refusals.h"
 
 namespace server::http {
 namespace {
@@ -209,8 +210,7 @@ void Connection::HandOver() {
   // From the start of Stop() nothing more goes to the core: the server
   // waits only for what it has already handed over.
   if (!hub_->TryHandOver()) {
-    HttpReply reply =
-        ErrorReply(absl::UnavailableError("the server is shutting down"), screening_.api, 503);
+    HttpReply reply = ErrorReply(core::ShuttingDown(), screening_.api, 503);
     reply.close = true;
     parser_.reset();
     return Respond(std::move(reply));

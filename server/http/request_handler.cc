@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/api/refusals.h"
 
 namespace server::http {
 
@@ -42,9 +43,8 @@ Screening RequestHandler::Screen(const std::string& method, const std::string& p
   screening.route = match.route;
   screening.argument = std::move(match.argument);
   if (screening.route->counted && !context_.models->KeyAccepted(authorization)) {
-    screening.reply = RefuseBody(
-        screening, absl::UnauthenticatedError(
-                       "a valid API key is needed: send the header Authorization: Bearer KEY"));
+    screening.reply =
+        RefuseBody(screening, core::Unauthenticated("the header Authorization: Bearer KEY"));
     screening.route = nullptr;
   }
   return screening;

@@ -8,6 +8,7 @@
 
 #include "common/status_macros.h"
 #include "common/version.h"
+#include "server/core/api/refusals.h"
 #include "server/http/json_fields.h"
 #include "server/http/json_mapping.h"
 #include "server/http/route_handlers.h"
@@ -77,7 +78,7 @@ Json TeiInfo(const ModelDescription& model, const HttpOptions& options) {
 
 // The served models' names; UNAVAILABLE once shutting down.
 absl::StatusOr<std::vector<std::string>> ServedNames(const RouteContext& context) {
-  if (!context.models->accepting()) return absl::UnavailableError("server is shutting down");
+  if (!context.models->accepting()) return core::ShuttingDown();
   std::vector<std::string> names;
   for (const ModelRoute& served : context.models->routes())
     names.push_back(served.description.name);
