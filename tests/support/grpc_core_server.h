@@ -1,15 +1,14 @@
 // The gRPC adapter in-process on the service core with the fake engine
-// (CoreService): EncodeService served on 127.0.0.1 (a free port), so that a
-// test sets the model's heads and knows every number of a response without
-// an engine. What the gRPC tests of the head RPCs call over a real socket.
+// (CoreService): the server's own listener (GrpcServer) on 127.0.0.1 (a free
+// port), so that a test sets the model's heads and knows every number of a
+// response without an engine. What the gRPC tests of the head RPCs call over
+// a real socket.
 #pragma once
 
 #include <memory>
 
-#include <grpcpp/grpcpp.h>
-
 #include "server/core/api/api_keys.h"
-#include "server/grpc/encode_service.h"
+#include "server/grpc/grpc_server.h"
 #include "support/core_service.h"
 
 namespace testing_support {
@@ -23,17 +22,15 @@ class GrpcCoreServer {
   GrpcCoreServer(const GrpcCoreServer&) = delete;
   GrpcCoreServer& operator=(const GrpcCoreServer&) = delete;
 
-  bool ok() const { return server_ != nullptr && port_ > 0; }
-  int port() const { return port_; }
+  bool ok() const { return server_ != nullptr; }
+  int port() const { return server_->port(); }
   CoreService& core() { return *core_; }
 
  private:
   std::unique_ptr<CoreService> core_;
   server::ApiKeys keys_;
   std::unique_ptr<server::ServedModels> models_;
-  std::unique_ptr<server::EncodeService> service_;
-  std::unique_ptr<grpc::Server> server_;
-  int port_ = 0;
+  std::unique_ptr<server::GrpcServer> server_;
 };
 
 }  // namespace testing_support
