@@ -21,18 +21,31 @@
 
 namespace server {
 
-using EncoderServiceBase = encoder::v1::Encoder::WithRawCallbackMethod_Encode<
-    encoder::v1::Encoder::WithRawCallbackMethod_EncodeStream<
-        encoder::v1::Encoder::WithRawCallbackMethod_Tokenize<
-            encoder::v1::Encoder::WithRawCallbackMethod_GetModelInfo<
-                encoder::v1::Encoder::WithRawCallbackMethod_ListModels<
-                    encoder::v1::Encoder::WithRawCallbackMethod_Decode<
-                        encoder::v1::Encoder::WithRawCallbackMethod_Rerank<
-                            encoder::v1::Encoder::WithRawCallbackMethod_Classify<
-                                encoder::v1::Encoder::WithRawCallbackMethod_EncodeSparse<
-                                    encoder::v1::Encoder::WithRawCallbackMethod_EncodeMulti<
-                                        encoder::v1::Encoder::WithRawCallbackMethod_EncodeChunks<
-                                            encoder::v1::Encoder::Service>>>>>>>>>>>;
+// WithMethods<Service, M1, M2, ...>::type is M1<M2<...<Service>>>: gRPC's
+// generated service with each method's mixin applied, written one a line.
+template <typename Service, template <class> class... Methods>
+struct WithMethods {
+  using type = Service;
+};
+template <typename Service, template <class> class First, template <class> class... Rest>
+struct WithMethods<Service, First, Rest...> {
+  using type = First<typename WithMethods<Service, Rest...>::type>;
+};
+
+// Every method raw (wire_format.h).
+using EncoderServiceBase =
+    WithMethods<encoder::v1::Encoder::Service,  //
+                encoder::v1::Encoder::WithRawCallbackMethod_Encode,
+                encoder::v1::Encoder::WithRawCallbackMethod_EncodeStream,
+                encoder::v1::Encoder::WithRawCallbackMethod_Tokenize,
+                encoder::v1::Encoder::WithRawCallbackMethod_Decode,
+                encoder::v1::Encoder::WithRawCallbackMethod_GetModelInfo,
+                encoder::v1::Encoder::WithRawCallbackMethod_ListModels,
+                encoder::v1::Encoder::WithRawCallbackMethod_Rerank,
+                encoder::v1::Encoder::WithRawCallbackMethod_Classify,
+                encoder::v1::Encoder::WithRawCallbackMethod_EncodeSparse,
+                encoder::v1::Encoder::WithRawCallbackMethod_EncodeMulti,
+                encoder::v1::Encoder::WithRawCallbackMethod_EncodeChunks>::type;
 
 class EncodeService final : public EncoderServiceBase {
  public:
