@@ -29,6 +29,17 @@ absl::StatusOr<core::InputType> ToCore(encoder::v1::InputType type) {
       "unknown input_type value ", static_cast<int>(type), " (expected 0 DOCUMENT or 1 QUERY)"));
 }
 
+// The inputs and their truncation, as Classify, EncodeSparse and EncodeMulti
+// requests carry them. (server::ToCore: in a template, this namespace's own
+// ToCore would hide the header's.)
+template <typename ProtoRequest, typename CoreRequest>
+absl::Status CopyInputs(const ProtoRequest& request, CoreRequest* out) {
+  out->inputs = server::ToCore(request.inputs());
+  if (request.has_truncate()) out->truncate = request.truncate();
+  ASSIGN_OR_RETURN(out->truncation_side, server::ToCore(request.truncation_direction()));
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<core::RerankRequest> ToCore(const encoder::v1::RerankRequest& request) {
@@ -58,10 +69,8 @@ void ToProto(core::RerankResult result, encoder::v1::RerankResponse* response) {
 
 absl::StatusOr<core::ClassifyRequest> ToCore(const encoder::v1::ClassifyRequest& request) {
   core::ClassifyRequest classify;
-  classify.inputs = ToCore(request.inputs());
+  RETURN_IF_ERROR(CopyInputs(request, &classify));
   classify.raw_scores = request.raw_scores();
-  if (request.has_truncate()) classify.truncate = request.truncate();
-  ASSIGN_OR_RETURN(classify.truncation_side, ToCore(request.truncation_direction()));
   return classify;
 }
 
@@ -80,11 +89,9 @@ void ToProto(core::ClassifyResult result, encoder::v1::ClassifyResponse* respons
 
 absl::StatusOr<core::SparseRequest> ToCore(const encoder::v1::EncodeSparseRequest& request) {
   core::SparseRequest sparse;
-  sparse.inputs = ToCore(request.inputs());
+  RETURN_IF_ERROR(CopyInputs(request, &sparse));
   sparse.max_active_dims = request.max_active_dims();
   sparse.return_tokens = request.return_tokens();
-  if (request.has_truncate()) sparse.truncate = request.truncate();
-  ASSIGN_OR_RETURN(sparse.truncation_side, ToCore(request.truncation_direction()));
   return sparse;
 }
 
@@ -98,7 +105,7 @@ void ToProto(core::SparseResult result, encoder::v1::EncodeSparseResponse* respo
 
 absl::StatusOr<core::MultiRequest> ToCore(const encoder::v1::EncodeMultiRequest& request) {
   core::MultiRequest multi;
-  multi.inputs = ToCore(request.inputs());
+  RETURN_IF_ERROR(CopyInputs(request, &multi));
   for (int i = 0; i < request.outputs_size(); ++i) {
     bool* wanted = nullptr;
     switch (request.outputs(i)) {
@@ -125,8 +132,6 @@ absl::StatusOr<core::MultiRequest> ToCore(const encoder::v1::EncodeMultiRequest&
   ASSIGN_OR_RETURN(multi.input_type, ToCore(request.input_type()));
   multi.max_active_dims = request.max_active_dims();
   multi.return_tokens = request.return_tokens();
-  if (request.has_truncate()) multi.truncate = request.truncate();
-  ASSIGN_OR_RETURN(multi.truncation_side, ToCore(request.truncation_direction()));
   return multi;
 }
 
