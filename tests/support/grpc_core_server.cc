@@ -4,7 +4,8 @@
 
 namespace testing_support {
 
-GrpcCoreServer::GrpcCoreServer(server::ModelHeads heads) : core_(std::make_unique<CoreService>()) {
+GrpcCoreServer::GrpcCoreServer(server::ModelHeads heads, const std::vector<std::string>& api_keys)
+    : core_(std::make_unique<CoreService>()), keys_(api_keys) {
   core_->SetHeads(std::move(heads));
   models_ = core_->Served("test", &keys_);
   server::GrpcOptions options;

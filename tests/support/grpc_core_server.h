@@ -6,6 +6,8 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include "server/core/api/api_keys.h"
 #include "server/grpc/grpc_server.h"
@@ -16,8 +18,10 @@ namespace testing_support {
 class GrpcCoreServer {
  public:
   // Starts at once, the model with `heads` (set before the server's threads
-  // start); a start failure fails the current test (ok() is false).
-  explicit GrpcCoreServer(server::ModelHeads heads = {});
+  // start), API keys `api_keys` (none: authentication off); a start failure
+  // fails the current test (ok() is false).
+  explicit GrpcCoreServer(server::ModelHeads heads = {},
+                          const std::vector<std::string>& api_keys = {});
   ~GrpcCoreServer();
   GrpcCoreServer(const GrpcCoreServer&) = delete;
   GrpcCoreServer& operator=(const GrpcCoreServer&) = delete;
@@ -25,6 +29,7 @@ class GrpcCoreServer {
   bool ok() const { return server_ != nullptr; }
   int port() const { return server_->port(); }
   CoreService& core() { return *core_; }
+  server::GrpcServer& server() { return *server_; }
 
  private:
   std::unique_ptr<CoreService> core_;
