@@ -1,21 +1,18 @@
 #include "server/app/encoder_server.h"
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
 #include <thread>
 #include <utility>
 
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "engine/isa.h"
 #include "server/app/open_file_limit.h"
 #include "server/app/port_check.h"
 #include "server/app/quantization_flag.h"
 #include "server/core/log.h"
 #include "server/core/model/model_heads.h"
-#include "server/grpc/proto_conversions.h"
 #include "server/http/routes.h"
 
 namespace server {
@@ -28,10 +25,6 @@ constexpr std::chrono::milliseconds kGoawayHeadStart(20);
 // How long the batcher must have answered nothing before gRPC's shutdown
 // starts (see FinishShutdown).
 constexpr std::chrono::milliseconds kQuietBeforeGoaway(100);
-
-int ToIntMs(std::chrono::milliseconds duration) {
-  return static_cast<int>(std::clamp<int64_t>(duration.count(), 0, INT_MAX));
-}
 
 // Runs `work` on a new thread that ends when it returns. The engine's OpenMP
 // team belongs to the thread that first runs the engine; loading and warming
@@ -204,8 +197,7 @@ EncoderServer::EncoderServer(const ServerConfig& config, std::vector<LoadedModel
       process_metrics_(std::make_shared<ProcessCollector>()),
       cache_(config.cache_bytes > 0 ? std::make_unique<ResultCache>(config.cache_bytes) : nullptr),
       models_(std::make_unique<ServedModels>(
-          Pipelines(config, std::move(models), &turns_, registry_, observer), &api_keys_)),
-      service_(models_.get(), SystemClock()) {
+          Pipelines(config, std::move(models), &turns_, registry_, observer), &api_keys_)) {
   if (cache_ != nullptr) {
     LogEvent(absl::StrCat("result cache: ", config.cache_bytes,
                           " bytes (LRU), shared by every model; identical inputs in flight "
@@ -278,47 +270,18 @@ absl::Status EncoderServer::ServeHttp() {
 }
 
 absl::Status EncoderServer::Listen() {
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  const std::string address = HostPort(config_.host, config_.port);
-  builder.AddListeningPort(address, MakeServerCredentials(tls_), &port_);
-  // gRPC sets SO_REUSEPORT by default, which would let a second server share
-  // the port silently instead of failing.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  // Limits. A larger message is refused by gRPC with RESOURCE_EXHAUSTED
-  // before the service sees it.
-  builder.SetMaxReceiveMessageSize(static_cast<int>(MaxReceiveMessageBytes(config_)));
-  // Streams past this per connection wait on the client for a free slot.
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, config_.max_concurrent_streams);
-  // A connection without calls for this long gets GOAWAY and is closed.
-  builder.AddChannelArgument(GRPC_ARG_MAX_CONNECTION_IDLE_MS, ToIntMs(config_.max_connection_idle));
-  // A connection that never completes its handshake is closed after this
-  // (gRPC's default, 120 s, lets silent sockets pile up).
-  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
-                             ToIntMs(config_.handshake_timeout));
-  // Keepalive: find dead peers of open streams; accept client pings up to
-  // min_client_ping_interval apart while calls are open (gRPC's own default,
-  // 5 min, sends GOAWAY to clients that ping every 10 s or 1 min). Pings on a
-  // connection without calls stay refused: idle connections are closed anyway.
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, ToIntMs(config_.keepalive_time));
-  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, ToIntMs(config_.keepalive_timeout));
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS,
-                             ToIntMs(config_.min_client_ping_interval));
-  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PING_STRIKES, 2);
-  builder.RegisterService(&service_);
-  server_ = builder.BuildAndStart();
-  if (server_ == nullptr || port_ == 0) {
-    server_.reset();
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot listen on ", address,
-                     tls_.cert_chain.empty() ? "" : " (gRPC refused --tls-cert or --tls-key)"));
-  }
-  std::vector<std::string> names;
-  for (const ModelRoute& route : models_->routes()) names.push_back(route.description.name);
-  health_ = std::make_unique<HealthReporter>(server_->GetHealthCheckService(), std::move(names));
-  health_->SetServing(true);
-  LogEvent(absl::StrCat("serving on ", HostPort(config_.host, port_), " (",
+  GrpcOptions options;
+  options.address = HostPort(config_.host, config_.port);
+  options.tls = tls_;
+  options.max_receive_message_bytes = MaxReceiveMessageBytes(config_);
+  options.max_concurrent_streams = config_.max_concurrent_streams;
+  options.max_connection_idle = config_.max_connection_idle;
+  options.handshake_timeout = config_.handshake_timeout;
+  options.keepalive_time = config_.keepalive_time;
+  options.keepalive_timeout = config_.keepalive_timeout;
+  options.min_client_ping_interval = config_.min_client_ping_interval;
+  ASSIGN_OR_RETURN(grpc_, GrpcServer::Start(options, models_.get(), SystemClock()));
+  LogEvent(absl::StrCat("serving on ", HostPort(config_.host, grpc_->port()), " (",
                         TransportSecurityName(config_), ", health SERVING); metrics on http://",
                         HostPort(config_.host, metrics_port_), "/metrics"));
   return absl::OkStatus();
@@ -338,12 +301,12 @@ void EncoderServer::BeginShutdown() {
     lame_duck_end_ = now + std::min<std::chrono::steady_clock::duration>(config_.shutdown_lame_duck,
                                                                          config_.shutdown_grace);
   }
-  if (server_ == nullptr) return;  // never listened: nothing was served
+  if (grpc_ == nullptr) return;  // never listened: nothing was served
   LogEvent(absl::StrCat("shutting down: health NOT_SERVING, still serving for ",
                         config_.shutdown_lame_duck.count(),
                         " ms, then GOAWAY, new calls UNAVAILABLE, finishing queued work (grace ",
                         config_.shutdown_grace.count(), " ms)"));
-  if (health_ != nullptr) health_->SetServing(false);
+  grpc_->SetServing(false);
   if (http_ != nullptr) http_->SetServing(false);
 }
 
@@ -352,7 +315,7 @@ bool EncoderServer::FinishShutdown() {
   common::MutexLock lock(&shutdown_mu_);
   if (shutdown_finished_) return drained_;
   shutdown_finished_ = true;
-  if (server_ == nullptr) {
+  if (grpc_ == nullptr) {
     // Never listened (a failed start): nothing to drain from clients.
     drained_ = true;
     for (const auto& pipeline : models_->pipelines()) {
@@ -392,7 +355,7 @@ bool EncoderServer::FinishShutdown() {
   std::thread grpc_shutdown([this, deadline = shutdown_deadline_] {
     const auto left = std::max(deadline - std::chrono::steady_clock::now(),
                                std::chrono::steady_clock::duration::zero());
-    server_->Shutdown(std::chrono::system_clock::now() + left);
+    grpc_->Shutdown(std::chrono::system_clock::now() + left);
   });
   // MetricsEndpoint's stop takes a few ms of its own, beside gRPC's.
   std::thread metrics_stop(
@@ -400,7 +363,7 @@ bool EncoderServer::FinishShutdown() {
   // Calls gRPC had already matched still reach the handlers for a moment:
   // they are served, not refused, until GOAWAY has had time to go out.
   std::this_thread::sleep_for(kGoawayHeadStart);
-  service_.StopAccepting();
+  grpc_->StopAccepting();
   for (const auto& pipeline : pipelines) {
     pipeline->batcher.Shutdown();
     pipeline->batcher.Resume();

@@ -10,8 +10,6 @@
 #include <string>
 #include <thread>
 
-#include <grpcpp/grpcpp.h>
-
 #include "absl/status/statusor.h"
 #include "common/mutex.h"
 #include "server/app/metrics_endpoint.h"
@@ -27,8 +25,7 @@
 #include "server/core/model/model_loader.h"
 #include "server/core/model_set.h"
 #include "server/core/requests/plans.h"
-#include "server/grpc/encode_service.h"
-#include "server/grpc/health.h"
+#include "server/grpc/grpc_server.h"
 #include "server/grpc/tls.h"
 #include "server/http/http_server.h"
 
@@ -47,7 +44,7 @@ class EncoderServer {
 
   ~EncoderServer();  // FinishShutdown() if not done yet
 
-  int port() const { return port_; }
+  int port() const { return grpc_ == nullptr ? 0 : grpc_->port(); }
   int metrics_port() const { return metrics_port_; }
   int http_port() const { return http_ == nullptr ? 0 : http_->port(); }  // 0: HTTP off
   // The first model (the only one unless several are served) and its metrics.
@@ -91,12 +88,9 @@ class EncoderServer {
   EngineTurns turns_;                   // before the models, whose backends take turns through it
   std::unique_ptr<ResultCache> cache_;  // before the models, whose dispatchers use it; null: off
   std::unique_ptr<ServedModels> models_;
-  EncodeService service_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   std::unique_ptr<http::HttpServer> http_;
-  std::unique_ptr<grpc::Server> server_;  // last: stops before what it calls into
-  std::unique_ptr<HealthReporter> health_;
-  int port_ = 0;
+  std::unique_ptr<GrpcServer> grpc_;  // last: stops before what it calls into; null: not listening
   int metrics_port_ = 0;
 
   // Held for all of FinishShutdown, so a second call waits for the first.

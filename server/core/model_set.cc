@@ -116,10 +116,9 @@ bool ServedModels::KeyAccepted(absl::string_view authorization) const {
   return keys_->Accepts(authorization);
 }
 
-absl::Status ServedModels::Admit(absl::string_view authorization) const {
-  if (!KeyAccepted(authorization)) {
-    return core::Unauthenticated("the metadata authorization: Bearer KEY");
-  }
+absl::Status ServedModels::Admit(absl::string_view authorization,
+                                 absl::string_view how_to_send_key) const {
+  if (!KeyAccepted(authorization)) return core::Unauthenticated(how_to_send_key);
   if (!accepting()) return core::ShuttingDown();
   return absl::OkStatus();
 }

@@ -123,8 +123,9 @@ class ServedModels {
 
   // Admission, the same for both transports: UNAUTHENTICATED without a valid
   // key (`authorization` is the header's or metadata's whole value), then
-  // UNAVAILABLE once the server stops accepting, else OK.
-  absl::Status Admit(absl::string_view authorization) const;
+  // UNAVAILABLE once the server stops accepting, else OK. `how_to_send_key`
+  // says in the transport's words where the key goes (core::Unauthenticated).
+  absl::Status Admit(absl::string_view authorization, absl::string_view how_to_send_key) const;
   bool KeyAccepted(absl::string_view authorization) const;
   const ApiKeys& keys() const { return *keys_; }
   // Whether requests are accepted (false from StopAccepting on).

@@ -2,9 +2,9 @@
 
 #include <utility>
 
+#include "server/core/api/refusals.h"
 #include "server/grpc/call_deadline.h"
-#include "server/grpc/proto_conversions.h"
-#include "server/grpc/quantized_outputs.h"
+#include "server/grpc/encode_call.h"
 #include "server/grpc/status_mapping.h"
 #include "server/grpc/wire_format.h"
 
@@ -64,29 +64,14 @@ void EncodeStreamReactor::OnReadDone(bool ok) {
   }
   slot->metrics = route.ok() ? (*route)->metrics : models_->first().metrics;
   slot->metrics->RequestStarted();
-  absl::StatusOr<core::EncodeRequest> core_request = absl::InternalError("unset");
   if (parsed.ok()) {
-    core_request = ToCore(request);
-    parsed = core_request.status();
-  }
-  absl::StatusOr<core::EmbeddingType> type = core::EmbeddingType::kFloat;
-  if (parsed.ok()) {
-    type = EmbeddingTypeOf(request, (*route)->description);
-    parsed = type.status();
-  }
-  if (parsed.ok()) {
-    (*route)->dispatcher->Dispatch(
-        *core_request, DeadlineOnClock(context_->deadline(), clock_),
+    // The same core call and conversions as the unary Encode.
+    DispatchEncode(
+        **route, request, DeadlineOnClock(context_->deadline(), clock_),
         [this] { return cancelled_.load(); },
-        [this, slot, type = *type,
-         model = &(*route)->description](absl::StatusOr<core::EncodeResult> result) {
-          absl::Status status = result.status();
-          if (status.ok()) {
-            FillEncodeResponse(slot->id, result->pooling, result->outputs, &slot->response);
-            SetWindows(result->windows, &slot->response);
-            status = QuantizeOutputs(type, *model, &slot->response);
-          }
-          OnAnswered(slot, status);
+        [this, slot](absl::StatusOr<EncodedOutputs> outputs) {
+          OnAnswered(slot, outputs.ok() ? ToProto(*std::move(outputs), &slot->response)
+                                        : outputs.status());
         });
   } else {
     OnAnswered(slot, parsed);
@@ -168,7 +153,7 @@ bool EncodeStreamReactor::ShouldFinishLocked() {
 }
 
 grpc::Status EncodeStreamReactor::FinalStatusLocked() const {
-  if (stopped_by_server_) return ToGrpcStatus(absl::UnavailableError("server is shutting down"));
+  if (stopped_by_server_) return ToGrpcStatus(core::ShuttingDown());
   return grpc::Status::OK;
 }
 

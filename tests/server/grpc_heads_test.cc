@@ -1,7 +1,7 @@
-// Rerank, Classify and EncodeSparse over a real gRPC socket, on the service
-// core with the fake engine (GrpcCoreServer: FakeBackend's classify logits
-// are the input's token count + label index; its sparse weights positions),
-// with their error codes.
+// Rerank, Classify, EncodeSparse and EncodeMulti over a real gRPC socket, on
+// the service core with the fake engine (GrpcCoreServer: FakeBackend's
+// classify logits are the input's token count + label index; its sparse
+// weights positions), with their error codes.
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -191,6 +191,50 @@ TEST_F(GrpcHeadsTest, EncodeMultiGivesTheOutputsAsked) {
     status = stub_->EncodeMulti(&bad_context, bad, &response);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << wanted;
     EXPECT_NE(status.error_message().find(wanted), std::string::npos) << status.error_message();
+  }
+}
+
+// Each head RPC on a model without its head (an embedding model):
+// FAILED_PRECONDITION naming the head it needs and what the model serves.
+TEST_F(GrpcHeadsTest, EachHeadRpcWithoutItsHeadIsFailedPrecondition) {
+  encoder::v1::Input input;
+  input.set_text("hello world");
+  const auto expect_refused = [](const grpc::Status& status, const std::string& wanted) {
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::FAILED_PRECONDITION) << wanted;
+    EXPECT_NE(status.error_message().find(wanted), std::string::npos) << status.error_message();
+    EXPECT_NE(status.error_message().find("this model serves"), std::string::npos)
+        << status.error_message();
+  };
+  {
+    grpc::ClientContext context;
+    encoder::v1::RerankResponse response;
+    expect_refused(stub_->Rerank(&context, ThreeTexts(), &response),
+                   "rerank needs a cross-encoder");
+  }
+  {
+    encoder::v1::ClassifyRequest request;
+    *request.add_inputs() = input;
+    grpc::ClientContext context;
+    encoder::v1::ClassifyResponse response;
+    expect_refused(stub_->Classify(&context, request, &response),
+                   "classify needs a sequence-classification head");
+  }
+  {
+    encoder::v1::EncodeSparseRequest request;
+    *request.add_inputs() = input;
+    grpc::ClientContext context;
+    encoder::v1::EncodeSparseResponse response;
+    expect_refused(stub_->EncodeSparse(&context, request, &response),
+                   "sparse embeddings need a masked-LM (SPLADE) head");
+  }
+  {
+    encoder::v1::EncodeMultiRequest request;
+    *request.add_inputs() = input;
+    request.add_outputs(encoder::v1::OUTPUT_KIND_SPARSE);
+    grpc::ClientContext context;
+    encoder::v1::EncodeMultiResponse response;
+    expect_refused(stub_->EncodeMulti(&context, request, &response),
+                   "sparse embeddings need a masked-LM (SPLADE) head");
   }
 }
 

@@ -4,19 +4,17 @@
 
 namespace testing_support {
 
-GrpcCoreServer::GrpcCoreServer(server::ModelHeads heads) : core_(std::make_unique<CoreService>()) {
+GrpcCoreServer::GrpcCoreServer(server::ModelHeads heads, const std::vector<std::string>& api_keys)
+    : core_(std::make_unique<CoreService>()), keys_(api_keys) {
   core_->SetHeads(std::move(heads));
   models_ = core_->Served("test", &keys_);
-  service_ = std::make_unique<server::EncodeService>(models_.get(), server::SystemClock());
-  grpc::ServerBuilder builder;
-  builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port_);
-  builder.RegisterService(service_.get());
-  server_ = builder.BuildAndStart();
-  EXPECT_TRUE(ok()) << "the gRPC server did not start";
+  server::GrpcOptions options;
+  options.address = "127.0.0.1:0";
+  auto server = server::GrpcServer::Start(options, models_.get(), server::SystemClock());
+  EXPECT_TRUE(server.ok()) << "the gRPC server did not start: " << server.status();
+  if (server.ok()) server_ = *std::move(server);
 }
 
-GrpcCoreServer::~GrpcCoreServer() {
-  if (server_ != nullptr) server_->Shutdown();
-}
+GrpcCoreServer::~GrpcCoreServer() = default;  // the server stops first (declared last)
 
 }  // namespace testing_support
