@@ -85,14 +85,14 @@ void CheckEncodeError(const absl::Status& status, bool input_is_list) {
 
 // Fake outputs for a built request: one row of `hidden` values per input.
 server::core::EncodeResult FakeOutputs(const fuzz::Service& service,
-                                       const server::BatchRequest& built) {
+                                       const server::core::BatchRequest& built) {
   const int hidden = service.model.encoder->config().hidden_size;
   server::core::EncodeResult result;
-  for (const server::TokenizedInput& input : built.inputs) {
+  for (const server::core::TokenizedInput& input : built.inputs) {
     fuzz::Check(
         !input.ids.empty() && static_cast<int>(input.ids.size()) <= service.model.max_length(),
         "1..max_length ids");
-    server::InputOutput output;
+    server::core::InputOutput output;
     output.rows = 1;
     output.cols = hidden;
     output.tokens = static_cast<int>(input.ids.size());
@@ -108,7 +108,7 @@ void Embeddings(const fuzz::Service& service,
     CheckError(call.status());
     return;
   }
-  auto built = EncodeInputs(*service.inputs, call->request);
+  auto built = core::EncodeInputs(*service.inputs, call->request);
   if (!built.ok()) {
     CheckEncodeError(built.status(), call->input_is_list);
     return;
@@ -130,7 +130,7 @@ void CohereEmbed(const fuzz::Service& service,
     return;
   }
   fuzz::Check(!call->types.empty(), "Cohere asks for at least one type");
-  auto built = EncodeInputs(*service.inputs, call->request);
+  auto built = core::EncodeInputs(*service.inputs, call->request);
   if (!built.ok()) {
     CheckEncodeError(built.status(), /*input_is_list=*/true);
     return;
@@ -157,7 +157,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (tokenize.ok()) {
     std::vector<engine::Encoding> encodings;
     for (const auto& request : *tokenize) {
-      auto encoding = TokenizeText(*service.inputs, request);
+      auto encoding = core::TokenizeText(*service.inputs, request);
       if (encoding.ok()) encodings.push_back(*std::move(encoding));
     }
     CheckJson(server::http::RenderTeiTokenize(encodings), "TEI tokens are JSON");

@@ -44,9 +44,9 @@ namespace {
 // The core and the HTTP adapter, once per process.
 struct Adapter {
   explicit Adapter(const fuzz::Service& service)
-      : metrics(server::BatcherConfig{}, server::ModelInfoLabels{}),
+      : metrics(server::core::BatcherConfig{}, server::core::ModelInfoLabels{}),
         backend(service.model.encoder.get()),
-        batcher(server::BatcherConfig{}, &backend, server::SystemClock(), &metrics),
+        batcher(server::core::BatcherConfig{}, &backend, server::core::SystemClock(), &metrics),
         dispatcher(service.inputs.get(), &batcher, &metrics) {
     batcher.Start();
     server::http::HttpOptions options;
@@ -58,24 +58,24 @@ struct Adapter {
     // Short, so that a request the client never finishes costs little.
     options.header_timeout = std::chrono::milliseconds(500);
     options.body_timeout = std::chrono::milliseconds(500);
-    served = std::make_unique<server::ServedModels>(
-        std::vector<server::ModelRoute>{
+    served = std::make_unique<server::core::ServedModels>(
+        std::vector<server::core::ModelRoute>{
             {&dispatcher, &metrics,
-             server::DescribeModel(service.model, server::RequestLimits{},
-                                   server::BatcherConfig{})}},
+             server::core::DescribeModel(service.model, server::core::RequestLimits{},
+                                         server::core::BatcherConfig{})}},
         &keys);
-    auto started = server::http::HttpServer::Start(options, served.get(), server::SystemClock(),
-                                                   {metrics.registry()});
+    auto started = server::http::HttpServer::Start(
+        options, served.get(), server::core::SystemClock(), {metrics.registry()});
     if (!started.ok()) fuzz::Fail("the HTTP server did not start");
     http = *std::move(started);
   }
 
-  server::ServerMetrics metrics;
-  server::EngineBackend backend;
-  server::Batcher batcher;
-  server::EncodeDispatcher dispatcher;
-  server::ApiKeys keys;
-  std::unique_ptr<server::ServedModels> served;
+  server::core::ServerMetrics metrics;
+  server::core::EngineBackend backend;
+  server::core::Batcher batcher;
+  server::core::EncodeDispatcher dispatcher;
+  server::core::ApiKeys keys;
+  std::unique_ptr<server::core::ServedModels> served;
   std::unique_ptr<server::http::HttpServer> http;
 };
 

@@ -31,13 +31,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<server::core::EncodeRequest> core_request = absl::InternalError("unparsed");
   if (server::ParseRequest(bytes, &request).ok()) core_request = server::ToCore(request);
   if (core_request.ok()) {
-    auto built = EncodeInputs(*service.inputs, *core_request);
+    auto built = core::EncodeInputs(*service.inputs, *core_request);
     if (built.ok()) {
       const engine::ModelConfig& config = service.model.encoder->config();
-      const server::BatchRequest& batch = **built;
+      const server::core::BatchRequest& batch = **built;
       fuzz::Check(static_cast<int>(batch.inputs.size()) == request.inputs_size(),
                   "one tokenized input per input");
-      for (const server::TokenizedInput& input : batch.inputs) {
+      for (const server::core::TokenizedInput& input : batch.inputs) {
         fuzz::Check(
             !input.ids.empty() && static_cast<int>(input.ids.size()) <= service.model.max_length(),
             "1..max_length ids");
@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (server::ParseRequest(bytes, &tokenize).ok()) {
     absl::StatusOr<server::core::TokenizeRequest> core_tokenize = server::ToCore(tokenize);
     if (core_tokenize.ok()) {
-      auto encoding = TokenizeText(*service.inputs, *core_tokenize);
+      auto encoding = core::TokenizeText(*service.inputs, *core_tokenize);
       if (encoding.ok()) {
         fuzz::Check(encoding->ids.size() == encoding->offsets.size(), "one offset per id");
       }

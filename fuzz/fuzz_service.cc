@@ -22,10 +22,11 @@ const Service& GetService(const char* prefix) {
     engine::EncoderOptions options;
     options.threads = 1;
     options.max_batch_tokens = 256;
-    auto model = server::LoadModel(dir, options);
+    auto model = server::core::LoadModel(dir, options);
     if (!model.ok()) Fail(std::string(model.status().message()).c_str());
     s->model = *std::move(model);
-    s->inputs = std::make_unique<server::InputTokenizer>(&s->model, server::RequestLimits{});
+    s->inputs =
+        std::make_unique<server::core::InputTokenizer>(&s->model, server::core::RequestLimits{});
     return s;
   }();
   return *service;

@@ -10,8 +10,8 @@
 namespace fuzz {
 
 struct Service {
-  server::LoadedModel model;
-  std::unique_ptr<server::InputTokenizer> inputs;
+  server::core::LoadedModel model;
+  std::unique_ptr<server::core::InputTokenizer> inputs;
 };
 
 // Made once per process, in ProcessTempDir(prefix).

@@ -42,13 +42,13 @@ auto OnPassingThread(Work work) {
 
 // "gRPC: OK 6555, UNAVAILABLE 46; HTTP: none": what the server answered with
 // over its run, every model together (codes never answered left out).
-std::string AnsweredLine(const ServedModels& models) {
+std::string AnsweredLine(const core::ServedModels& models) {
   std::string line;
   for (const auto transport : {core::Transport::kGrpc, core::Transport::kHttp}) {
     absl::StrAppend(&line, line.empty() ? "" : "; ",
                     transport == core::Transport::kGrpc ? "gRPC:" : "HTTP:");
     bool any = false;
-    for (const absl::StatusCode code : kAnsweredCodes) {
+    for (const absl::StatusCode code : core::kAnsweredCodes) {
       int64_t answered = 0;
       for (const auto& pipeline : models.pipelines()) {
         answered += pipeline->metrics.Answered(transport, code);
@@ -63,35 +63,38 @@ std::string AnsweredLine(const ServedModels& models) {
 }
 
 // The start-up lines of one loaded model.
-void LogModel(const LoadedModel& model, const std::string& dir) {
+void LogModel(const core::LoadedModel& model, const std::string& dir) {
   const engine::ModelConfig& model_config = model.encoder->config();
   if (model.directory != dir) {
-    LogEvent(absl::StrCat(dir,
-                          " is a Hugging Face cache folder: loaded the snapshot its refs/main "
-                          "names, ",
-                          model.directory));
+    core::LogEvent(
+        absl::StrCat(dir,
+                     " is a Hugging Face cache folder: loaded the snapshot its refs/main "
+                     "names, ",
+                     model.directory));
   }
-  LogEvent(absl::StrCat(
+  core::LogEvent(absl::StrCat(
       "loaded model ", model.name, " from ", model.directory, ": ", model_config.model_type,
       ", hidden ", model_config.hidden_size, ", layers ", model_config.num_layers, ", max length ",
       model.max_length(), ", vocabulary ", model_config.vocab_size, ", pooling ",
       model.pipeline.pooling_names(), model.pipeline.dense.empty() ? "" : " + Dense",
       model.pipeline.normalize ? " + Normalize" : "", " (embedding size ", model.embedding_size(),
-      "), architecture ", model_config.architecture, ", outputs ", ServedOutputs(model.heads)));
+      "), architecture ", model_config.architecture, ", outputs ",
+      core::ServedOutputs(model.heads)));
   if (model.tokenizer == nullptr) {
-    LogEvent(absl::StrCat("text input unavailable (token_ids only): ", model.tokenizer_error));
+    core::LogEvent(
+        absl::StrCat("text input unavailable (token_ids only): ", model.tokenizer_error));
   } else {
-    LogEvent(absl::StrCat("tokenizer ", model.tokenizer->source(), " (",
-                          model.tokenizer->vocab_size(), " tokens)"));
+    core::LogEvent(absl::StrCat("tokenizer ", model.tokenizer->source(), " (",
+                                model.tokenizer->vocab_size(), " tokens)"));
   }
-  LogEvent(absl::StrCat("instruction set ", engine::IsaLevelName(model.encoder->isa()), " (oneDNN ",
-                        engine::OneDnnIsaName(), ")"));
+  core::LogEvent(absl::StrCat("instruction set ", engine::IsaLevelName(model.encoder->isa()),
+                              " (oneDNN ", engine::OneDnnIsaName(), ")"));
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const ServerConfig& config,
-                                                                    BatcherObserver* observer) {
+absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(
+    const ServerConfig& config, core::BatcherObserver* observer) {
   if (absl::Status status = ValidateServerConfig(config); !status.ok()) return status;
   for (const auto& [port, flag] : {std::pair<int, const char*>{config.port, "--port"},
                                    {config.metrics_port, "--metrics-port"},
@@ -112,13 +115,13 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
   options.threads = config.threads;
   engine::ParsePrecision(config.precision, &options.precision);  // validated above
   options.max_batch_tokens = static_cast<int>(config.batcher.max_batch_tokens);
-  std::vector<LoadedModel> loaded;
+  std::vector<core::LoadedModel> loaded;
   if (absl::Status status = CheckQuantizationRangesNames(config, config.models); !status.ok()) {
     return status;
   }
   for (const ModelSpec& spec : ServedModelSpecs(config)) {
-    absl::StatusOr<LoadedModel> model =
-        OnPassingThread([&] { return LoadModel(spec.dir, options, spec.name); });
+    absl::StatusOr<core::LoadedModel> model =
+        OnPassingThread([&] { return core::LoadModel(spec.dir, options, spec.name); });
     if (!model.ok()) {
       // The engine's messages name the file at fault.
       return absl::Status(model.status().code(),
@@ -131,7 +134,7 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(const Server
                        ") must be at least the model's maximum length (", model->max_length(),
                        config.models.size() > 1 ? absl::StrCat(", ", model->name) : "", ")"));
     }
-    for (const LoadedModel& other : loaded) {
+    for (const core::LoadedModel& other : loaded) {
       if (other.name == model->name) {
         return absl::InvalidArgumentError(
             absl::StrCat("two models are named \"", model->name, "\": name them (NAME=DIR)"));
@@ -166,10 +169,10 @@ namespace {
 // layer takes (bench/README.md, "Several models").
 constexpr int64_t kMaxTurnTokens = 256;
 
-std::vector<std::unique_ptr<ModelPipeline>> Pipelines(
-    const ServerConfig& config, std::vector<LoadedModel> models, EngineTurns* turns,
-    const std::shared_ptr<prometheus::Registry>& registry, BatcherObserver* observer) {
-  RequestLimits limits;
+std::vector<std::unique_ptr<core::ModelPipeline>> Pipelines(
+    const ServerConfig& config, std::vector<core::LoadedModel> models, core::EngineTurns* turns,
+    const std::shared_ptr<prometheus::Registry>& registry, core::BatcherObserver* observer) {
+  core::RequestLimits limits;
   limits.max_inputs_per_request = config.max_inputs_per_request;
   limits.max_text_bytes = config.max_text_bytes;
   limits.max_tokens_per_request = config.max_tokens_per_request;
@@ -179,9 +182,9 @@ std::vector<std::unique_ptr<ModelPipeline>> Pipelines(
   limits.long_inputs = config.long_inputs;
   limits.window_overlap_tokens = config.window_overlap_tokens;
   const int64_t max_turn_tokens = models.size() > 1 ? kMaxTurnTokens : 0;
-  std::vector<std::unique_ptr<ModelPipeline>> pipelines;
-  for (LoadedModel& model : models) {
-    pipelines.push_back(std::make_unique<ModelPipeline>(
+  std::vector<std::unique_ptr<core::ModelPipeline>> pipelines;
+  for (core::LoadedModel& model : models) {
+    pipelines.push_back(std::make_unique<core::ModelPipeline>(
         std::move(model), config.batcher, limits, turns, registry, observer, max_turn_tokens));
   }
   return pipelines;
@@ -189,29 +192,30 @@ std::vector<std::unique_ptr<ModelPipeline>> Pipelines(
 
 }  // namespace
 
-EncoderServer::EncoderServer(const ServerConfig& config, std::vector<LoadedModel> models,
-                             BatcherObserver* observer)
+EncoderServer::EncoderServer(const ServerConfig& config, std::vector<core::LoadedModel> models,
+                             core::BatcherObserver* observer)
     : config_(config),
       api_keys_(config.api_keys),
       registry_(std::make_shared<prometheus::Registry>()),
-      process_metrics_(std::make_shared<ProcessCollector>()),
-      cache_(config.cache_bytes > 0 ? std::make_unique<ResultCache>(config.cache_bytes) : nullptr),
-      models_(std::make_unique<ServedModels>(
+      process_metrics_(std::make_shared<core::ProcessCollector>()),
+      cache_(config.cache_bytes > 0 ? std::make_unique<core::ResultCache>(config.cache_bytes)
+                                    : nullptr),
+      models_(std::make_unique<core::ServedModels>(
           Pipelines(config, std::move(models), &turns_, registry_, observer), &api_keys_)) {
   if (cache_ != nullptr) {
-    LogEvent(absl::StrCat("result cache: ", config.cache_bytes,
-                          " bytes (LRU), shared by every model; identical inputs in flight "
-                          "are computed once"));
+    core::LogEvent(absl::StrCat("result cache: ", config.cache_bytes,
+                                " bytes (LRU), shared by every model; identical inputs in flight "
+                                "are computed once"));
     for (const auto& pipeline : models_->pipelines()) {
-      pipeline->dispatcher.EnableCache(cache_.get(), pipeline->model.name, SystemClock());
+      pipeline->dispatcher.EnableCache(cache_.get(), pipeline->model.name, core::SystemClock());
     }
   }
 }
 
 EncoderServer::~EncoderServer() { FinishShutdown(); }
 
-absl::Status EncoderServer::WarmUp(ModelPipeline& pipeline) {
-  const LoadedModel& model = pipeline.model;
+absl::Status EncoderServer::WarmUp(core::ModelPipeline& pipeline) {
+  const core::LoadedModel& model = pipeline.model;
   // Tokenizer, engine and pooling on one request, so that the first client
   // does not pay for first-touch allocations and primitive creation, and
   // health turns SERVING only once they work. Straight to the backend: the
@@ -228,12 +232,13 @@ absl::Status EncoderServer::WarmUp(ModelPipeline& pipeline) {
   if (model.heads.sparse_default || model.heads.multi_vector_default) {
     request.pooling = core::PoolingChoice::kCls;
   }
-  absl::StatusOr<std::unique_ptr<BatchRequest>> built = EncodeInputs(pipeline.inputs, request);
+  absl::StatusOr<std::unique_ptr<core::BatchRequest>> built =
+      core::EncodeInputs(pipeline.inputs, request);
   absl::Status status = built.status();
   if (status.ok()) {
-    const TokenizedInput& input = (*built)->inputs.front();
+    const core::TokenizedInput& input = (*built)->inputs.front();
     const engine::Sequence sequence{input.ids, input.token_type_ids};
-    std::vector<InputOutput> outputs;
+    std::vector<core::InputOutput> outputs;
     status = pipeline.engine_backend.Run({&sequence, 1}, {&(*built)->spec, 1}, &outputs);
   }
   if (!status.ok()) {
@@ -241,7 +246,7 @@ absl::Status EncoderServer::WarmUp(ModelPipeline& pipeline) {
                                                     " failed: ", status.message()));
   }
   pipeline.batcher.Start();
-  LogEvent(absl::StrCat("warm-up batch of ", model.name, " done"));
+  core::LogEvent(absl::StrCat("warm-up batch of ", model.name, " done"));
   return absl::OkStatus();
 }
 
@@ -260,12 +265,13 @@ absl::Status EncoderServer::ServeHttp() {
   options.host = config_.host;
   options.port = *config_.http_port;
   RaiseOpenFileLimit(options.max_connections);
-  absl::StatusOr<std::unique_ptr<http::HttpServer>> server =
-      http::HttpServer::Start(options, models_.get(), SystemClock(), {registry_, process_metrics_});
+  absl::StatusOr<std::unique_ptr<http::HttpServer>> server = http::HttpServer::Start(
+      options, models_.get(), core::SystemClock(), {registry_, process_metrics_});
   if (!server.ok()) return server.status();
   http_ = *std::move(server);
-  LogEvent(absl::StrCat("HTTP API on http://", HostPort(config_.host, http_->port()), " (",
-                        http::RouteList(), ")", api_keys_.enabled() ? ", API keys required" : ""));
+  core::LogEvent(absl::StrCat("HTTP API on http://", HostPort(config_.host, http_->port()), " (",
+                              http::RouteList(), ")",
+                              api_keys_.enabled() ? ", API keys required" : ""));
   return absl::OkStatus();
 }
 
@@ -280,10 +286,10 @@ absl::Status EncoderServer::Listen() {
   options.keepalive_time = config_.keepalive_time;
   options.keepalive_timeout = config_.keepalive_timeout;
   options.min_client_ping_interval = config_.min_client_ping_interval;
-  ASSIGN_OR_RETURN(grpc_, GrpcServer::Start(options, models_.get(), SystemClock()));
-  LogEvent(absl::StrCat("serving on ", HostPort(config_.host, grpc_->port()), " (",
-                        TransportSecurityName(config_), ", health SERVING); metrics on http://",
-                        HostPort(config_.host, metrics_port_), "/metrics"));
+  ASSIGN_OR_RETURN(grpc_, GrpcServer::Start(options, models_.get(), core::SystemClock()));
+  core::LogEvent(absl::StrCat(
+      "serving on ", HostPort(config_.host, grpc_->port()), " (", TransportSecurityName(config_),
+      ", health SERVING); metrics on http://", HostPort(config_.host, metrics_port_), "/metrics"));
   return absl::OkStatus();
 }
 
@@ -302,10 +308,10 @@ void EncoderServer::BeginShutdown() {
                                                                          config_.shutdown_grace);
   }
   if (grpc_ == nullptr) return;  // never listened: nothing was served
-  LogEvent(absl::StrCat("shutting down: health NOT_SERVING, still serving for ",
-                        config_.shutdown_lame_duck.count(),
-                        " ms, then GOAWAY, new calls UNAVAILABLE, finishing queued work (grace ",
-                        config_.shutdown_grace.count(), " ms)"));
+  core::LogEvent(absl::StrCat(
+      "shutting down: health NOT_SERVING, still serving for ", config_.shutdown_lame_duck.count(),
+      " ms, then GOAWAY, new calls UNAVAILABLE, finishing queued work (grace ",
+      config_.shutdown_grace.count(), " ms)"));
   grpc_->SetServing(false);
   if (http_ != nullptr) http_->SetServing(false);
 }
@@ -382,10 +388,10 @@ bool EncoderServer::FinishShutdown() {
   metrics_stop.join();
   // Every HTTP request has its answer by now: this waits for them to be sent.
   StopHttp();
-  LogEvent(drained_ ? "stopped: all queued and running work finished"
-                    : "stopped: shutdown grace expired; queued requests were answered "
-                      "UNAVAILABLE");
-  LogEvent(absl::StrCat("answered since start: ", AnsweredLine(*models_)));
+  core::LogEvent(drained_ ? "stopped: all queued and running work finished"
+                          : "stopped: shutdown grace expired; queued requests were answered "
+                            "UNAVAILABLE");
+  core::LogEvent(absl::StrCat("answered since start: ", AnsweredLine(*models_)));
   return drained_;
 }
 

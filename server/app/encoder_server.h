@@ -39,8 +39,8 @@ class EncoderServer {
   // this returns. Errors are one line each, naming the cause (bad flag, TLS
   // file, model file, port in use). `observer` (may be null) sees the
   // batcher beside the metrics and must outlive the server.
-  static absl::StatusOr<std::unique_ptr<EncoderServer>> Start(const ServerConfig& config,
-                                                              BatcherObserver* observer = nullptr);
+  static absl::StatusOr<std::unique_ptr<EncoderServer>> Start(
+      const ServerConfig& config, core::BatcherObserver* observer = nullptr);
 
   ~EncoderServer();  // FinishShutdown() if not done yet
 
@@ -48,9 +48,9 @@ class EncoderServer {
   int metrics_port() const { return metrics_port_; }
   int http_port() const { return http_ == nullptr ? 0 : http_->port(); }  // 0: HTTP off
   // The first model (the only one unless several are served) and its metrics.
-  const LoadedModel& model() const { return models_->pipelines().front()->model; }
-  ServerMetrics& metrics() { return models_->pipelines().front()->metrics; }
-  const ServedModels& models() const { return *models_; }
+  const core::LoadedModel& model() const { return models_->pipelines().front()->model; }
+  core::ServerMetrics& metrics() { return models_->pipelines().front()->metrics; }
+  const core::ServedModels& models() const { return *models_; }
 
   // Shutdown, first step (at once): health NOT_SERVING, so that health-
   // checking clients and load balancers move away; calls are still served
@@ -70,24 +70,25 @@ class EncoderServer {
   bool FinishShutdown() ABSL_LOCKS_EXCLUDED(shutdown_mu_);
 
  private:
-  EncoderServer(const ServerConfig& config, std::vector<LoadedModel> models,
-                BatcherObserver* observer);
-  absl::Status WarmUp(ModelPipeline& pipeline);
+  EncoderServer(const ServerConfig& config, std::vector<core::LoadedModel> models,
+                core::BatcherObserver* observer);
+  absl::Status WarmUp(core::ModelPipeline& pipeline);
   absl::Status ServeMetrics();
   absl::Status Listen();
   absl::Status ServeHttp();
   void StopHttp();  // promptly (StopCivetWebPromptly); waits for responses being sent
 
   const ServerConfig config_;
-  const ApiKeys api_keys_;
+  const core::ApiKeys api_keys_;
   ServerTlsPem tls_;  // empty: plaintext
   // What /metrics exports: every model's series (labelled model) and the
   // process's.
   std::shared_ptr<prometheus::Registry> registry_;
-  std::shared_ptr<ProcessCollector> process_metrics_;
-  EngineTurns turns_;                   // before the models, whose backends take turns through it
-  std::unique_ptr<ResultCache> cache_;  // before the models, whose dispatchers use it; null: off
-  std::unique_ptr<ServedModels> models_;
+  std::shared_ptr<core::ProcessCollector> process_metrics_;
+  core::EngineTurns turns_;  // before the models, whose backends take turns through it
+  std::unique_ptr<core::ResultCache>
+      cache_;  // before the models, whose dispatchers use it; null: off
+  std::unique_ptr<core::ServedModels> models_;
   std::unique_ptr<MetricsEndpoint> metrics_endpoint_;
   std::unique_ptr<http::HttpServer> http_;
   std::unique_ptr<GrpcServer> grpc_;  // last: stops before what it calls into; null: not listening

@@ -235,7 +235,7 @@ server::ServerConfig ConfigFromFlags() {
   // model: "--model is required" unless the entry's own error is logged).
   if (absl::Status status = server::ParseModelFlag(absl::GetFlag(FLAGS_model), &config);
       !status.ok()) {
-    server::LogError(status.message());
+    server::core::LogError(status.message());
     std::exit(2);
   }
   config.served_model_name = absl::GetFlag(FLAGS_served_model_name);
@@ -300,7 +300,7 @@ server::ServerConfig ConfigFromFlags() {
   if (absl::Status status =
           server::ParseQuantizationRangesFlag(absl::GetFlag(FLAGS_quantization_ranges), &config);
       !status.ok()) {
-    server::LogError(status.message());
+    server::core::LogError(status.message());
     std::exit(2);
   }
   return config;
@@ -356,7 +356,7 @@ int main(int argc, char** argv) {
   absl::SetProgramUsageMessage(kUsage);
   common::SetVersionFlagOutput("encoder-server");
   if (absl::Status status = server::ApplyEnvironmentOverrides(kFlagNames); !status.ok()) {
-    server::LogError(status.message());
+    server::core::LogError(status.message());
     return 2;
   }
   std::vector<std::string> args = JoinRepeated(
@@ -378,21 +378,22 @@ int main(int argc, char** argv) {
       absl::ParseCommandLine(static_cast<int>(arg_pointers.size()), arg_pointers.data());
   parsing_flags = false;
   if (positional.size() > 1) {
-    server::LogError(absl::StrCat("unexpected argument \"", positional[1], "\" (see --help)"));
+    server::core::LogError(
+        absl::StrCat("unexpected argument \"", positional[1], "\" (see --help)"));
     return 2;
   }
   server::ServerConfig config = ConfigFromFlags();
-  absl::StatusOr<std::vector<std::string>> keys =
-      server::CollectApiKeys(absl::GetFlag(FLAGS_api_key), absl::GetFlag(FLAGS_api_keys_file));
+  absl::StatusOr<std::vector<std::string>> keys = server::core::CollectApiKeys(
+      absl::GetFlag(FLAGS_api_key), absl::GetFlag(FLAGS_api_keys_file));
   if (!keys.ok()) {
-    server::LogError(keys.status().message());
+    server::core::LogError(keys.status().message());
     return 2;
   }
   config.api_keys = *std::move(keys);
   // Values out of range or inconsistent are bad flags too (exit 2); what
   // Start finds later (the model, TLS files, a port in use) exits 1.
   if (absl::Status status = server::ValidateServerConfig(config); !status.ok()) {
-    server::LogError(status.message());
+    server::core::LogError(status.message());
     return 2;
   }
   server::RouteProtobufLogs();
@@ -406,26 +407,27 @@ int main(int argc, char** argv) {
   absl::StatusOr<std::unique_ptr<server::EncoderServer>> server =
       server::EncoderServer::Start(config);
   if (!server.ok()) {
-    server::LogError(server.status().message());
+    server::core::LogError(server.status().message());
     return 1;
   }
   // Once started: a server that cannot start says only why, in one line.
-  server::LogEvent(EngineThreadsLine(config.threads, threads_reason));
+  server::core::LogEvent(EngineThreadsLine(config.threads, threads_reason));
   if (config.ignored_max_queue_delay.count() > 0) {
-    server::LogEvent(
+    server::core::LogEvent(
         "--max-queue-delay is ignored: batches are cut the moment the engine is free (no "
         "wait for company; docs/configuration.md)");
   }
 
   int received = 0;
   sigwait(&stop_signals, &received);
-  server::LogEvent(absl::StrCat("received ", received == SIGTERM ? "SIGTERM" : "SIGINT"));
+  server::core::LogEvent(absl::StrCat("received ", received == SIGTERM ? "SIGTERM" : "SIGINT"));
   (*server)->BeginShutdown();
   // An engine batch cannot be interrupted: if work overruns the grace by
   // much, leave anyway rather than hang the pod's termination.
   std::thread([grace = config.shutdown_grace] {
     std::this_thread::sleep_for(grace + std::chrono::seconds(5));
-    server::LogError("shutdown grace exceeded by 5 s; exiting without waiting for running work");
+    server::core::LogError(
+        "shutdown grace exceeded by 5 s; exiting without waiting for running work");
     _exit(1);
   }).detach();
   const bool drained = (*server)->FinishShutdown();

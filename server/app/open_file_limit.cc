@@ -24,16 +24,17 @@ void RaiseOpenFileLimit(int connections) {
   const rlim_t before = limit.rlim_cur;
   limit.rlim_cur = limit.rlim_max == RLIM_INFINITY ? wanted : std::min(wanted, limit.rlim_max);
   if (limit.rlim_cur > before && setrlimit(RLIMIT_NOFILE, &limit) == 0) {
-    LogEvent(absl::StrCat("open-file limit raised from ", before, " to ", limit.rlim_cur,
-                          " for --http-max-connections ", connections));
+    core::LogEvent(absl::StrCat("open-file limit raised from ", before, " to ", limit.rlim_cur,
+                                " for --http-max-connections ", connections));
   } else {
     limit.rlim_cur = before;
   }
   if (limit.rlim_cur < wanted) {
-    LogEvent(absl::StrCat("warning: the open-file limit (", limit.rlim_cur, ", hard limit ",
-                          limit.rlim_max, ") holds fewer than --http-max-connections ", connections,
-                          " connections; past it new connections wait until others "
-                          "close (raise it with ulimit -n or the container's nofile limit)"));
+    core::LogEvent(absl::StrCat("warning: the open-file limit (", limit.rlim_cur, ", hard limit ",
+                                limit.rlim_max, ") holds fewer than --http-max-connections ",
+                                connections,
+                                " connections; past it new connections wait until others "
+                                "close (raise it with ulimit -n or the container's nofile limit)"));
   }
 }
 

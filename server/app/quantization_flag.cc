@@ -35,7 +35,7 @@ absl::Status ParseQuantizationRangesFlag(const std::string& value, ServerConfig*
 }
 
 absl::Status AttachQuantizationRanges(const ServerConfig& config, const ModelSpec& spec,
-                                      LoadedModel* model) {
+                                      core::LoadedModel* model) {
   if (ServedModelSpecs(config).size() == 1) {
     if (absl::Status status = CheckQuantizationRangesNames(config, {{model->name, spec.dir}});
         !status.ok()) {

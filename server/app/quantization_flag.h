@@ -23,7 +23,7 @@ absl::Status ParseQuantizationRangesFlag(const std::string& value, ServerConfig*
 // model->quantization_ranges. Errors name the model and the file: an
 // unreadable file, a bad shape, or a size other than the model's embedding.
 absl::Status AttachQuantizationRanges(const ServerConfig& config, const ModelSpec& spec,
-                                      LoadedModel* model);
+                                      core::LoadedModel* model);
 
 // Every NAME of the flag is one of `models`' names, else INVALID_ARGUMENT
 // listing them: before loading with several named models (nothing to check

@@ -121,7 +121,7 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
         absl::StrCat("--precision must be fp32, int8 or bf16 (got \"", config.precision, "\")"));
   }
   if (absl::Status status = ValidateTls(config); !status.ok()) return status;
-  const BatcherConfig& batcher = config.batcher;
+  const core::BatcherConfig& batcher = config.batcher;
   const http::HttpOptions& http = config.http;
   for (absl::Status status : {
            MustBe(config.port >= 0 && config.port <= 65535, "port", "in 0..65535", config.port),

@@ -46,7 +46,7 @@ struct ServerConfig {
   int threads = 0;                 // engine threads; 0: all cores
   std::string precision = "fp32";  // fp32, int8 or bf16 (engine::ParsePrecision)
   std::string isa;                 // instruction-set level (engine/isa.h); empty: the CPU's best
-  BatcherConfig batcher;
+  core::BatcherConfig batcher;
   // --max-queue-delay: no longer used (batches are cut the moment the engine
   // is free); accepted so that deployments that set it still start, and
   // logged as ignored when above 0.

@@ -9,7 +9,7 @@
 
 #include "absl/strings/string_view.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 void WriteLine(absl::string_view prefix, absl::string_view message) {
@@ -40,4 +40,4 @@ void WriteLine(absl::string_view prefix, absl::string_view message) {
 void LogEvent(absl::string_view message) { WriteLine("", message); }
 void LogError(absl::string_view message) { WriteLine("error: ", message); }
 
-}  // namespace server
+}  // namespace server::core

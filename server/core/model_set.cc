@@ -7,7 +7,7 @@
 #include "engine/isa.h"
 #include "server/core/api/refusals.h"
 
-namespace server {
+namespace server::core {
 
 ModelDescription DescribeModel(const LoadedModel& model, const RequestLimits& limits,
                                const BatcherConfig& batcher) {
@@ -134,4 +134,4 @@ void ServedModels::StopAccepting() {
   for (const ModelRoute& route : routes_) route.dispatcher->StopAccepting();
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -25,7 +25,7 @@
 #include "server/core/model/model_loader.h"
 #include "server/core/requests/plans.h"
 
-namespace server {
+namespace server::core {
 
 // What a client is told about a served model: built once, at start, and
 // rendered by each adapter (gRPC's ModelInfo, HTTP's /info and /v1/models).
@@ -139,4 +139,4 @@ class ServedModels {
   const ApiKeys* const keys_;
 };
 
-}  // namespace server
+}  // namespace server::core

@@ -2,12 +2,14 @@
 
 namespace server {
 
-Clock::time_point DeadlineOnClock(std::chrono::system_clock::time_point deadline, Clock* clock) {
-  if (deadline == std::chrono::system_clock::time_point::max()) return Clock::time_point::max();
+core::Clock::time_point DeadlineOnClock(std::chrono::system_clock::time_point deadline,
+                                        core::Clock* clock) {
+  if (deadline == std::chrono::system_clock::time_point::max())
+    return core::Clock::time_point::max();
   const auto left = deadline - std::chrono::system_clock::now();
   // Far-future deadlines would overflow the steady clock's arithmetic.
-  if (left > std::chrono::hours(24 * 365)) return Clock::time_point::max();
-  return clock->Now() + std::chrono::duration_cast<Clock::duration>(left);
+  if (left > std::chrono::hours(24 * 365)) return core::Clock::time_point::max();
+  return clock->Now() + std::chrono::duration_cast<core::Clock::duration>(left);
 }
 
 }  // namespace server

@@ -8,6 +8,7 @@ namespace server {
 
 // A gRPC deadline (system clock; time_point::max() when the call has none)
 // on the batcher's clock, which is steady.
-Clock::time_point DeadlineOnClock(std::chrono::system_clock::time_point deadline, Clock* clock);
+core::Clock::time_point DeadlineOnClock(std::chrono::system_clock::time_point deadline,
+                                        core::Clock* clock);
 
 }  // namespace server

@@ -7,8 +7,8 @@
 
 namespace server {
 
-void DispatchEncode(const ModelRoute& model, const encoder::v1::EncodeRequest& request,
-                    Clock::time_point deadline, std::function<bool()> is_cancelled,
+void DispatchEncode(const core::ModelRoute& model, const encoder::v1::EncodeRequest& request,
+                    core::Clock::time_point deadline, std::function<bool()> is_cancelled,
                     EncodeDone done) {
   absl::StatusOr<core::EncodeRequest> core_request = ToCore(request);
   if (!core_request.ok()) return done(core_request.status());

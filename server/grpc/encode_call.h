@@ -21,15 +21,15 @@ struct EncodedOutputs {
   std::string id;  // the request's, echoed
   core::EncodeResult result;
   core::EmbeddingType type = core::EmbeddingType::kFloat;
-  const ModelDescription* model = nullptr;  // the ranges of int8/uint8
+  const core::ModelDescription* model = nullptr;  // the ranges of int8/uint8
 };
 
 using EncodeDone = std::function<void(absl::StatusOr<EncodedOutputs>)>;
 
 // ToCore(request), EmbeddingTypeOf, then `model`'s dispatcher; `done` is
 // called exactly once, as the dispatcher's.
-void DispatchEncode(const ModelRoute& model, const encoder::v1::EncodeRequest& request,
-                    Clock::time_point deadline, std::function<bool()> is_cancelled,
+void DispatchEncode(const core::ModelRoute& model, const encoder::v1::EncodeRequest& request,
+                    core::Clock::time_point deadline, std::function<bool()> is_cancelled,
                     EncodeDone done);
 
 // The response: outputs, window counts, then quantization (INVALID_ARGUMENT

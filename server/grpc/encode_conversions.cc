@@ -71,12 +71,12 @@ void SetWindows(const std::vector<int>& windows, encoder::v1::EncodeResponse* re
 }
 
 void FillEncodeResponse(const std::string& id, engine::Pooling pooling,
-                        const std::vector<InputOutput>& outputs,
+                        const std::vector<core::InputOutput>& outputs,
                         encoder::v1::EncodeResponse* response) {
   response->set_id(id);
   response->set_pooling(ToProto(pooling));
   response->mutable_outputs()->Reserve(static_cast<int>(outputs.size()));
-  for (const InputOutput& output : outputs) {
+  for (const core::InputOutput& output : outputs) {
     encoder::v1::Output* out = response->add_outputs();
     out->mutable_values()->Assign(output.values.begin(), output.values.end());
     out->set_rows(output.rows);

@@ -22,7 +22,7 @@ absl::StatusOr<core::EncodeRequest> ToCore(const encoder::v1::EncodeRequest& req
 // Window mode's per-input window counts into the response's outputs.
 void SetWindows(const std::vector<int>& windows, encoder::v1::EncodeResponse* response);
 void FillEncodeResponse(const std::string& id, engine::Pooling pooling,
-                        const std::vector<InputOutput>& outputs,
+                        const std::vector<core::InputOutput>& outputs,
                         encoder::v1::EncodeResponse* response);
 
 absl::StatusOr<core::TokenizeRequest> ToCore(const encoder::v1::TokenizeRequest& request);

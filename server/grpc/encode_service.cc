@@ -39,9 +39,9 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EncodeService::Enco
     grpc::CallbackServerContext* context) {
   if (!models_->KeyAccepted(Authorization(context))) {
     // Counted as one refused request of the stream.
-    ServerMetrics* metrics = models_->first().metrics;
+    core::ServerMetrics* metrics = models_->first().metrics;
     metrics->RequestStarted();
-    metrics->RequestFinished(core::Transport::kGrpc, Rpc::kEncodeStream,
+    metrics->RequestFinished(core::Transport::kGrpc, core::Rpc::kEncodeStream,
                              absl::StatusCode::kUnauthenticated, std::chrono::nanoseconds(0));
     return new RefusedStream(core::Unauthenticated(kHowToSendKey));
   }
@@ -58,27 +58,27 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* EncodeService::Enco
 
 grpc::ServerUnaryReactor* EncodeService::Encode(grpc::CallbackServerContext* context,
                                                 const Bytes* request, Bytes* response) {
-  return unary_.Serve<v1::EncodeRequest, v1::EncodeResponse>(context, Rpc::kEncode, request,
+  return unary_.Serve<v1::EncodeRequest, v1::EncodeResponse>(context, core::Rpc::kEncode, request,
                                                              response, DispatchEncode);
 }
 
 grpc::ServerUnaryReactor* EncodeService::Tokenize(grpc::CallbackServerContext* context,
                                                   const Bytes* request, Bytes* response) {
   return unary_.Serve<v1::TokenizeRequest, v1::TokenizeResponse>(
-      context, Rpc::kTokenize, request, response, &EncodeDispatcher::Tokenize);
+      context, core::Rpc::kTokenize, request, response, &core::EncodeDispatcher::Tokenize);
 }
 
 grpc::ServerUnaryReactor* EncodeService::Decode(grpc::CallbackServerContext* context,
                                                 const Bytes* request, Bytes* response) {
-  return unary_.Serve<v1::DecodeRequest, v1::DecodeResponse>(context, Rpc::kDecode, request,
-                                                             response, &EncodeDispatcher::Decode);
+  return unary_.Serve<v1::DecodeRequest, v1::DecodeResponse>(
+      context, core::Rpc::kDecode, request, response, &core::EncodeDispatcher::Decode);
 }
 
 grpc::ServerUnaryReactor* EncodeService::GetModelInfo(grpc::CallbackServerContext* context,
                                                       const Bytes* request, Bytes* response) {
   return unary_.Start<v1::GetModelInfoRequest, v1::ModelInfo>(
-      context, Rpc::kGetModelInfo, request, response, [this](auto* call) {
-        if (const ModelRoute* model = unary_.Route(call)) {
+      context, core::Rpc::kGetModelInfo, request, response, [this](auto* call) {
+        if (const core::ModelRoute* model = unary_.Route(call)) {
           call->response = MakeModelInfo(model->description);
           call->Reply(absl::OkStatus());
         }
@@ -90,8 +90,8 @@ grpc::ServerUnaryReactor* EncodeService::ListModels(grpc::CallbackServerContext*
   // Counted as GetModelInfo (the metrics' RPC list is fixed), under the
   // first model.
   return unary_.Start<v1::ListModelsRequest, v1::ListModelsResponse>(
-      context, Rpc::kGetModelInfo, request, response, [this](auto* call) {
-        for (const ModelRoute& model : models_->routes()) {
+      context, core::Rpc::kGetModelInfo, request, response, [this](auto* call) {
+        for (const core::ModelRoute& model : models_->routes()) {
           *call->response.add_models() = MakeModelInfo(model.description);
         }
         call->Reply(absl::OkStatus());
@@ -101,31 +101,33 @@ grpc::ServerUnaryReactor* EncodeService::ListModels(grpc::CallbackServerContext*
 grpc::ServerUnaryReactor* EncodeService::Rerank(grpc::CallbackServerContext* context,
                                                 const Bytes* request, Bytes* response) {
   return unary_.Serve<v1::RerankRequest, v1::RerankResponse>(
-      context, Rpc::kRerank, request, response, &EncodeDispatcher::DispatchRerank);
+      context, core::Rpc::kRerank, request, response, &core::EncodeDispatcher::DispatchRerank);
 }
 
 grpc::ServerUnaryReactor* EncodeService::Classify(grpc::CallbackServerContext* context,
                                                   const Bytes* request, Bytes* response) {
   return unary_.Serve<v1::ClassifyRequest, v1::ClassifyResponse>(
-      context, Rpc::kClassify, request, response, &EncodeDispatcher::DispatchClassify);
+      context, core::Rpc::kClassify, request, response, &core::EncodeDispatcher::DispatchClassify);
 }
 
 grpc::ServerUnaryReactor* EncodeService::EncodeSparse(grpc::CallbackServerContext* context,
                                                       const Bytes* request, Bytes* response) {
   return unary_.Serve<v1::EncodeSparseRequest, v1::EncodeSparseResponse>(
-      context, Rpc::kEncodeSparse, request, response, &EncodeDispatcher::DispatchSparse);
+      context, core::Rpc::kEncodeSparse, request, response,
+      &core::EncodeDispatcher::DispatchSparse);
 }
 
 grpc::ServerUnaryReactor* EncodeService::EncodeMulti(grpc::CallbackServerContext* context,
                                                      const Bytes* request, Bytes* response) {
   return unary_.Serve<v1::EncodeMultiRequest, v1::EncodeMultiResponse>(
-      context, Rpc::kEncodeMulti, request, response, &EncodeDispatcher::DispatchMulti);
+      context, core::Rpc::kEncodeMulti, request, response, &core::EncodeDispatcher::DispatchMulti);
 }
 
 grpc::ServerUnaryReactor* EncodeService::EncodeChunks(grpc::CallbackServerContext* context,
                                                       const Bytes* request, Bytes* response) {
   return unary_.Serve<v1::EncodeChunksRequest, v1::EncodeChunksResponse>(
-      context, Rpc::kEncodeChunks, request, response, &EncodeDispatcher::DispatchChunks);
+      context, core::Rpc::kEncodeChunks, request, response,
+      &core::EncodeDispatcher::DispatchChunks);
 }
 
 }  // namespace server

@@ -52,7 +52,7 @@ class EncodeService final : public EncoderServiceBase {
   // All pointers must outlive the service. Each request goes to the model
   // its `model` field names (ServedModels::Resolve); a call refused before
   // its model is known is counted under the first model.
-  EncodeService(ServedModels* models, Clock* clock)
+  EncodeService(core::ServedModels* models, core::Clock* clock)
       : models_(models), clock_(clock), unary_(models, clock) {}
 
   // Shutdown: every new call and every new request on an open stream gets
@@ -85,8 +85,8 @@ class EncodeService final : public EncoderServiceBase {
                                          Bytes* response) override;
 
  private:
-  ServedModels* const models_;
-  Clock* const clock_;
+  core::ServedModels* const models_;
+  core::Clock* const clock_;
   UnaryCalls unary_;
 
   common::Mutex streams_mu_;

@@ -11,7 +11,7 @@
 namespace server {
 
 EncodeStreamReactor::EncodeStreamReactor(grpc::CallbackServerContext* context,
-                                         const ServedModels* models, Clock* clock,
+                                         const core::ServedModels* models, core::Clock* clock,
                                          std::function<void(EncodeStreamReactor*)> on_done)
     : context_(context), models_(models), clock_(clock), on_done_(std::move(on_done)) {
   reading_ = true;
@@ -57,7 +57,7 @@ void EncodeStreamReactor::OnReadDone(bool ok) {
   encoder::v1::EncodeRequest request;
   absl::Status parsed = ParseRequest(incoming_, &request);
   slot->id = request.id();  // when unparsable, the id if it came before the fault
-  absl::StatusOr<const ModelRoute*> route = absl::InternalError("unset");
+  absl::StatusOr<const core::ModelRoute*> route = absl::InternalError("unset");
   if (parsed.ok()) {
     route = models_->Resolve(request.model());
     parsed = route.status();
@@ -120,7 +120,7 @@ void EncodeStreamReactor::OnWriteDone(bool ok) {
     common::MutexLock lock(&mu_);
     // A failed write: the client is gone and never saw the response.
     to_write_.front()->metrics->RequestFinished(
-        core::Transport::kGrpc, Rpc::kEncodeStream,
+        core::Transport::kGrpc, core::Rpc::kEncodeStream,
         ToAbslCode(ok ? to_write_.front()->code : grpc::StatusCode::CANCELLED),
         std::chrono::steady_clock::now() - to_write_.front()->received);
     slots_.erase(to_write_.front());

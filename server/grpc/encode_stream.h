@@ -31,8 +31,8 @@ class EncodeStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
 
   // `on_done` runs last, just before the reactor deletes itself. `models`
   // must outlive the stream; each request goes to the model it names.
-  EncodeStreamReactor(grpc::CallbackServerContext* context, const ServedModels* models,
-                      Clock* clock, std::function<void(EncodeStreamReactor*)> on_done);
+  EncodeStreamReactor(grpc::CallbackServerContext* context, const core::ServedModels* models,
+                      core::Clock* clock, std::function<void(EncodeStreamReactor*)> on_done);
 
   // Server shutdown: read no more requests. Returns true when the caller must
   // now call Finish(UNAVAILABLE) (nothing is in flight); otherwise the stream
@@ -52,7 +52,7 @@ class EncodeStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
     grpc::ByteBuffer bytes;                // what is written
     std::chrono::steady_clock::time_point received;
     grpc::StatusCode code = grpc::StatusCode::OK;  // the request's own, set when answered
-    ServerMetrics* metrics = nullptr;  // its model's (the first model's when it named none)
+    core::ServerMetrics* metrics = nullptr;  // its model's (the first model's when it named none)
   };
   using SlotIterator = std::list<Slot>::iterator;
 
@@ -63,8 +63,8 @@ class EncodeStreamReactor : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
   grpc::Status FinalStatusLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   grpc::CallbackServerContext* const context_;
-  const ServedModels* const models_;
-  Clock* const clock_;
+  const core::ServedModels* const models_;
+  core::Clock* const clock_;
   const std::function<void(EncodeStreamReactor*)> on_done_;
   std::atomic<bool> cancelled_{false};
 

@@ -46,7 +46,8 @@ void SetLimits(const GrpcOptions& options, grpc::ServerBuilder* builder) {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcOptions& options,
-                                                              ServedModels* models, Clock* clock) {
+                                                              core::ServedModels* models,
+                                                              core::Clock* clock) {
   std::unique_ptr<GrpcServer> server(new GrpcServer(models, clock));
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -61,7 +62,7 @@ absl::StatusOr<std::unique_ptr<GrpcServer>> GrpcServer::Start(const GrpcOptions&
         options.tls.cert_chain.empty() ? "" : " (gRPC refused --tls-cert or --tls-key)"));
   }
   std::vector<std::string> names;
-  for (const ModelRoute& route : models->routes()) names.push_back(route.description.name);
+  for (const core::ModelRoute& route : models->routes()) names.push_back(route.description.name);
   server->health_ =
       std::make_unique<HealthReporter>(server->server_->GetHealthCheckService(), std::move(names));
   server->health_->SetServing(true);

@@ -26,7 +26,8 @@ class GrpcServer {
   // is taken, or it refused the TLS certificate or key). `models` and
   // `clock` must outlive the server.
   static absl::StatusOr<std::unique_ptr<GrpcServer>> Start(const GrpcOptions& options,
-                                                           ServedModels* models, Clock* clock);
+                                                           core::ServedModels* models,
+                                                           core::Clock* clock);
   ~GrpcServer();  // Shutdown() with no deadline, when not done yet
   GrpcServer(const GrpcServer&) = delete;
   GrpcServer& operator=(const GrpcServer&) = delete;
@@ -42,7 +43,7 @@ class GrpcServer {
   void Shutdown(std::chrono::system_clock::time_point deadline);
 
  private:
-  GrpcServer(ServedModels* models, Clock* clock) : service_(models, clock) {}
+  GrpcServer(core::ServedModels* models, core::Clock* clock) : service_(models, clock) {}
 
   EncodeService service_;                 // outlives the server that calls into it
   std::unique_ptr<grpc::Server> server_;  // null until listening

@@ -4,13 +4,13 @@
 
 namespace server {
 
-MeteredUnaryReactor::MeteredUnaryReactor(grpc::CallbackServerContext* context, Rpc rpc,
-                                         ServerMetrics* metrics)
+MeteredUnaryReactor::MeteredUnaryReactor(grpc::CallbackServerContext* context, core::Rpc rpc,
+                                         core::ServerMetrics* metrics)
     : context_(context), rpc_(rpc), metrics_(metrics), received_(std::chrono::steady_clock::now()) {
   metrics_->RequestStarted();
 }
 
-void MeteredUnaryReactor::MeterAs(ServerMetrics* metrics) {
+void MeteredUnaryReactor::MeterAs(core::ServerMetrics* metrics) {
   metrics_->RequestMovedTo(metrics);
   metrics_ = metrics;
 }

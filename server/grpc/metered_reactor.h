@@ -16,21 +16,22 @@ namespace server {
 class MeteredUnaryReactor : public grpc::ServerUnaryReactor {
  public:
   // Counts the call as in flight from now. `metrics` must outlive the call.
-  MeteredUnaryReactor(grpc::CallbackServerContext* context, Rpc rpc, ServerMetrics* metrics);
+  MeteredUnaryReactor(grpc::CallbackServerContext* context, core::Rpc rpc,
+                      core::ServerMetrics* metrics);
 
   // Finishes the call (once, from any thread). Use this, not Finish, so the
   // code is recorded.
   void Answer(const grpc::Status& status);
   // The call turned out to be for the model of `metrics` (before Answer, on
   // the handler's thread).
-  void MeterAs(ServerMetrics* metrics);
+  void MeterAs(core::ServerMetrics* metrics);
 
   void OnDone() override;
 
  private:
   grpc::CallbackServerContext* const context_;
-  const Rpc rpc_;
-  ServerMetrics* metrics_;
+  const core::Rpc rpc_;
+  core::ServerMetrics* metrics_;
   const std::chrono::steady_clock::time_point received_;
   std::atomic<grpc::StatusCode> code_{grpc::StatusCode::OK};
 };

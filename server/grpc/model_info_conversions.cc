@@ -5,7 +5,7 @@
 
 namespace server {
 
-encoder::v1::ModelInfo MakeModelInfo(const ModelDescription& model) {
+encoder::v1::ModelInfo MakeModelInfo(const core::ModelDescription& model) {
   encoder::v1::ModelInfo info;
   info.set_name(model.name);
   info.set_model_type(model.model_type);

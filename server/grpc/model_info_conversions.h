@@ -6,6 +6,6 @@
 
 namespace server {
 
-encoder::v1::ModelInfo MakeModelInfo(const ModelDescription& model);
+encoder::v1::ModelInfo MakeModelInfo(const core::ModelDescription& model);
 
 }  // namespace server

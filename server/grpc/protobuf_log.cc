@@ -14,7 +14,7 @@ void HandleProtobufLog(google::protobuf::LogLevel level, const char* /*filename*
                        const std::string& message) {
   if (level < google::protobuf::LOGLEVEL_WARNING) return;
   if (message.find("invalid UTF-8 data when parsing") != std::string::npos) return;
-  LogError(absl::StrCat("protobuf: ", message));
+  core::LogError(absl::StrCat("protobuf: ", message));
 }
 
 }  // namespace

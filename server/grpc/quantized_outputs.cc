@@ -8,7 +8,7 @@
 namespace server {
 
 absl::StatusOr<core::EmbeddingType> EmbeddingTypeOf(const encoder::v1::EncodeRequest& request,
-                                                    const ModelDescription& model) {
+                                                    const core::ModelDescription& model) {
   core::EmbeddingType type = core::EmbeddingType::kFloat;
   switch (request.embedding_type()) {
     case encoder::v1::EMBEDDING_TYPE_FLOAT:
@@ -38,7 +38,7 @@ absl::StatusOr<core::EmbeddingType> EmbeddingTypeOf(const encoder::v1::EncodeReq
   return type;
 }
 
-absl::Status QuantizeOutputs(core::EmbeddingType type, const ModelDescription& model,
+absl::Status QuantizeOutputs(core::EmbeddingType type, const core::ModelDescription& model,
                              encoder::v1::EncodeResponse* response) {
   if (type == core::EmbeddingType::kFloat) return absl::OkStatus();
   for (encoder::v1::Output& output : *response->mutable_outputs()) {

@@ -14,12 +14,12 @@ namespace server {
 // work: INVALID_ARGUMENT for a value the API does not define,
 // FAILED_PRECONDITION for int8/uint8 on a model without calibration ranges.
 absl::StatusOr<core::EmbeddingType> EmbeddingTypeOf(const encoder::v1::EncodeRequest& request,
-                                                    const ModelDescription& model);
+                                                    const core::ModelDescription& model);
 
 // Each output's rows quantized as `type` into `packed`, `values` cleared;
 // nothing for kFloat. INVALID_ARGUMENT when int8/uint8 rows are longer than
 // the ranges (an explicit pooling's hidden size beyond the embedding's).
-absl::Status QuantizeOutputs(core::EmbeddingType type, const ModelDescription& model,
+absl::Status QuantizeOutputs(core::EmbeddingType type, const core::ModelDescription& model,
                              encoder::v1::EncodeResponse* response);
 
 }  // namespace server

@@ -22,7 +22,7 @@ std::string Message(const absl::Status& status) {
 grpc::StatusCode ToGrpcCode(absl::StatusCode code) {
   // absl's codes are gRPC's, number for number; outside the answered set a
   // code says nothing the client could act on, so it is a bug of ours.
-  return static_cast<grpc::StatusCode>(static_cast<int>(AnsweredCode(code)));
+  return static_cast<grpc::StatusCode>(static_cast<int>(core::AnsweredCode(code)));
 }
 
 grpc::Status ToGrpcStatus(const absl::Status& status) {

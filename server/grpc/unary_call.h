@@ -39,7 +39,7 @@ absl::string_view Authorization(grpc::CallbackServerContext* context);
 template <typename Request, typename Response>
 class UnaryCall final : public MeteredUnaryReactor {
  public:
-  UnaryCall(grpc::CallbackServerContext* context, Rpc rpc, ServerMetrics* metrics,
+  UnaryCall(grpc::CallbackServerContext* context, core::Rpc rpc, core::ServerMetrics* metrics,
             grpc::ByteBuffer* response_bytes)
       : MeteredUnaryReactor(context, rpc, metrics), response_bytes_(response_bytes) {}
 
@@ -72,10 +72,11 @@ absl::Status FillResponse(Result result, Response* response) {
 
 // A dispatcher call answered later, from the batcher's thread (DispatchRerank).
 template <typename Request, typename Core, typename Result, typename Reply>
-void CallCore(void (EncodeDispatcher::*call)(const Core&, Clock::time_point, std::function<bool()>,
-                                             std::function<void(absl::StatusOr<Result>)>),
-              const ModelRoute& model, const Request& request, Clock::time_point deadline,
-              std::function<bool()> is_cancelled, Reply reply) {
+void CallCore(void (core::EncodeDispatcher::*call)(const Core&, core::Clock::time_point,
+                                                   std::function<bool()>,
+                                                   std::function<void(absl::StatusOr<Result>)>),
+              const core::ModelRoute& model, const Request& request,
+              core::Clock::time_point deadline, std::function<bool()> is_cancelled, Reply reply) {
   absl::StatusOr<Core> core = ToCore(request);
   if (!core.ok()) return reply(absl::StatusOr<Result>(core.status()));
   (model.dispatcher->*call)(*core, deadline, std::move(is_cancelled), std::move(reply));
@@ -83,9 +84,10 @@ void CallCore(void (EncodeDispatcher::*call)(const Core&, Clock::time_point, std
 
 // A dispatcher call answered at once (Tokenize, Decode).
 template <typename Request, typename Core, typename Result, typename Reply>
-void CallCore(absl::StatusOr<Result> (EncodeDispatcher::*call)(const Core&),
-              const ModelRoute& model, const Request& request, Clock::time_point /*deadline*/,
-              std::function<bool()> /*is_cancelled*/, Reply reply) {
+void CallCore(absl::StatusOr<Result> (core::EncodeDispatcher::*call)(const Core&),
+              const core::ModelRoute& model, const Request& request,
+              core::Clock::time_point /*deadline*/, std::function<bool()> /*is_cancelled*/,
+              Reply reply) {
   absl::StatusOr<Core> core = ToCore(request);
   if (!core.ok()) return reply(absl::StatusOr<Result>(core.status()));
   reply((model.dispatcher->*call)(*core));
@@ -94,8 +96,8 @@ void CallCore(absl::StatusOr<Result> (EncodeDispatcher::*call)(const Core&),
 // A function of the adapter that converts the request itself (DispatchEncode).
 template <typename Request, typename Function, typename Reply>
 std::enable_if_t<!std::is_member_function_pointer_v<Function>> CallCore(
-    Function call, const ModelRoute& model, const Request& request, Clock::time_point deadline,
-    std::function<bool()> is_cancelled, Reply reply) {
+    Function call, const core::ModelRoute& model, const Request& request,
+    core::Clock::time_point deadline, std::function<bool()> is_cancelled, Reply reply) {
   call(model, request, deadline, std::move(is_cancelled), std::move(reply));
 }
 
@@ -105,7 +107,8 @@ class UnaryCalls {
  public:
   // Both must outlive every call. A call refused before its model is known
   // is counted under the first model.
-  UnaryCalls(const ServedModels* models, Clock* clock) : models_(models), clock_(clock) {}
+  UnaryCalls(const core::ServedModels* models, core::Clock* clock)
+      : models_(models), clock_(clock) {}
 
   // A call to the model its request names. `core_call`: a member of
   // EncodeDispatcher that takes ToCore(request)'s type and answers later
@@ -114,13 +117,13 @@ class UnaryCalls {
   // the request itself (DispatchEncode). Its result becomes the response
   // through ToProto(result, &response).
   template <typename Request, typename Response, typename CoreCall>
-  grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* context, Rpc rpc,
+  grpc::ServerUnaryReactor* Serve(grpc::CallbackServerContext* context, core::Rpc rpc,
                                   const grpc::ByteBuffer* request_bytes,
                                   grpc::ByteBuffer* response_bytes, CoreCall core_call) {
     return Start<Request, Response>(
         context, rpc, request_bytes, response_bytes,
         [this, context, core_call](UnaryCall<Request, Response>* call) {
-          const ModelRoute* model = Route(call);
+          const core::ModelRoute* model = Route(call);
           if (model == nullptr) return;
           unary_internal::CallCore(
               core_call, *model, call->request, DeadlineOnClock(context->deadline(), clock_),
@@ -137,7 +140,7 @@ class UnaryCalls {
   // parsed, then `serve(call)`, which must Reply (at once or later); a call
   // refused on the way is answered here.
   template <typename Request, typename Response, typename ServeCall>
-  grpc::ServerUnaryReactor* Start(grpc::CallbackServerContext* context, Rpc rpc,
+  grpc::ServerUnaryReactor* Start(grpc::CallbackServerContext* context, core::Rpc rpc,
                                   const grpc::ByteBuffer* request_bytes,
                                   grpc::ByteBuffer* response_bytes, ServeCall serve) {
     auto* call =
@@ -156,8 +159,8 @@ class UnaryCalls {
   // null when there is none (the call is then answered: NOT_FOUND or
   // INVALID_ARGUMENT, ServedModels::Resolve's).
   template <typename Request, typename Response>
-  const ModelRoute* Route(UnaryCall<Request, Response>* call) const {
-    absl::StatusOr<const ModelRoute*> route = models_->Resolve(call->request.model());
+  const core::ModelRoute* Route(UnaryCall<Request, Response>* call) const {
+    absl::StatusOr<const core::ModelRoute*> route = models_->Resolve(call->request.model());
     if (!route.ok()) {
       call->Reply(route.status());
       return nullptr;
@@ -167,8 +170,8 @@ class UnaryCalls {
   }
 
  private:
-  const ServedModels* const models_;
-  Clock* const clock_;
+  const core::ServedModels* const models_;
+  core::Clock* const clock_;
 };
 
 }  // namespace server

@@ -69,7 +69,7 @@ bool FindInParsed(const Message& message, std::vector<PathStep>* path, size_t* o
     for (int i = 0; i < count; ++i) {
       path->push_back({field, i});
       std::string scratch;
-      if (text ? !IsValidUtf8(StringAt(message, field, i, &scratch), offset)
+      if (text ? !core::IsValidUtf8(StringAt(message, field, i, &scratch), offset)
                : FindInParsed(MessageAt(message, field, i), path, offset)) {
         return true;
       }
@@ -93,7 +93,7 @@ bool FindInWire(const std::string& bytes, const Descriptor* descriptor, std::vec
     if (descriptor_field == nullptr) continue;
     path->push_back({descriptor_field, index});
     if (descriptor_field->type() == FieldDescriptor::TYPE_STRING &&
-        !IsValidUtf8(field.length_delimited(), offset)) {
+        !core::IsValidUtf8(field.length_delimited(), offset)) {
       return true;
     }
     if (descriptor_field->type() == FieldDescriptor::TYPE_MESSAGE &&

@@ -43,14 +43,15 @@ struct CoreCall {
   std::string model;
   // Optional: whether the model can answer the request, and the request
   // fitted to it (a prompt of the model's), before the deadline is taken.
-  std::function<absl::Status(const ModelDescription& model, Parsed& parsed)> prepare;
+  std::function<absl::Status(const core::ModelDescription& model, Parsed& parsed)> prepare;
   // The core call; CallOf makes it from an EncodeDispatcher member.
-  std::function<void(const ModelRoute& model, const Parsed& parsed, Clock::time_point deadline,
-                     std::function<bool()> is_cancelled, Done done)>
+  std::function<void(const core::ModelRoute& model, const Parsed& parsed,
+                     core::Clock::time_point deadline, std::function<bool()> is_cancelled,
+                     Done done)>
       dispatch;
   // The answer's body (on a handler thread).
   std::function<std::string(const Result& result, const Parsed& parsed,
-                            const ModelDescription& model)>
+                            const core::ModelDescription& model)>
       render;
   // Set on routes of inputs: whether they came as a list (how ForEmbeddingsRoute
   // names an input's error: "input[3]" on OpenAI's, and how to cut it).
@@ -62,10 +63,10 @@ struct CoreCall {
 // The dispatch of a CoreCall through `method` of the model's dispatcher, on
 // the parsed body itself or, when it is a struct around it, its `request`.
 template <typename Request, typename Done>
-auto CallOf(void (EncodeDispatcher::*method)(const Request&, Clock::time_point,
-                                             std::function<bool()>, Done)) {
-  return [method](const ModelRoute& model, const auto& parsed, Clock::time_point deadline,
-                  std::function<bool()> is_cancelled, Done done) {
+auto CallOf(void (core::EncodeDispatcher::*method)(const Request&, core::Clock::time_point,
+                                                   std::function<bool()>, Done)) {
+  return [method](const core::ModelRoute& model, const auto& parsed,
+                  core::Clock::time_point deadline, std::function<bool()> is_cancelled, Done done) {
     if constexpr (std::is_same_v<std::decay_t<decltype(parsed)>, Request>) {
       (model.dispatcher->*method)(parsed, deadline, std::move(is_cancelled), std::move(done));
     } else {
@@ -89,12 +90,12 @@ absl::Status Start(RouteCall& call, CoreCall<Parsed, Result>& core) {
   if constexpr (HasModelField<Parsed>::value) {
     if (core.model.empty()) core.model = parsed.model;
   }
-  ASSIGN_OR_RETURN(const ModelRoute* model, call.Resolve(std::move(core.model)));
+  ASSIGN_OR_RETURN(const core::ModelRoute* model, call.Resolve(std::move(core.model)));
   if (core.prepare) RETURN_IF_ERROR(core.prepare(model->description, parsed));
-  ASSIGN_OR_RETURN(const Clock::time_point deadline, call.Deadline());
+  ASSIGN_OR_RETURN(const core::Clock::time_point deadline, call.Deadline());
   // Kept until rendered; the served models outlive every call.
   auto kept = std::make_shared<const Parsed>(std::move(parsed));
-  const ModelDescription* description = &model->description;
+  const core::ModelDescription* description = &model->description;
   std::function<bool()> is_cancelled = call.TakeCancelled();
   core.dispatch(*model, *kept, deadline, std::move(is_cancelled),
                 call.AnswerLater<Result>(

@@ -160,7 +160,7 @@ int HttpStatusFor(const absl::Status& status, Api api) {
   }
   // A head the model lacks (rerank on an embedding model): TEI's 424, kept
   // on Cohere's routes (the same failed dependency).
-  if (api != Api::kOpenAi && IsMissingHead(status)) return 424;
+  if (api != Api::kOpenAi && core::IsMissingHead(status)) return 424;
   return HttpStatusFor(status.code(), api);
 }
 

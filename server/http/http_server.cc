@@ -82,9 +82,9 @@ void HttpServer::Impl::OnAcceptError(const error_code& error) {
       error == net::error::no_buffer_space || error == net::error::no_memory) {
     if (!warned_no_descriptors) {
       warned_no_descriptors = true;
-      LogError(absl::StrCat("HTTP: cannot accept a connection (", error.message(),
-                            "); new connections wait until some close. Raise the open-file "
-                            "limit (ulimit -n) or lower --http-max-connections"));
+      core::LogError(absl::StrCat("HTTP: cannot accept a connection (", error.message(),
+                                  "); new connections wait until some close. Raise the open-file "
+                                  "limit (ulimit -n) or lower --http-max-connections"));
     }
     accept_pause->expires_after(kAcceptPause);
     accept_pause->async_wait([this](error_code wait_error) {
@@ -98,7 +98,7 @@ void HttpServer::Impl::OnAcceptError(const error_code& error) {
 HttpServer::HttpServer() = default;
 
 absl::StatusOr<std::unique_ptr<HttpServer>> HttpServer::Start(
-    const HttpOptions& options, const ServedModels* models, Clock* clock,
+    const HttpOptions& options, const core::ServedModels* models, core::Clock* clock,
     std::vector<std::weak_ptr<prometheus::Collectable>> collectables) {
   std::unique_ptr<HttpServer> server(new HttpServer());
   server->impl_ = std::make_unique<Impl>(options, *models->first().metrics->registry());

@@ -33,7 +33,7 @@ class HttpServer {
   // pointers must outlive the server. `collectables` are what /metrics
   // exports; the adapter's own metrics go into the first model's registry.
   static absl::StatusOr<std::unique_ptr<HttpServer>> Start(
-      const HttpOptions& options, const ServedModels* models, Clock* clock,
+      const HttpOptions& options, const core::ServedModels* models, core::Clock* clock,
       std::vector<std::weak_ptr<prometheus::Collectable>> collectables);
   ~HttpServer();  // Stop()
   HttpServer(const HttpServer&) = delete;

@@ -253,7 +253,7 @@ absl::StatusOr<core::EncodeRequest> ParseTeiEmbedAll(std::string_view body, int 
 
 std::string RenderTeiEmbedAll(const core::EncodeResult& result) {
   json all = json::array();
-  for (const InputOutput& output : result.outputs) {
+  for (const core::InputOutput& output : result.outputs) {
     json tokens = json::array();
     for (int row = 0; row < output.rows; ++row) {
       const float* begin = output.values.data() + static_cast<size_t>(row) * output.cols;

@@ -143,7 +143,7 @@ absl::StatusOr<int> Dimensions(const json& body, int hidden_size) {
 }
 
 // The vector of one pooled output, as the call asks for it.
-std::vector<float> Vector(const InputOutput& output, const EmbeddingsCall& call) {
+std::vector<float> Vector(const core::InputOutput& output, const EmbeddingsCall& call) {
   return Matryoshka(output.values, call.dimensions);
 }
 
@@ -331,7 +331,7 @@ std::string RenderOpenAiEmbeddings(const core::EncodeResult& result, const Embed
   json data = json::array();
   int64_t tokens = 0;
   for (size_t i = 0; i < result.outputs.size(); ++i) {
-    const InputOutput& output = result.outputs[i];
+    const core::InputOutput& output = result.outputs[i];
     tokens += output.tokens;
     const std::vector<float> vector = Vector(output, call);
     json item = {{"object", "embedding"}, {"index", i}};
@@ -357,7 +357,7 @@ std::string WindowsHeader(const core::EncodeResult& result) {
 
 std::string RenderTeiEmbed(const core::EncodeResult& result, const EmbeddingsCall& call) {
   json vectors = json::array();
-  for (const InputOutput& output : result.outputs) vectors.push_back(Vector(output, call));
+  for (const core::InputOutput& output : result.outputs) vectors.push_back(Vector(output, call));
   return Dump(vectors);
 }
 

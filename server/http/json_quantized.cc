@@ -48,7 +48,7 @@ absl::StatusOr<QuantizedEmbeddings> QuantizeEmbeddings(core::EncodeResult result
   quantized.bytes.resize(types.size());
   for (size_t t = 0; t < types.size(); ++t) {
     if (types[t] == core::EmbeddingType::kFloat) continue;
-    for (const InputOutput& output : result.outputs) {
+    for (const core::InputOutput& output : result.outputs) {
       absl::StatusOr<std::string> bytes =
           core::Quantize(absl::MakeConstSpan(output.values), types[t], ranges);
       if (!bytes.ok()) return bytes.status();
@@ -172,14 +172,15 @@ std::string RenderCohereEmbed(const QuantizedEmbeddings& quantized, const Cohere
     const core::EmbeddingType type = quantized.types[t];
     json rows = json::array();
     if (type == core::EmbeddingType::kFloat) {
-      for (const InputOutput& output : quantized.result.outputs) rows.push_back(output.values);
+      for (const core::InputOutput& output : quantized.result.outputs)
+        rows.push_back(output.values);
     } else {
       for (const std::string& row : quantized.bytes[t]) rows.push_back(Integers(row, type));
     }
     embeddings[core::EmbeddingTypeName(type)] = std::move(rows);
   }
   int64_t tokens = 0;
-  for (const InputOutput& output : quantized.result.outputs) tokens += output.tokens;
+  for (const core::InputOutput& output : quantized.result.outputs) tokens += output.tokens;
   // Cohere answers an id per call; unique within the process.
   static std::atomic<uint64_t> next_id{1};
   return Dump(

@@ -7,7 +7,8 @@
 
 namespace server::http {
 
-RequestHandler::RequestHandler(const HttpOptions& options, const ServedModels* models, Clock* clock,
+RequestHandler::RequestHandler(const HttpOptions& options, const core::ServedModels* models,
+                               core::Clock* clock,
                                std::vector<std::weak_ptr<prometheus::Collectable>> collectables,
                                Post post)
     : metrics_(models->first().metrics) {
@@ -66,7 +67,7 @@ void RequestHandler::Handle(const Screening& screening, HttpRequest request,
                             std::function<bool()> is_cancelled, Reply done) {
   const RouteInfo* route = screening.route;
   if (route->counted) metrics_->RequestStarted();
-  auto meter = std::make_shared<ServerMetrics*>(metrics_);
+  auto meter = std::make_shared<core::ServerMetrics*>(metrics_);
   // Every answer goes out through here: counted once, when it is ready,
   // under the model the request named.
   Reply finish = [meter, route, received = screening.received,

@@ -47,7 +47,7 @@ class RequestHandler {
   // "model" field names (ServedModels::Resolve; with one model served,
   // OpenAI's and Cohere's "model" may name anything). `collectables` are what
   // GET /metrics exports.
-  RequestHandler(const HttpOptions& options, const ServedModels* models, Clock* clock,
+  RequestHandler(const HttpOptions& options, const core::ServedModels* models, core::Clock* clock,
                  std::vector<std::weak_ptr<prometheus::Collectable>> collectables, Post post);
 
   // The route of `method` `path`; a reply (with close set: the body is not
@@ -71,7 +71,7 @@ class RequestHandler {
 
  private:
   RouteContext context_;
-  ServerMetrics* const metrics_;  // the first model's (a call moves to its own: Resolve)
+  core::ServerMetrics* const metrics_;  // the first model's (a call moves to its own: Resolve)
 };
 
 }  // namespace server::http

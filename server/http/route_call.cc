@@ -35,13 +35,13 @@ void RouteCall::Answer(absl::StatusOr<std::string> body) {
   Answer(std::move(reply));
 }
 
-absl::StatusOr<const ModelRoute*> RouteCall::Resolve(std::string name) {
+absl::StatusOr<const core::ModelRoute*> RouteCall::Resolve(std::string name) {
   if (name.empty()) name = request_.model;
-  const ServedModels& models = *context_->models;
+  const core::ServedModels& models = *context_->models;
   // OpenAI's and Cohere's clients hard-code model names: one model serves any.
   const bool any_name =
       (api() == Api::kOpenAi || api() == Api::kCohere) && models.routes().size() == 1;
-  ASSIGN_OR_RETURN(const ModelRoute* route, models.Resolve(any_name ? "" : name));
+  ASSIGN_OR_RETURN(const core::ModelRoute* route, models.Resolve(any_name ? "" : name));
   if (route->metrics != *meter_) {
     (*meter_)->RequestMovedTo(route->metrics);
     *meter_ = route->metrics;
@@ -49,7 +49,7 @@ absl::StatusOr<const ModelRoute*> RouteCall::Resolve(std::string name) {
   return route;
 }
 
-absl::StatusOr<Clock::time_point> RouteCall::Deadline() const {
+absl::StatusOr<core::Clock::time_point> RouteCall::Deadline() const {
   std::chrono::milliseconds timeout = context_->options.default_timeout;
   if (request_.timeout_ms.has_value()) {
     int64_t ms = 0;

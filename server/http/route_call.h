@@ -38,8 +38,8 @@ struct RouteContext {
   using Post = std::function<void(std::function<void()>)>;
 
   HttpOptions options;
-  const ServedModels* models = nullptr;
-  Clock* clock = nullptr;
+  const core::ServedModels* models = nullptr;
+  core::Clock* clock = nullptr;
   std::vector<std::weak_ptr<prometheus::Collectable>> collectables;  // what GET /metrics exports
   Post post;
   std::atomic<bool> serving{true};  // /health: 200 while serving
@@ -52,7 +52,7 @@ class RouteCall {
   // `done` counts the answer under *meter (the first model's until Resolve).
   RouteCall(const RouteContext* context, const RouteInfo* route, std::string argument,
             HttpRequest request, std::function<bool()> is_cancelled, Reply done,
-            std::shared_ptr<ServerMetrics*> meter)
+            std::shared_ptr<core::ServerMetrics*> meter)
       : context_(context),
         route_(route),
         argument_(std::move(argument)),
@@ -77,9 +77,9 @@ class RouteCall {
   // The model `name` names (the JSON body's "model", else the query's
   // ?model=; with one model served, OpenAI's and Cohere's clients may name
   // anything, as they hard-code names), counting this call from now on.
-  absl::StatusOr<const ModelRoute*> Resolve(std::string name);
+  absl::StatusOr<const core::ModelRoute*> Resolve(std::string name);
   // The call's deadline from X-Request-Timeout-Ms, else the default timeout.
-  absl::StatusOr<Clock::time_point> Deadline() const;
+  absl::StatusOr<core::Clock::time_point> Deadline() const;
 
   // What the core polls before it computes the request (the client left).
   std::function<bool()> TakeCancelled() { return std::move(is_cancelled_); }
@@ -102,7 +102,7 @@ class RouteCall {
   HttpRequest request_;
   std::function<bool()> is_cancelled_;
   Reply done_;
-  std::shared_ptr<ServerMetrics*> meter_;
+  std::shared_ptr<core::ServerMetrics*> meter_;
 };
 
 template <typename Result>

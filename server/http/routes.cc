@@ -10,6 +10,8 @@
 namespace server::http {
 namespace {
 
+using core::Rpc;
+
 // Every route. Adding one over an existing core call: its handler
 // (route_handlers.h, routes_<family>.cc) and its line here.
 constexpr RouteInfo kRoutes[] = {

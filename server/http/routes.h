@@ -25,7 +25,7 @@ struct RouteInfo {
   const char* path;  // for a prefix route, up to its argument ("/v1/models/")
   bool prefix;       // the rest of the path, slashes included, is the argument
   Api api;           // whose shapes its answers and errors take
-  Rpc rpc;           // how the metrics name it
+  core::Rpc rpc;     // how the metrics name it
   bool counted;      // counted in the metrics and behind the API keys (not /health, /metrics)
   RouteHandler handler;
 };

@@ -11,7 +11,7 @@ namespace server::http::handlers {
 void EmbedChunks(RouteCall call) {
   CoreCall<ChunksCall, core::ChunksResult> chunks;
   chunks.parsed = ParseTeiEmbedChunks(call.request().body);
-  chunks.dispatch = CallOf(&EncodeDispatcher::DispatchChunks);
+  chunks.dispatch = CallOf(&core::EncodeDispatcher::DispatchChunks);
   chunks.render = [](const core::ChunksResult& pooled, const ChunksCall& parsed, const auto&) {
     return RenderTeiEmbedChunks(pooled, parsed);
   };

@@ -10,7 +10,7 @@
 
 namespace server::http::handlers {
 
-absl::Status CheckOneVectorPerInput(const ModelDescription& model, int dimensions) {
+absl::Status CheckOneVectorPerInput(const core::ModelDescription& model, int dimensions) {
   RETURN_IF_ERROR(CheckDimensions(dimensions, model.embedding_size));
   // One vector per input: a model served without pooling has none.
   if (model.default_pooling == engine::Pooling::kNone) {
@@ -26,7 +26,7 @@ namespace {
 struct EmbedShape {
   absl::StatusOr<EmbeddingsCall> (*parse)(std::string_view body, int hidden_size);
   std::string (*render)(const core::EncodeResult& result, const EmbeddingsCall& call,
-                        const ModelDescription& model);
+                        const core::ModelDescription& model);
   QuantizedRender render_quantized;
 };
 
@@ -40,10 +40,10 @@ void ServeEmbed(RouteCall call, const EmbedShape& shape) {
   CoreCall<EmbeddingsCall, core::EncodeResult> embed;
   if (parsed.ok()) embed.inputs_listed = parsed->input_is_list;
   embed.parsed = std::move(parsed);
-  embed.prepare = [](const ModelDescription& model, EmbeddingsCall& embeddings) {
+  embed.prepare = [](const core::ModelDescription& model, EmbeddingsCall& embeddings) {
     return CheckOneVectorPerInput(model, embeddings.dimensions);
   };
-  embed.dispatch = CallOf(&EncodeDispatcher::Dispatch);
+  embed.dispatch = CallOf(&core::EncodeDispatcher::Dispatch);
   embed.render = shape.render;
   embed.windows = &WindowsHeader;
   ServeCoreCall(std::move(call), std::move(embed));
@@ -52,17 +52,17 @@ void ServeEmbed(RouteCall call, const EmbedShape& shape) {
 // /embed_all and /similarity: a list of inputs, parsed into an encode
 // request, for a model `check` accepts.
 void ServeListEncode(RouteCall call, absl::StatusOr<core::EncodeRequest> request, std::string model,
-                     std::function<absl::Status(const ModelDescription&)> check,
+                     std::function<absl::Status(const core::ModelDescription&)> check,
                      std::string (*render)(const core::EncodeResult&)) {
   CoreCall<core::EncodeRequest, core::EncodeResult> encode;
   encode.parsed = std::move(request);
   encode.model = std::move(model);
   if (check) {
-    encode.prepare = [check](const ModelDescription& described, core::EncodeRequest&) {
+    encode.prepare = [check](const core::ModelDescription& described, core::EncodeRequest&) {
       return check(described);
     };
   }
-  encode.dispatch = CallOf(&EncodeDispatcher::Dispatch);
+  encode.dispatch = CallOf(&core::EncodeDispatcher::Dispatch);
   encode.render = [render](const core::EncodeResult& result, const auto&, const auto&) {
     return render(result);
   };
@@ -76,11 +76,11 @@ void Embeddings(RouteCall call) {
   static constexpr EmbedShape kOpenAi = {
       &ParseOpenAiEmbeddings,
       [](const core::EncodeResult& result, const EmbeddingsCall& embeddings,
-         const ModelDescription& model) {
+         const core::ModelDescription& model) {
         return RenderOpenAiEmbeddings(result, embeddings, model.name);
       },
       [](const QuantizedEmbeddings& quantized, const EmbeddingsCall& embeddings,
-         const ModelDescription& model) {
+         const core::ModelDescription& model) {
         return RenderOpenAiQuantized(quantized, embeddings, model.name);
       }};
   ServeEmbed(std::move(call), kOpenAi);
@@ -90,10 +90,9 @@ void Embed(RouteCall call) {
   static constexpr EmbedShape kTei = {
       &ParseTeiEmbed,
       [](const core::EncodeResult& result, const EmbeddingsCall& embeddings,
-         const ModelDescription&) { return RenderTeiEmbed(result, embeddings); },
-      [](const QuantizedEmbeddings& quantized, const EmbeddingsCall&, const ModelDescription&) {
-        return RenderTeiQuantized(quantized);
-      }};
+         const core::ModelDescription&) { return RenderTeiEmbed(result, embeddings); },
+      [](const QuantizedEmbeddings& quantized, const EmbeddingsCall&,
+         const core::ModelDescription&) { return RenderTeiQuantized(quantized); }};
   ServeEmbed(std::move(call), kTei);
 }
 
@@ -110,7 +109,7 @@ void Similarity(RouteCall call) {
   absl::StatusOr<core::EncodeRequest> request = ParseTeiSimilarity(call.request().body, &model);
   ServeListEncode(
       std::move(call), std::move(request), std::move(model),
-      [](const ModelDescription& described) {
+      [](const core::ModelDescription& described) {
         return described.default_pooling == engine::Pooling::kNone
                    ? absl::InvalidArgumentError(
                          "this model's pooling is none (token states): no sentence embeddings "

@@ -16,12 +16,13 @@ namespace server::http::handlers {
 inline constexpr int kAnySize = std::numeric_limits<int>::max();
 
 // OK when `model` gives one vector per input, of at least `dimensions`.
-absl::Status CheckOneVectorPerInput(const ModelDescription& model, int dimensions);
+absl::Status CheckOneVectorPerInput(const core::ModelDescription& model, int dimensions);
 
 // How /v1/embeddings or /embed renders an answer of "embedding_type" int8,
 // uint8, binary or ubinary.
 using QuantizedRender = std::string (*)(const QuantizedEmbeddings& quantized,
-                                        const EmbeddingsCall& call, const ModelDescription& model);
+                                        const EmbeddingsCall& call,
+                                        const core::ModelDescription& model);
 
 // /v1/embeddings and /embed whose "embedding_type" asks for a quantized type:
 // checked against the model's calibration before dispatch, the floats

@@ -32,7 +32,7 @@ const char* TeiDtype(engine::Precision precision) {
 }
 
 // TEI's model_type: a classifier, a reranker (one label) or an embedding model.
-Json TeiModelType(const ModelDescription& model) {
+Json TeiModelType(const core::ModelDescription& model) {
   if (model.labels.empty()) {
     return {{"embedding", {{"pooling", model.pooling_names}}}};
   }
@@ -48,7 +48,7 @@ Json TeiModelType(const ModelDescription& model) {
 
 // TEI's /info object of one model, with this server's additions
 // (sentence_transformers, outputs).
-Json TeiInfo(const ModelDescription& model, const HttpOptions& options) {
+Json TeiInfo(const core::ModelDescription& model, const HttpOptions& options) {
   Json outputs = Json::array({"embeddings"});
   if (model.labels.size() == 1) outputs.push_back("rerank");
   if (!model.labels.empty()) outputs.push_back("classify");
@@ -80,7 +80,7 @@ Json TeiInfo(const ModelDescription& model, const HttpOptions& options) {
 absl::StatusOr<std::vector<std::string>> ServedNames(const RouteContext& context) {
   if (!context.models->accepting()) return core::ShuttingDown();
   std::vector<std::string> names;
-  for (const ModelRoute& served : context.models->routes())
+  for (const core::ModelRoute& served : context.models->routes())
     names.push_back(served.description.name);
   return names;
 }
@@ -91,7 +91,7 @@ void Health(RouteCall call) {
   const RouteContext& context = call.context();
   if (!call.request().model.empty()) {
     // GET /health?model=NAME: that model (404 for another name).
-    absl::StatusOr<const ModelRoute*> model = context.models->Resolve(call.request().model);
+    absl::StatusOr<const core::ModelRoute*> model = context.models->Resolve(call.request().model);
     if (!model.ok()) return call.Fail(model.status());
   }
   if (!context.serving || !context.models->accepting()) {
@@ -136,17 +136,17 @@ void GetModel(RouteCall call) {
 void Info(RouteCall call) {
   call.Answer([&]() -> absl::StatusOr<std::string> {
     const RouteContext& context = call.context();
-    const ServedModels& models = *context.models;
+    const core::ServedModels& models = *context.models;
     RETURN_IF_ERROR(ServedNames(context).status());
     if (!call.request().model.empty()) {
-      ASSIGN_OR_RETURN(const ModelRoute* named, models.Resolve(call.request().model));
+      ASSIGN_OR_RETURN(const core::ModelRoute* named, models.Resolve(call.request().model));
       return Dump(TeiInfo(named->description, context.options));
     }
     if (models.routes().size() == 1)
       return Dump(TeiInfo(models.first().description, context.options));
     // Several models: {"models": [TEI's object of each], "version": ...}.
     Json list = Json::array();
-    for (const ModelRoute& served : models.routes()) {
+    for (const core::ModelRoute& served : models.routes()) {
       list.push_back(TeiInfo(served.description, context.options));
     }
     return Dump({{"models", std::move(list)}, {"version", common::Version()}});

@@ -11,9 +11,9 @@ namespace server::http::handlers {
 void EmbedMulti(RouteCall call) {
   CoreCall<MultiCall, core::MultiResult> multi;
   multi.parsed = ParseEmbedMulti(call.request().body);
-  multi.dispatch = CallOf(&EncodeDispatcher::DispatchMulti);
+  multi.dispatch = CallOf(&core::EncodeDispatcher::DispatchMulti);
   multi.render = [](const core::MultiResult& result, const MultiCall& parsed,
-                    const ModelDescription& model) {
+                    const core::ModelDescription& model) {
     return RenderEmbedMulti(result, parsed, model.name);
   };
   multi.inputs_listed = true;

@@ -11,7 +11,7 @@ void Predict(RouteCall call) {
   bool batched = false;
   CoreCall<core::ClassifyRequest, core::ClassifyResult> predict;
   predict.parsed = ParseTeiPredict(call.request().body, &batched, &predict.model);
-  predict.dispatch = CallOf(&EncodeDispatcher::DispatchClassify);
+  predict.dispatch = CallOf(&core::EncodeDispatcher::DispatchClassify);
   predict.render = [batched](const core::ClassifyResult& classified, const auto&, const auto&) {
     return RenderTeiPredict(classified, batched);
   };

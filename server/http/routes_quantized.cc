@@ -15,7 +15,7 @@ namespace {
 // Whether each of `types` can be answered for vectors of `dimensions` (0:
 // the model's embedding size): before any engine work.
 absl::Status CheckTypes(const std::vector<core::EmbeddingType>& types, int dimensions,
-                        const ModelDescription& model) {
+                        const core::ModelDescription& model) {
   const int size = dimensions > 0 ? dimensions : model.embedding_size;
   for (core::EmbeddingType type : types) {
     RETURN_IF_ERROR(
@@ -29,8 +29,8 @@ absl::Status CheckTypes(const std::vector<core::EmbeddingType>& types, int dimen
 // must be answered where it is made).
 template <typename Parsed>
 auto DispatchQuantized(std::vector<core::EmbeddingType> (*types_of)(const Parsed&)) {
-  return [types_of](const ModelRoute& model, const Parsed& parsed, Clock::time_point deadline,
-                    std::function<bool()> is_cancelled,
+  return [types_of](const core::ModelRoute& model, const Parsed& parsed,
+                    core::Clock::time_point deadline, std::function<bool()> is_cancelled,
                     std::function<void(absl::StatusOr<QuantizedEmbeddings>)> done) {
     model.dispatcher->Dispatch(
         parsed.request, deadline, std::move(is_cancelled),
@@ -48,7 +48,8 @@ void ServeQuantizedEmbed(RouteCall call, EmbeddingsCall embeddings, QuantizedRen
   CoreCall<EmbeddingsCall, QuantizedEmbeddings> quantized;
   quantized.inputs_listed = embeddings.input_is_list;
   quantized.parsed = std::move(embeddings);
-  quantized.prepare = [](const ModelDescription& model, EmbeddingsCall& parsed) -> absl::Status {
+  quantized.prepare = [](const core::ModelDescription& model,
+                         EmbeddingsCall& parsed) -> absl::Status {
     RETURN_IF_ERROR(CheckOneVectorPerInput(model, parsed.dimensions));
     return CheckTypes({parsed.embedding_type}, parsed.dimensions, model);
   };
@@ -61,7 +62,7 @@ void ServeQuantizedEmbed(RouteCall call, EmbeddingsCall embeddings, QuantizedRen
 void CohereEmbed(RouteCall call) {
   CoreCall<CohereEmbedCall, QuantizedEmbeddings> embed;
   embed.parsed = ParseCohereEmbed(call.request().body);
-  embed.prepare = [](const ModelDescription& model, CohereEmbedCall& parsed) -> absl::Status {
+  embed.prepare = [](const core::ModelDescription& model, CohereEmbedCall& parsed) -> absl::Status {
     RETURN_IF_ERROR(CheckOneVectorPerInput(model, parsed.request.dimensions));
     RETURN_IF_ERROR(CheckTypes(parsed.types, parsed.request.dimensions, model));
     parsed.request.prompt_name = PromptOfInputType(parsed.input_type, model.prompts);
@@ -70,7 +71,7 @@ void CohereEmbed(RouteCall call) {
   embed.dispatch = DispatchQuantized<CohereEmbedCall>(
       [](const CohereEmbedCall& parsed) { return parsed.types; });
   embed.render = [](const QuantizedEmbeddings& quantized, const CohereEmbedCall& parsed,
-                    const ModelDescription&) { return RenderCohereEmbed(quantized, parsed); };
+                    const core::ModelDescription&) { return RenderCohereEmbed(quantized, parsed); };
   embed.inputs_listed = true;
   ServeCoreCall(std::move(call), std::move(embed));
 }

@@ -16,7 +16,7 @@ RerankCall ParsedRerank(absl::StatusOr<core::RerankRequest> (*parse)(std::string
                         const RouteCall& call) {
   RerankCall rerank;
   rerank.parsed = parse(call.request().body, &rerank.model);
-  rerank.dispatch = CallOf(&EncodeDispatcher::DispatchRerank);
+  rerank.dispatch = CallOf(&core::EncodeDispatcher::DispatchRerank);
   return rerank;
 }
 
@@ -33,7 +33,7 @@ void TeiRerank(RouteCall call) {
 void CohereRerank(RouteCall call) {
   RerankCall rerank = ParsedRerank(&ParseCohereRerank, call);
   rerank.render = [](const core::RerankResult& ranked, const core::RerankRequest& request,
-                     const ModelDescription& model) {
+                     const core::ModelDescription& model) {
     return RenderCohereRerank(ranked, model.name, static_cast<int64_t>(request.texts.size()));
   };
   ServeCoreCall(std::move(call), std::move(rerank));

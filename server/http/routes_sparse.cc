@@ -12,7 +12,7 @@ void EmbedSparse(RouteCall call) {
   CoreCall<core::SparseRequest, core::SparseResult> sparse;
   sparse.parsed =
       ParseTeiEmbedSparse(call.request().body, std::numeric_limits<int>::max(), &sparse.model);
-  sparse.dispatch = CallOf(&EncodeDispatcher::DispatchSparse);
+  sparse.dispatch = CallOf(&core::EncodeDispatcher::DispatchSparse);
   sparse.render = [](const core::SparseResult& result, const auto&, const auto&) {
     return RenderTeiEmbedSparse(result);
   };

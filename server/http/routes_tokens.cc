@@ -17,7 +17,7 @@ absl::StatusOr<std::string> Decoded(RouteCall& call) {
   std::string name;
   ASSIGN_OR_RETURN(const std::vector<core::DecodeRequest> requests,
                    ParseTeiDecode(call.request().body, &batched, &name));
-  ASSIGN_OR_RETURN(const ModelRoute* model, call.Resolve(name));
+  ASSIGN_OR_RETURN(const core::ModelRoute* model, call.Resolve(name));
   nlohmann::json texts = nlohmann::json::array();
   for (size_t i = 0; i < requests.size(); ++i) {
     ASSIGN_OR_RETURN(std::string text, model->dispatcher->Decode(requests[i]),
@@ -31,7 +31,7 @@ absl::StatusOr<std::string> Tokenized(RouteCall& call) {
   std::string name;
   ASSIGN_OR_RETURN(const std::vector<core::TokenizeRequest> requests,
                    ParseTeiTokenize(call.request().body, &name));
-  ASSIGN_OR_RETURN(const ModelRoute* model, call.Resolve(name));
+  ASSIGN_OR_RETURN(const core::ModelRoute* model, call.Resolve(name));
   std::vector<engine::Encoding> encodings;
   for (size_t i = 0; i < requests.size(); ++i) {
     ASSIGN_OR_RETURN(engine::Encoding encoding, model->dispatcher->Tokenize(requests[i]),

@@ -28,7 +28,7 @@ Scrape Serialize(const std::vector<prometheus::MetricFamily>& families) {
 }
 
 TEST(MetricsBucketsTest, DurationsAreGeometricFrom100MicrosecondsTo10Seconds) {
-  const std::vector<double> bounds = DurationBuckets();
+  const std::vector<double> bounds = core::DurationBuckets();
   ASSERT_EQ(bounds.size(), 31u);
   EXPECT_EQ(bounds.front(), 1e-4);
   EXPECT_EQ(bounds.back(), 10.0);
@@ -44,14 +44,14 @@ TEST(MetricsBucketsTest, DurationsAreGeometricFrom100MicrosecondsTo10Seconds) {
 }
 
 TEST(MetricsBucketsTest, CountsGoUpToTheBudget) {
-  EXPECT_EQ(CountBuckets(256),
+  EXPECT_EQ(core::CountBuckets(256),
             (std::vector<double>{1, 2, 3, 4, 6, 8, 12, 16, 24, 32, 48, 64, 96, 128, 192, 256}));
-  const std::vector<double> hundred = CountBuckets(100);
+  const std::vector<double> hundred = core::CountBuckets(100);
   EXPECT_EQ(std::vector<double>(hundred.end() - 3, hundred.end()),
             (std::vector<double>{64, 96, 100}));
-  EXPECT_EQ(CountBuckets(1), (std::vector<double>{1}));
-  EXPECT_EQ(CountBuckets(16384).back(), 16384);
-  EXPECT_EQ(CountBuckets(16384).size(), 28u);  // 14 powers of 2, 13 halfway, the budget
+  EXPECT_EQ(core::CountBuckets(1), (std::vector<double>{1}));
+  EXPECT_EQ(core::CountBuckets(16384).back(), 16384);
+  EXPECT_EQ(core::CountBuckets(16384).size(), 28u);  // 14 powers of 2, 13 halfway, the budget
 }
 
 TEST(StatusCodesTest, OnlyTheAnsweredCodesReachTheWire) {
@@ -143,7 +143,8 @@ std::set<std::string> RequestSeries(const Scrape& scrape, const std::string& fam
 }
 
 TEST(ServerMetricsTest, AFreshRegistryHasTheSeriesOfTheCallsThatExist) {
-  ServerMetrics metrics(BatcherConfig{}, ModelInfoLabels{"m", "fp32", "pre", 384, 6, "avx2"});
+  core::ServerMetrics metrics(core::BatcherConfig{},
+                              core::ModelInfoLabels{"m", "fp32", "pre", 384, 6, "avx2"});
   const Scrape scrape = Serialize(metrics.registry()->Collect());
   const std::set<std::string> counters = RequestSeries(scrape, "encoder_requests_total");
   EXPECT_EQ(counters, ExpectedRequestSeries());
@@ -167,12 +168,12 @@ TEST(ServerMetricsTest, AFreshRegistryHasTheSeriesOfTheCallsThatExist) {
 }
 
 TEST(ServerMetricsTest, RecordsIntoTheChildrenMadeAtStart) {
-  BatcherConfig budgets;
-  ServerMetrics metrics(budgets, ModelInfoLabels{"m", "fp32", "pre", 384, 6, "avx2"});
+  core::BatcherConfig budgets;
+  core::ServerMetrics metrics(budgets, core::ModelInfoLabels{"m", "fp32", "pre", 384, 6, "avx2"});
   const size_t series = Serialize(metrics.registry()->Collect()).samples.size();
 
   metrics.RequestStarted();
-  metrics.RequestFinished(core::Transport::kGrpc, Rpc::kEncode, absl::StatusCode::kOk,
+  metrics.RequestFinished(core::Transport::kGrpc, core::Rpc::kEncode, absl::StatusCode::kOk,
                           milliseconds(12));
   metrics.Tokenized(std::chrono::microseconds(250));
   metrics.Encoded(3, 40);
@@ -222,21 +223,22 @@ TEST(ServerMetricsTest, RecordsIntoTheChildrenMadeAtStart) {
 // an error code, and the counter of a code the call was not expected to
 // answer (kept rather than dropped); a code never answered counts as INTERNAL.
 TEST(ServerMetricsTest, AFirstRequestCreatesTheSeriesItLacks) {
-  ServerMetrics metrics(BatcherConfig{}, ModelInfoLabels{"m", "fp32", "pre", 384, 6, "avx2"});
+  core::ServerMetrics metrics(core::BatcherConfig{},
+                              core::ModelInfoLabels{"m", "fp32", "pre", 384, 6, "avx2"});
   const std::map<std::string, std::string> invalid = {
       {"transport", "grpc"}, {"rpc", "Encode"}, {"code", "INVALID_ARGUMENT"}};
   EXPECT_FALSE(Serialize(metrics.registry()->Collect())
                    .Has("encoder_request_duration_seconds_count", invalid));
   for (int i = 0; i < 2; ++i) {
     metrics.RequestStarted();
-    metrics.RequestFinished(core::Transport::kGrpc, Rpc::kEncode,
+    metrics.RequestFinished(core::Transport::kGrpc, core::Rpc::kEncode,
                             absl::StatusCode::kInvalidArgument, milliseconds(1));
   }
   metrics.RequestStarted();
-  metrics.RequestFinished(core::Transport::kHttp, Rpc::kGetModelInfo,
+  metrics.RequestFinished(core::Transport::kHttp, core::Rpc::kGetModelInfo,
                           absl::StatusCode::kInvalidArgument, milliseconds(1));
   metrics.RequestStarted();
-  metrics.RequestFinished(core::Transport::kHttp, Rpc::kTokenize, absl::StatusCode::kDataLoss,
+  metrics.RequestFinished(core::Transport::kHttp, core::Rpc::kTokenize, absl::StatusCode::kDataLoss,
                           milliseconds(1));
 
   const Scrape scrape = Serialize(metrics.registry()->Collect());
@@ -262,7 +264,7 @@ TEST(ServerMetricsTest, AFirstRequestCreatesTheSeriesItLacks) {
 }
 
 TEST(ProcessCollectorTest, ReadsTheProcessFromProc) {
-  ProcessCollector collector;
+  core::ProcessCollector collector;
   const Scrape scrape = Serialize(collector.Collect());
   EXPECT_EQ(scrape.types.at("process_cpu_seconds_total"), "counter");
   EXPECT_GT(scrape.Value("process_resident_memory_bytes"), 1e6);

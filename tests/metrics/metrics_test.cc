@@ -335,7 +335,7 @@ TEST(MetricsCodesTest, DeadlineAndCancellationCountAsTheClientSawThem) {
   TestModel model;
   std::unique_ptr<EncoderServer> server = StartServer(TestConfig(model.dir()));
   ASSERT_NE(server, nullptr);
-  Batcher& batcher = server->models().pipelines().front()->batcher;
+  core::Batcher& batcher = server->models().pipelines().front()->batcher;
   batcher.Hold();
   auto stub = encoder::v1::Encoder::NewStub(Connect(server->port()));
 

@@ -21,7 +21,7 @@
 namespace server {
 namespace {
 
-using Result = absl::StatusOr<std::vector<InputOutput>>;
+using Result = absl::StatusOr<std::vector<core::InputOutput>>;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 using testing_support::FakeBackend;
@@ -73,18 +73,18 @@ struct FakeInput {
   int tokens;
 };
 
-class CountingObserver : public BatcherObserver {
+class CountingObserver : public core::BatcherObserver {
  public:
   void OnQueueChanged(int64_t requests, int64_t tokens) override {
     queued_requests = requests;
     queued_tokens = tokens;
   }
-  void OnRequestDequeued(Clock::duration queue_time) override {
+  void OnRequestDequeued(core::Clock::duration queue_time) override {
     common::MutexLock lock(&mu_);
     queue_times_.push_back(queue_time);
     ++dequeued;
   }
-  void OnBatchDone(int inputs, int64_t tokens, Clock::duration) override {
+  void OnBatchDone(int inputs, int64_t tokens, core::Clock::duration) override {
     ++batch_count;
     batch_inputs += inputs;
     batch_tokens += tokens;
@@ -96,14 +96,14 @@ class CountingObserver : public BatcherObserver {
   std::atomic<int> batch_inputs{0};
   std::atomic<int64_t> batch_tokens{0};
   // Each request's time in the queue, in the order they left it.
-  std::vector<Clock::duration> queue_times() ABSL_LOCKS_EXCLUDED(mu_) {
+  std::vector<core::Clock::duration> queue_times() ABSL_LOCKS_EXCLUDED(mu_) {
     common::MutexLock lock(&mu_);
     return queue_times_;
   }
 
  private:
   common::Mutex mu_;
-  std::vector<Clock::duration> queue_times_ ABSL_GUARDED_BY(mu_);
+  std::vector<core::Clock::duration> queue_times_ ABSL_GUARDED_BY(mu_);
 };
 
 // The fake engine's cost in the deadline tests: 10 ms a batch + 1 ms a token.
@@ -112,22 +112,22 @@ constexpr milliseconds kPerToken(1);
 
 class BatcherTest : public ::testing::Test {
  protected:
-  void StartBatcher(BatcherConfig config) {
-    batcher_ = std::make_unique<Batcher>(config, &backend_, &clock_, &observer_);
+  void StartBatcher(core::BatcherConfig config) {
+    batcher_ = std::make_unique<core::Batcher>(config, &backend_, &clock_, &observer_);
     batcher_->Start();
   }
   // Started but held: requests gather in the queue until Resume (an idle
   // engine would otherwise run the first one alone at once).
-  void StartHeld(BatcherConfig config) {
-    batcher_ = std::make_unique<Batcher>(config, &backend_, &clock_, &observer_);
+  void StartHeld(core::BatcherConfig config) {
+    batcher_ = std::make_unique<core::Batcher>(config, &backend_, &clock_, &observer_);
     batcher_->Hold();
     batcher_->Start();
   }
 
-  static std::unique_ptr<BatchRequest> MakeRequest(const std::vector<FakeInput>& inputs) {
-    auto request = std::make_unique<BatchRequest>();
+  static std::unique_ptr<core::BatchRequest> MakeRequest(const std::vector<FakeInput>& inputs) {
+    auto request = std::make_unique<core::BatchRequest>();
     for (const FakeInput& input : inputs) {
-      TokenizedInput tokenized;
+      core::TokenizedInput tokenized;
       tokenized.ids.assign(input.tokens, 1);
       if (!tokenized.ids.empty()) tokenized.ids[0] = input.first_id;
       request->inputs.push_back(std::move(tokenized));
@@ -137,7 +137,7 @@ class BatcherTest : public ::testing::Test {
 
   // Submits a request and returns its reply slot (which outlives the batcher).
   Reply* Submit(const std::vector<FakeInput>& inputs, absl::Status* status = nullptr,
-                std::unique_ptr<BatchRequest> request = nullptr) {
+                std::unique_ptr<core::BatchRequest> request = nullptr) {
     if (request == nullptr) request = MakeRequest(inputs);
     replies_.emplace_back();
     Reply* reply = &replies_.back();
@@ -158,7 +158,7 @@ class BatcherTest : public ::testing::Test {
     ASSERT_TRUE(result.ok()) << result.status();
     ASSERT_EQ(result->size(), inputs.size());
     for (size_t i = 0; i < inputs.size(); ++i) {
-      const InputOutput& out = (*result)[i];
+      const core::InputOutput& out = (*result)[i];
       EXPECT_EQ(out.tokens, inputs[i].tokens) << "input " << i;
       ASSERT_EQ(out.values.size(), 2u);
       EXPECT_EQ(out.values[0], static_cast<float>(inputs[i].first_id)) << "input " << i;
@@ -167,8 +167,8 @@ class BatcherTest : public ::testing::Test {
   }
 
   // A request with a deadline `in` from now (on the fake clock).
-  std::unique_ptr<BatchRequest> WithDeadline(const std::vector<FakeInput>& inputs,
-                                             Clock::duration in) {
+  std::unique_ptr<core::BatchRequest> WithDeadline(const std::vector<FakeInput>& inputs,
+                                                   core::Clock::duration in) {
     auto request = MakeRequest(inputs);
     request->deadline = clock_.Now() + in;
     return request;
@@ -195,12 +195,12 @@ class BatcherTest : public ::testing::Test {
   FakeClock clock_;
   CountingObserver observer_;
   std::deque<Reply> replies_;  // declared before the batcher: outlives its callbacks
-  std::unique_ptr<Batcher> batcher_;
+  std::unique_ptr<core::Batcher> batcher_;
 };
 
-BatcherConfig Config(int64_t max_batch_tokens, int max_batch_inputs,
-                     int64_t max_queue_tokens = 1000) {
-  BatcherConfig config;
+core::BatcherConfig Config(int64_t max_batch_tokens, int max_batch_inputs,
+                           int64_t max_queue_tokens = 1000) {
+  core::BatcherConfig config;
   config.max_batch_tokens = max_batch_tokens;
   config.max_batch_inputs = max_batch_inputs;
   config.max_queue_tokens = max_queue_tokens;
@@ -225,7 +225,7 @@ TEST_F(BatcherTest, ScattersEachOutputToItsRequestAndIndex) {
   ExpectOutputs(b, second);
   ExpectOutputs(c, third);
   EXPECT_EQ(backend_.batches(), (std::vector<std::vector<int32_t>>{{10, 11, 20, 30, 31, 32}}));
-  const std::vector<OutputSpec> specs = backend_.specs();
+  const std::vector<core::OutputSpec> specs = backend_.specs();
   ASSERT_EQ(specs.size(), 6u);
   EXPECT_EQ(specs[1].pooling, engine::Pooling::kCls);
   EXPECT_EQ(specs[2].pooling, engine::Pooling::kMean);
@@ -235,7 +235,7 @@ TEST_F(BatcherTest, ScattersEachOutputToItsRequestAndIndex) {
 
 TEST_F(BatcherTest, PacksInputsUpToTheTokenBudget) {
   StartHeld(Config(10, 256));
-  const Clock::time_point start = clock_.Now();
+  const core::Clock::time_point start = clock_.Now();
   Reply* a = Submit({{1, 4}});
   Reply* b = Submit({{2, 4}});
   Reply* c = Submit({{3, 4}});  // 12 tokens queued: a and b fill a batch, c must wait
@@ -276,11 +276,12 @@ TEST_F(BatcherTest, CapsInputsPerBatch) {
 // waited for the queue delay would never answer (Await gives up after 20 s).
 TEST_F(BatcherTest, ALoneRequestAtAnIdleEngineStartsAtOnce) {
   StartBatcher(Config(1000, 256));
-  const Clock::time_point start = clock_.Now();
+  const core::Clock::time_point start = clock_.Now();
   Reply* reply = Submit({{1, 3}});
   ASSERT_NO_FATAL_FAILURE(ExpectOutputs(reply, {{1, 3}}));
   EXPECT_EQ(clock_.Now(), start);
-  EXPECT_EQ(observer_.queue_times(), std::vector<Clock::duration>{Clock::duration::zero()});
+  EXPECT_EQ(observer_.queue_times(),
+            std::vector<core::Clock::duration>{core::Clock::duration::zero()});
   // And again once the engine is idle after a batch.
   ASSERT_TRUE(batcher_->Drain(seconds(1)));
   ASSERT_NO_FATAL_FAILURE(ExpectOutputs(Submit({{2, 3}}), {{2, 3}}));
@@ -290,7 +291,7 @@ TEST_F(BatcherTest, ALoneRequestAtAnIdleEngineStartsAtOnce) {
 
 TEST_F(BatcherTest, RequestsArrivingDuringARunShareTheNextBatch) {
   StartBatcher(Config(1000, 256));
-  const Clock::time_point start = clock_.Now();
+  const core::Clock::time_point start = clock_.Now();
   backend_.Hold();
   Reply* a = Submit({{1, 2}});
   ASSERT_TRUE(backend_.AwaitStarted(1));
@@ -313,8 +314,8 @@ TEST_F(BatcherTest, RequestsArrivingDuringARunShareTheNextBatch) {
 // or long (5 ms).
 TEST_F(BatcherTest, AnInputQueuedDuringARunWaitsForTheRunNotForTheDelay) {
   StartBatcher(Config(1000, 256));
-  backend_.SetCost(&clock_, milliseconds(1), Clock::duration::zero());  // 1 ms a batch
-  const Clock::time_point start = clock_.Now();
+  backend_.SetCost(&clock_, milliseconds(1), core::Clock::duration::zero());  // 1 ms a batch
+  const core::Clock::time_point start = clock_.Now();
   backend_.Hold();
   Reply* a = Submit({{1, 2}});
   ASSERT_TRUE(backend_.AwaitStarted(1));
@@ -326,10 +327,10 @@ TEST_F(BatcherTest, AnInputQueuedDuringARunWaitsForTheRunNotForTheDelay) {
   // b was cut when a's run ended (1 ms in) and ran 1..2 ms.
   EXPECT_EQ(clock_.Now() - start, milliseconds(2));
   EXPECT_EQ(observer_.queue_times(),
-            (std::vector<Clock::duration>{Clock::duration::zero(), milliseconds(1)}));
+            (std::vector<core::Clock::duration>{core::Clock::duration::zero(), milliseconds(1)}));
 
   // A longer run: the input queued during it runs right after.
-  backend_.SetCost(&clock_, milliseconds(5), Clock::duration::zero());
+  backend_.SetCost(&clock_, milliseconds(5), core::Clock::duration::zero());
   backend_.Hold();
   Reply* c = Submit({{3, 2}});
   ASSERT_TRUE(backend_.AwaitStarted(3));
@@ -442,9 +443,9 @@ TEST_F(BatcherTest, SkipsTheRestOfARequestWhoseDeadlinePassedBetweenItsBatches) 
 }
 
 TEST(BatchCostModelTest, FitsTheFixedAndPerTokenCostsFromBatchesOfDifferentSizes) {
-  BatchCostModel model;
+  core::BatchCostModel model;
   EXPECT_FALSE(model.known());
-  EXPECT_EQ(model.Predict(3, 100), Clock::duration::zero());
+  EXPECT_EQ(model.Predict(3, 100), core::Clock::duration::zero());
   // One size only: everything is taken as fixed cost (a small first batch
   // must not make a long queue look hopeless).
   model.Observe(10, milliseconds(20));
@@ -473,7 +474,7 @@ TEST(BatchCostModelTest, FitsTheFixedAndPerTokenCostsFromBatchesOfDifferentSizes
 // a full batch, or a tight deadline refuses everything and nothing ever runs
 // to correct the model (seen as 60 s without one OK call in the overload test).
 TEST(BatchCostModelTest, FullBatchesOnlyDoNotMakeASmallRequestLookLong) {
-  BatchCostModel model;
+  core::BatchCostModel model;
   for (int i = 0; i < 20; ++i) model.Observe(3000, seconds(1));
   const double small = std::chrono::duration<double>(model.Predict(1, 100)).count();
   EXPECT_NEAR(small, 100.0 / 3000.0, 1e-6);  // the per-token view, not 1 s
@@ -481,14 +482,14 @@ TEST(BatchCostModelTest, FullBatchesOnlyDoNotMakeASmallRequestLookLong) {
   EXPECT_NEAR(two_full, 2.0, 1e-6);  // sums of doubles over 20 batches
   // And the other way round: small batches only do not make a long queue of
   // few batches look hopeless (the per-batch view wins there).
-  BatchCostModel small_batches;
+  core::BatchCostModel small_batches;
   for (int i = 0; i < 20; ++i) small_batches.Observe(10, milliseconds(20));
   const double queue = std::chrono::duration<double>(small_batches.Predict(2, 1000)).count();
   EXPECT_NEAR(queue, 0.040, 1e-6);
 }
 
 TEST_F(BatcherTest, RefusesAtSubmitARequestThatCouldNotFinishBeforeItsDeadline) {
-  BatcherConfig config = Config(50, 256);
+  core::BatcherConfig config = Config(50, 256);
   config.queue_wait_headroom = 2.0;  // the server's default
   StartBatcher(config);
   LearnTheCost();
@@ -496,7 +497,7 @@ TEST_F(BatcherTest, RefusesAtSubmitARequestThatCouldNotFinishBeforeItsDeadline) 
   backend_.Hold();
   Reply* running = Submit({{3, 50}});  // 60 ms
   ASSERT_TRUE(backend_.AwaitStarted(3));
-  const Clock::time_point start = clock_.Now();
+  const core::Clock::time_point start = clock_.Now();
   Reply* queued = Submit({{4, 50}});  // no deadline: always admitted
   Reply* queued_too = Submit({{5, 50}});
   // Expected: 60 ms (running) + 2 x 60 ms (queued) = 180 ms of wait, then
@@ -568,7 +569,7 @@ TEST_F(BatcherTest, ABatchStopsGrowingWhereOneMoreInputWouldMakeAnEarlierMemberL
   backend_.Hold();
   Reply* running = Submit({{3, 10}});  // 20 ms
   ASSERT_TRUE(backend_.AwaitStarted(3));
-  const Clock::time_point start = clock_.Now();
+  const core::Clock::time_point start = clock_.Now();
   absl::Status status;
   Reply* early = Submit({}, &status, WithDeadline({{4, 10}}, milliseconds(60)));
   ASSERT_TRUE(status.ok()) << status;
@@ -718,7 +719,7 @@ TEST_F(BatcherTest, DrainGivesUpAtItsTimeoutAndAnswersWhatIsStillQueued) {
   Reply* queued_too = Submit({{3, 2}});
   batcher_->Shutdown();
 
-  const Clock::time_point give_up_at = clock_.Now() + seconds(1);
+  const core::Clock::time_point give_up_at = clock_.Now() + seconds(1);
   std::future<bool> drained =
       std::async(std::launch::async, [this] { return batcher_->Drain(seconds(1)); });
   ASSERT_TRUE(clock_.AwaitWaitUntil(give_up_at));
@@ -735,7 +736,7 @@ TEST_F(BatcherTest, DrainGivesUpAtItsTimeoutAndAnswersWhatIsStillQueued) {
 }
 
 TEST_F(BatcherTest, AnUnstartedBatcherAnswersItsQueueWhenDestroyed) {
-  batcher_ = std::make_unique<Batcher>(Config(1000, 256), &backend_, &clock_);
+  batcher_ = std::make_unique<core::Batcher>(Config(1000, 256), &backend_, &clock_);
   Reply* reply = Submit({{1, 2}});
   batcher_.reset();
   ExpectError(reply, absl::StatusCode::kUnavailable);

@@ -19,21 +19,22 @@
 
 namespace {
 
-using server::EngineTurns;
-using server::InputOutput;
-using server::OutputSpec;
-using server::TurnTakingBackend;
+using server::core::EngineTurns;
+using server::core::InputOutput;
+using server::core::OutputSpec;
+using server::core::TurnTakingBackend;
 using testing_support::FakeBackend;
 using testing_support::FakeClock;
 
 // Appends its name to a shared log when the engine runs it, then runs
 // `inner`.
-class LoggingBackend : public server::Backend {
+class LoggingBackend : public server::core::Backend {
  public:
-  LoggingBackend(std::string name, server::Backend* inner, common::Mutex* mu,
+  LoggingBackend(std::string name, server::core::Backend* inner, common::Mutex* mu,
                  std::vector<std::string>* log)
       : name_(std::move(name)), inner_(inner), mu_(mu), log_(log) {}
-  absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
+  absl::Status Run(absl::Span<const engine::Sequence> batch,
+                   absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) override {
     {
       common::MutexLock lock(mu_);
@@ -44,12 +45,12 @@ class LoggingBackend : public server::Backend {
 
  private:
   const std::string name_;
-  server::Backend* const inner_;
+  server::core::Backend* const inner_;
   common::Mutex* const mu_;
   std::vector<std::string>* const log_;
 };
 
-absl::Status RunOne(server::Backend* backend, int32_t id) {
+absl::Status RunOne(server::core::Backend* backend, int32_t id) {
   const std::vector<int32_t> ids = {id, 1, 2};
   const engine::Sequence sequence{ids, {}};
   const OutputSpec spec;
@@ -186,7 +187,7 @@ TEST(EngineTurnsTest, WaitingModelsAreServedInArrivalOrderAndAlternate) {
 // logs "<name><layer>" as each layer runs and calls the between-layers hook
 // as the engine does. With Hold(), the first layer of the next run waits
 // for Release().
-class LayeredBackend : public server::Backend {
+class LayeredBackend : public server::core::Backend {
  public:
   LayeredBackend(std::string name, int layers, std::chrono::milliseconds per_layer,
                  FakeClock* clock, common::Mutex* log_mu, std::vector<std::string>* log)
@@ -197,7 +198,8 @@ class LayeredBackend : public server::Backend {
         log_mu_(log_mu),
         log_(log) {}
 
-  absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
+  absl::Status Run(absl::Span<const engine::Sequence> batch,
+                   absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) override {
     static_cast<void>(specs);
     for (int layer = 1; layer <= layers_; ++layer) {
@@ -270,8 +272,8 @@ class ShortestFirstTest : public testing::Test {
 
   // Holds `first`'s next batch in its first layer, starts `second`'s while
   // it is held, then lets both finish; returns the layers in the order run.
-  std::vector<std::string> RunBeside(LayeredBackend& first_engine, server::Backend* first,
-                                     server::Backend* second) {
+  std::vector<std::string> RunBeside(LayeredBackend& first_engine, server::core::Backend* first,
+                                     server::core::Backend* second) {
     first_engine.Hold();
     std::thread running([&] { EXPECT_TRUE(RunOne(first, 2).ok()); });
     EXPECT_TRUE(first_engine.AwaitHolding());

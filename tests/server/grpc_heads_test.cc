@@ -21,7 +21,7 @@ class GrpcHeadsTest : public ::testing::Test {
  protected:
   void SetUp() override { Start(); }
   // A server whose model has `heads` (set before its threads start).
-  void Start(ModelHeads heads = {}) {
+  void Start(core::ModelHeads heads = {}) {
     stub_.reset();
     server_.reset();
     server_ = std::make_unique<GrpcCoreServer>(std::move(heads));
@@ -91,7 +91,7 @@ TEST_F(GrpcHeadsTest, RerankErrors) {
 }
 
 TEST_F(GrpcHeadsTest, ClassifyEveryLabelByScore) {
-  ModelHeads heads;
+  core::ModelHeads heads;
   heads.classifier = engine::ClassifierHead{2, {"neg", "pos"}, engine::ScoreActivation::kIdentity};
   Start(heads);
   server_->core().backend().SetNumLabels(2);
@@ -128,7 +128,7 @@ TEST_F(GrpcHeadsTest, EncodeSparseEntriesAndTokens) {
     EXPECT_EQ(stub_->EncodeSparse(&context, request, &response).error_code(),
               grpc::StatusCode::FAILED_PRECONDITION);
   }
-  ModelHeads heads;
+  core::ModelHeads heads;
   heads.sparse = true;
   Start(heads);
   request.set_max_active_dims(2);
@@ -253,7 +253,7 @@ TEST_F(GrpcHeadsTest, ClientCommandsPrintJsonLines) {
   EXPECT_EQ(client::RunRerank(connection, rerank, out, err), 1);
   EXPECT_NE(err.str().find("FAILED_PRECONDITION"), std::string::npos) << err.str();
 
-  ModelHeads heads;
+  core::ModelHeads heads;
   heads.classifier = engine::ClassifierHead{1, {"score"}, engine::ScoreActivation::kIdentity};
   heads.sparse = true;
   Start(heads);

@@ -39,8 +39,8 @@ TEST(HeadRequestsTest, RerankSortsByScoreWithIndices) {
   EXPECT_GT(result->results[0].score, result->results[1].score);
   EXPECT_TRUE(result->results[0].text.empty());
   // Every pair went out as a classify input.
-  for (const OutputSpec& spec : service.backend().specs()) {
-    EXPECT_EQ(spec.head, OutputHead::kClassify);
+  for (const core::OutputSpec& spec : service.backend().specs()) {
+    EXPECT_EQ(spec.head, core::OutputHead::kClassify);
   }
 }
 
@@ -63,9 +63,9 @@ TEST(HeadRequestsTest, RerankTopNAndReturnText) {
 }
 
 TEST(HeadRequestsTest, ABigRerankIsSplitIntoPartsAndJoined) {
-  server::RequestLimits limits;
+  server::core::RequestLimits limits;
   limits.max_inputs_per_request = 4;
-  server::BatcherConfig config = CoreService::DefaultConfig();
+  server::core::BatcherConfig config = CoreService::DefaultConfig();
   config.max_queue_tokens = 40;  // less than the whole request's tokens
   CoreService service(config, limits);
   service.SetReranker();
@@ -88,7 +88,7 @@ TEST(HeadRequestsTest, ABigRerankIsSplitIntoPartsAndJoined) {
 }
 
 TEST(HeadRequestsTest, RerankMoreTextsThanItsLimitIsInvalid) {
-  server::RequestLimits limits;
+  server::core::RequestLimits limits;
   limits.max_rerank_texts = 2;
   CoreService service(CoreService::DefaultConfig(), limits);
   service.SetReranker();
@@ -187,7 +187,7 @@ TEST(HeadRequestsTest, AMissingHeadIsFailedPreconditionNamingWhatTheModelServes)
   EXPECT_EQ(service.Classify(classify).status().code(), absl::StatusCode::kFailedPrecondition);
 
   // A three-label classifier serves classify, not rerank.
-  ModelHeads heads;
+  core::ModelHeads heads;
   heads.classifier = engine::ClassifierHead{3, {"neg", "neu", "pos"}, {}};
   service.SetHeads(heads);
   rerank = service.Rerank(ThreeTexts());
@@ -201,7 +201,7 @@ TEST(HeadRequestsTest, ASparseEncoderHasNoDefaultEmbedding) {
   // default (the model's pooling) is FAILED_PRECONDITION marked as a missing
   // head (TEI's 424); a named pooling and the sparse request are served.
   CoreService service;
-  ModelHeads heads;
+  core::ModelHeads heads;
   heads.sparse = true;
   heads.sparse_default = true;
   service.SetHeads(heads);
@@ -209,7 +209,7 @@ TEST(HeadRequestsTest, ASparseEncoderHasNoDefaultEmbedding) {
   encode.inputs.push_back(core::Input::Text("hello"));
   const absl::StatusOr<core::EncodeResult> by_default = service.Encode(encode);
   EXPECT_EQ(by_default.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_TRUE(IsMissingHead(by_default.status())) << by_default.status();
+  EXPECT_TRUE(core::IsMissingHead(by_default.status())) << by_default.status();
   EXPECT_NE(by_default.status().message().find("SparseEncoder"), std::string::npos);
   encode.pooling = core::PoolingChoice::kMean;
   EXPECT_TRUE(service.Encode(encode).ok());
@@ -221,7 +221,7 @@ TEST(HeadRequestsTest, ASparseEncoderHasNoDefaultEmbedding) {
 TEST(HeadRequestsTest, ClassifyGivesEveryLabelByScore) {
   CoreService service;
   service.backend().SetNumLabels(3);
-  ModelHeads heads;
+  core::ModelHeads heads;
   heads.classifier =
       engine::ClassifierHead{3, {"neg", "neu", "pos"}, engine::ScoreActivation::kIdentity};
   service.SetHeads(heads);
@@ -258,7 +258,7 @@ TEST(HeadRequestsTest, ClassifyGivesEveryLabelByScore) {
 
 TEST(HeadRequestsTest, SparseGivesEntriesWithTokens) {
   CoreService service;
-  ModelHeads heads;
+  core::ModelHeads heads;
   heads.sparse = true;
   service.SetHeads(heads);
   core::SparseRequest request;
@@ -285,7 +285,7 @@ TEST(HeadRequestsTest, SparseGivesEntriesWithTokens) {
 // engine call computes an embedding, a rerank pair and sparse weights.
 TEST(HeadRequestsTest, HeadsBatchWithEncodeTraffic) {
   CoreService service;
-  ModelHeads heads;
+  core::ModelHeads heads;
   heads.classifier = engine::ClassifierHead{1, {"score"}, engine::ScoreActivation::kIdentity};
   heads.sparse = true;
   service.SetHeads(heads);
@@ -294,14 +294,14 @@ TEST(HeadRequestsTest, HeadsBatchWithEncodeTraffic) {
   first.inputs.push_back(core::Input::Ids({1, 5}));
   auto held = std::make_shared<std::promise<absl::StatusOr<core::EncodeResult>>>();
   service.dispatcher().Dispatch(
-      first, Clock::time_point::max(), {},
+      first, core::Clock::time_point::max(), {},
       [held](absl::StatusOr<core::EncodeResult> result) { held->set_value(std::move(result)); });
   ASSERT_TRUE(service.backend().AwaitStarted(1));
   // Queued while the engine runs: an encode, a rerank and a sparse request.
   core::EncodeRequest encode;
   encode.inputs.push_back(core::Input::Ids({7, 5, 6}));
   auto encoded = std::make_shared<std::promise<absl::StatusOr<core::EncodeResult>>>();
-  service.dispatcher().Dispatch(encode, Clock::time_point::max(), {},
+  service.dispatcher().Dispatch(encode, core::Clock::time_point::max(), {},
                                 [encoded](absl::StatusOr<core::EncodeResult> result) {
                                   encoded->set_value(std::move(result));
                                 });
@@ -329,12 +329,12 @@ TEST(HeadRequestsTest, HeadsBatchWithEncodeTraffic) {
   const std::vector<std::vector<int32_t>> batches = service.backend().batches();
   ASSERT_EQ(batches.size(), 2u);
   EXPECT_EQ(batches[1].size(), 3u);  // one engine call for the three
-  std::vector<OutputHead> kinds;
-  const std::vector<OutputSpec> specs = service.backend().specs();
+  std::vector<core::OutputHead> kinds;
+  const std::vector<core::OutputSpec> specs = service.backend().specs();
   for (size_t i = 1; i < specs.size(); ++i) kinds.push_back(specs[i].head);
-  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), OutputHead::kEmbedding), 1);
-  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), OutputHead::kClassify), 1);
-  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), OutputHead::kSparse), 1);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), core::OutputHead::kEmbedding), 1);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), core::OutputHead::kClassify), 1);
+  EXPECT_EQ(std::count(kinds.begin(), kinds.end(), core::OutputHead::kSparse), 1);
 }
 
 }  // namespace

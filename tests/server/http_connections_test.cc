@@ -288,10 +288,10 @@ TEST_F(HttpConnectionsTest, AFailedStartReportsItsErrorAndStopsAtOnce) {
   taken.host = "127.0.0.1";
   taken.port = http_->port();  // in use by the server above
   CoreService& core = http_->core();
-  server::ApiKeys keys;
-  std::unique_ptr<server::ServedModels> served = core.Served("test-model", &keys);
+  server::core::ApiKeys keys;
+  std::unique_ptr<server::core::ServedModels> served = core.Served("test-model", &keys);
   absl::StatusOr<std::unique_ptr<HttpServer>> second =
-      HttpServer::Start(taken, served.get(), server::SystemClock(), {});
+      HttpServer::Start(taken, served.get(), server::core::SystemClock(), {});
   ASSERT_FALSE(second.ok());  // and returned: its clean-up did not wait for anything
   EXPECT_NE(second.status().message().find("cannot listen for HTTP"), std::string::npos)
       << second.status();

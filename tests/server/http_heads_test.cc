@@ -27,7 +27,7 @@ class HttpHeadsTest : public ::testing::Test {
  protected:
   void SetUp() override { Start(); }
   // A server whose model has `heads` (set before its threads start).
-  void Start(ModelHeads heads = {}) {
+  void Start(core::ModelHeads heads = {}) {
     testing_support::HttpTestSetup setup;
     setup.heads = std::move(heads);
     http_.reset();
@@ -170,7 +170,7 @@ TEST_F(HttpHeadsTest, CohereRoutesAnswerCoheresShape) {
 }
 
 TEST_F(HttpHeadsTest, PredictSingleAPairAndABatch) {
-  ModelHeads heads;
+  core::ModelHeads heads;
   heads.classifier = engine::ClassifierHead{2, {"neg", "pos"}, engine::ScoreActivation::kIdentity};
   Start(heads);
   http_->core().backend().SetNumLabels(2);
@@ -202,7 +202,7 @@ TEST_F(HttpHeadsTest, PredictSingleAPairAndABatch) {
 TEST_F(HttpHeadsTest, EmbedSparseAsTei) {
   HttpResponse response = Post("/embed_sparse", {{"inputs", "hello"}});
   EXPECT_EQ(response.status, 424) << response.body;
-  ModelHeads heads;
+  core::ModelHeads heads;
   heads.sparse = true;
   Start(heads);
   response = Post("/embed_sparse", {{"inputs", {{2, 11, 12, 3}}}});

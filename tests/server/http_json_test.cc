@@ -235,8 +235,8 @@ TEST(VectorsTest, MatryoshkaAndBase64) {
 
 TEST(RenderTest, OpenAiAndTeiShapes) {
   core::EncodeResult result;
-  result.outputs.push_back(InputOutput{1, 3, 5, {3, 4, 12}, {}, 0, 0, {}});
-  result.outputs.push_back(InputOutput{1, 3, 2, {1, 0, 0}, {}, 0, 0, {}});
+  result.outputs.push_back(core::InputOutput{1, 3, 5, {3, 4, 12}, {}, 0, 0, {}});
+  result.outputs.push_back(core::InputOutput{1, 3, 2, {1, 0, 0}, {}, 0, 0, {}});
   EmbeddingsCall call;
   call.dimensions = 2;
   const json openai = json::parse(RenderOpenAiEmbeddings(result, call, "minilm"));
@@ -252,7 +252,7 @@ TEST(RenderTest, OpenAiAndTeiShapes) {
 
   call.dimensions = 0;
   call.base64 = true;
-  result.outputs = {InputOutput{1, 2, 1, {1.0f, -2.0f}, {}, 0, 0, {}}};
+  result.outputs = {core::InputOutput{1, 2, 1, {1.0f, -2.0f}, {}, 0, 0, {}}};
   EXPECT_EQ(json::parse(RenderOpenAiEmbeddings(result, call, "m"))["data"][0]["embedding"],
             "AACAPwAAAMA=");
   EXPECT_EQ(json::parse(RenderTeiEmbed(result, call)), json::parse("[[1.0, -2.0]]"));
@@ -310,7 +310,7 @@ TEST(HttpErrorsTest, StatusesPerApi) {
 TEST(HttpErrorsTest, CohereAndNoFamily) {
   absl::Status missing_head =
       absl::FailedPreconditionError("rerank needs a cross-encoder; this model serves embeddings");
-  missing_head.SetPayload(kMissingHeadPayload, absl::Cord("embeddings"));
+  missing_head.SetPayload(core::kMissingHeadPayload, absl::Cord("embeddings"));
   EXPECT_EQ(HttpStatusFor(missing_head, Api::kCohere), 424);
   EXPECT_EQ(HttpStatusFor(missing_head, Api::kTei), 424);
   EXPECT_EQ(HttpStatusFor(missing_head, Api::kOpenAi), 400);

@@ -35,7 +35,7 @@ std::string LongText() {
 class HttpServerTest : public ::testing::Test {
  protected:
   void Start(std::vector<std::string> keys = {}, HttpOptions options = {},
-             BatcherConfig batcher = CoreService::DefaultConfig()) {
+             core::BatcherConfig batcher = CoreService::DefaultConfig()) {
     http_ = std::make_unique<HttpTestServer>(std::move(keys), options, batcher);
     ASSERT_TRUE(http_->ok());
   }
@@ -98,7 +98,7 @@ TEST_F(HttpServerTest, EmbeddingFieldsReachTheCore) {
   ASSERT_EQ(
       Call("POST", "/embed", R"({"inputs": [[4, 5]], "dimensions": 3, "normalize": false})").status,
       200);
-  const std::vector<server::OutputSpec> specs = core().backend().specs();
+  const std::vector<server::core::OutputSpec> specs = core().backend().specs();
   ASSERT_EQ(specs.size(), 3u);
   EXPECT_EQ(specs[0].dimensions, 2);
   EXPECT_TRUE(specs[0].normalize);
@@ -430,7 +430,7 @@ TEST_F(HttpServerTest, ApiKeys) {
 }
 
 TEST_F(HttpServerTest, OverloadDeadlineAndShutdown) {
-  BatcherConfig batcher = CoreService::DefaultConfig();
+  core::BatcherConfig batcher = CoreService::DefaultConfig();
   batcher.max_batch_tokens = 64;
   batcher.max_queue_tokens = 64;
   Start({}, {}, batcher);

@@ -22,16 +22,16 @@ namespace kept_rows_backend_test {
 using engine::Pooling;
 using engine::TokenRows;
 
-OutputSpec Embedding(Pooling pooling, bool normalize = false) {
-  OutputSpec spec;
+core::OutputSpec Embedding(Pooling pooling, bool normalize = false) {
+  core::OutputSpec spec;
   spec.pooling = pooling;
   spec.normalize = normalize;
   return spec;
 }
 
-OutputSpec Classify() {
-  OutputSpec spec;
-  spec.head = OutputHead::kClassify;
+core::OutputSpec Classify() {
+  core::OutputSpec spec;
+  spec.head = core::OutputHead::kClassify;
   return spec;
 }
 
@@ -52,13 +52,13 @@ std::vector<std::vector<int32_t>> Ids(const std::vector<int>& lengths, int vocab
 std::vector<std::vector<float>> FullPassAnswers(engine::Encoder& encoder,
                                                 const engine::SentencePipeline& pipeline,
                                                 const std::vector<engine::Sequence>& batch,
-                                                const std::vector<OutputSpec>& specs) {
+                                                const std::vector<core::OutputSpec>& specs) {
   engine::EncodeResult full;
   EXPECT_TRUE(encoder.Encode(batch, &full).ok());
   std::vector<std::vector<float>> answers;
   for (int i = 0; i < static_cast<int>(specs.size()); ++i) {
     std::vector<float> values;
-    if (specs[i].head == OutputHead::kClassify) {
+    if (specs[i].head == core::OutputHead::kClassify) {
       values.resize(static_cast<size_t>(encoder.classifier()->num_labels));
       EXPECT_TRUE(encoder.Classify(full, i, values.data()).ok());
     } else {
@@ -75,14 +75,14 @@ std::vector<std::vector<float>> FullPassAnswers(engine::Encoder& encoder,
 // Runs `specs` on the backend and compares each answer with the full
 // pass's within `tolerance` (0: bit for bit), and its tokens with the input's.
 void ExpectFullPassAnswers(engine::Encoder& encoder, const std::vector<int>& lengths,
-                           const std::vector<OutputSpec>& specs, float tolerance) {
+                           const std::vector<core::OutputSpec>& specs, float tolerance) {
   const engine::SentencePipeline pipeline;
   const auto ids = Ids(lengths, encoder.config().vocab_size);
   std::vector<engine::Sequence> batch;
   for (const auto& one : ids) batch.push_back({one, {}});
   const auto want = FullPassAnswers(encoder, pipeline, batch, specs);
-  EngineBackend backend(&encoder);
-  std::vector<InputOutput> outputs;
+  core::EngineBackend backend(&encoder);
+  std::vector<core::InputOutput> outputs;
   ASSERT_TRUE(backend.Run(batch, specs, &outputs).ok());
   ASSERT_EQ(outputs.size(), specs.size());
   for (size_t i = 0; i < specs.size(); ++i) {
@@ -104,25 +104,25 @@ constexpr float kCompactTolerance = 1e-5f;
 
 TEST(KeptRowsBackendTest, AMixedBatchRunsAllRowsAndAnswersAsTheFullPass) {
   testing_support::TestModel model;
-  const std::vector<OutputSpec> specs = {Embedding(Pooling::kCls), Embedding(Pooling::kMean, true),
-                                         Embedding(Pooling::kCls, true)};
-  EXPECT_EQ(RowsTheBatchNeeds(model.encoder(), {}, specs), TokenRows::kAll);
+  const std::vector<core::OutputSpec> specs = {
+      Embedding(Pooling::kCls), Embedding(Pooling::kMean, true), Embedding(Pooling::kCls, true)};
+  EXPECT_EQ(core::RowsTheBatchNeeds(model.encoder(), {}, specs), TokenRows::kAll);
   ExpectFullPassAnswers(model.encoder(), {7, 12, 1}, specs, 0);
 }
 
 TEST(KeptRowsBackendTest, AClsBatchRunsTheKeptRowsWithTheFullPassAnswers) {
   testing_support::TestModel model;
-  const std::vector<OutputSpec> specs = {Embedding(Pooling::kCls), Embedding(Pooling::kCls, true),
-                                         Embedding(Pooling::kCls)};
-  EXPECT_EQ(RowsTheBatchNeeds(model.encoder(), {}, specs), TokenRows::kFirst);
+  const std::vector<core::OutputSpec> specs = {
+      Embedding(Pooling::kCls), Embedding(Pooling::kCls, true), Embedding(Pooling::kCls)};
+  EXPECT_EQ(core::RowsTheBatchNeeds(model.encoder(), {}, specs), TokenRows::kFirst);
   ExpectFullPassAnswers(model.encoder(), {7, 12, 1}, specs, kCompactTolerance);
 }
 
 TEST(KeptRowsBackendTest, ALastTokenBatchRunsTheKeptRowsWithTheFullPassAnswers) {
   testing_support::TestModel model;
-  const std::vector<OutputSpec> specs = {Embedding(Pooling::kLastToken),
-                                         Embedding(Pooling::kLastToken, true)};
-  EXPECT_EQ(RowsTheBatchNeeds(model.encoder(), {}, specs), TokenRows::kLast);
+  const std::vector<core::OutputSpec> specs = {Embedding(Pooling::kLastToken),
+                                               Embedding(Pooling::kLastToken, true)};
+  EXPECT_EQ(core::RowsTheBatchNeeds(model.encoder(), {}, specs), TokenRows::kLast);
   ExpectFullPassAnswers(model.encoder(), {1, 20}, specs, kCompactTolerance);
 }
 
@@ -130,38 +130,39 @@ TEST(KeptRowsBackendTest, OnlyInputsReadingOneTokenAloneAskForItsRow) {
   testing_support::TestModel model;
   const engine::Encoder& encoder = model.encoder();
   const engine::SentencePipeline none;
-  EXPECT_EQ(RowsAnInputReads(encoder, none, Embedding(Pooling::kCls)), TokenRows::kFirst);
-  EXPECT_EQ(RowsAnInputReads(encoder, none, Embedding(Pooling::kLastToken)), TokenRows::kLast);
+  EXPECT_EQ(core::RowsAnInputReads(encoder, none, Embedding(Pooling::kCls)), TokenRows::kFirst);
+  EXPECT_EQ(core::RowsAnInputReads(encoder, none, Embedding(Pooling::kLastToken)),
+            TokenRows::kLast);
   for (Pooling pooling : {Pooling::kNone, Pooling::kMean, Pooling::kMax, Pooling::kMeanSqrtLen,
                           Pooling::kWeightedMean}) {
-    EXPECT_EQ(RowsAnInputReads(encoder, none, Embedding(pooling)), TokenRows::kAll)
+    EXPECT_EQ(core::RowsAnInputReads(encoder, none, Embedding(pooling)), TokenRows::kAll)
         << engine::PoolingName(pooling);
   }
   // CLS after a prompt left out of pooling reads the token after the prompt.
-  OutputSpec prompted = Embedding(Pooling::kCls);
+  core::OutputSpec prompted = Embedding(Pooling::kCls);
   prompted.prompt_tokens = 3;
-  EXPECT_EQ(RowsAnInputReads(encoder, none, prompted), TokenRows::kAll);
+  EXPECT_EQ(core::RowsAnInputReads(encoder, none, prompted), TokenRows::kAll);
   // The model's pipeline: every one of its modes must read the same token.
-  OutputSpec model_pooling = Embedding(Pooling::kCls);
+  core::OutputSpec model_pooling = Embedding(Pooling::kCls);
   model_pooling.model_pooling = true;
   engine::SentencePipeline pipeline;
   pipeline.pooling = {Pooling::kMean};
-  EXPECT_EQ(RowsAnInputReads(encoder, pipeline, model_pooling), TokenRows::kAll);
+  EXPECT_EQ(core::RowsAnInputReads(encoder, pipeline, model_pooling), TokenRows::kAll);
   pipeline.pooling = {Pooling::kCls, Pooling::kMean};
-  EXPECT_EQ(RowsAnInputReads(encoder, pipeline, model_pooling), TokenRows::kAll);
+  EXPECT_EQ(core::RowsAnInputReads(encoder, pipeline, model_pooling), TokenRows::kAll);
   pipeline.pooling = {Pooling::kLastToken};
-  EXPECT_EQ(RowsAnInputReads(encoder, pipeline, model_pooling), TokenRows::kLast);
+  EXPECT_EQ(core::RowsAnInputReads(encoder, pipeline, model_pooling), TokenRows::kLast);
   // Per-token heads, and a batch whose inputs read different tokens.
-  OutputSpec sparse, multi;
-  sparse.head = OutputHead::kSparse;
-  multi.head = OutputHead::kMulti;
-  EXPECT_EQ(RowsAnInputReads(encoder, none, sparse), TokenRows::kAll);
-  EXPECT_EQ(RowsAnInputReads(encoder, none, multi), TokenRows::kAll);
-  EXPECT_EQ(
-      RowsTheBatchNeeds(encoder, none, {Embedding(Pooling::kCls), Embedding(Pooling::kLastToken)}),
-      TokenRows::kAll);
+  core::OutputSpec sparse, multi;
+  sparse.head = core::OutputHead::kSparse;
+  multi.head = core::OutputHead::kMulti;
+  EXPECT_EQ(core::RowsAnInputReads(encoder, none, sparse), TokenRows::kAll);
+  EXPECT_EQ(core::RowsAnInputReads(encoder, none, multi), TokenRows::kAll);
+  EXPECT_EQ(core::RowsTheBatchNeeds(encoder, none,
+                                    {Embedding(Pooling::kCls), Embedding(Pooling::kLastToken)}),
+            TokenRows::kAll);
   // A model without a classifier: classify fails later, on all rows.
-  EXPECT_EQ(RowsAnInputReads(encoder, none, Classify()), TokenRows::kAll);
+  EXPECT_EQ(core::RowsAnInputReads(encoder, none, Classify()), TokenRows::kAll);
 }
 
 std::unique_ptr<engine::Encoder> LoadHeadsFixture(const std::string& name) {
@@ -184,8 +185,8 @@ TEST(KeptRowsBackendTest, ClassifyBatchesRunTheRowsTheHeadReads) {
     SCOPED_TRACE(fixture);
     std::unique_ptr<engine::Encoder> encoder = LoadHeadsFixture(fixture);
     ASSERT_NE(encoder, nullptr);
-    const std::vector<OutputSpec> specs = {Classify(), Classify(), Classify()};
-    EXPECT_EQ(RowsTheBatchNeeds(*encoder, {}, specs), rows);
+    const std::vector<core::OutputSpec> specs = {Classify(), Classify(), Classify()};
+    EXPECT_EQ(core::RowsTheBatchNeeds(*encoder, {}, specs), rows);
     ExpectFullPassAnswers(*encoder, {9, 1, 20}, specs,
                           rows == TokenRows::kAll ? 0 : kCompactTolerance);
     // A CLS embedding beside a last-token head's scores: all rows.

@@ -103,7 +103,8 @@ TEST_F(LateChunkingServerTest, TheTokenizerGivesTheReferencesIdsAndSpans) {
         (*tokenizer)->Encode(text, 0, engine::TruncationSide::kRight, false);
     ASSERT_TRUE(encoding.ok()) << encoding.status();
     EXPECT_EQ(encoding->ids, test["ids"].get<std::vector<int32_t>>()) << test["name"];
-    const std::vector<core::ChunkSpan> spans = chunking::CodePointSpans(text, encoding->offsets);
+    const std::vector<core::ChunkSpan> spans =
+        core::chunking::CodePointSpans(text, encoding->offsets);
     std::vector<std::vector<int>> got;
     for (const core::ChunkSpan& span : spans) got.push_back({span.start, span.end});
     EXPECT_EQ(got, test["token_spans"].get<std::vector<std::vector<int>>>()) << test["name"];
@@ -179,7 +180,7 @@ TEST_F(LateChunkingServerTest, HttpMatchesThePyTorchReferenceAlsoInBase64) {
 TEST_F(LateChunkingServerTest, AChunkPastTheEndIsRefusedOnBothTransportsNamingIt) {
   const json& test = (*reference_)["cases"][0];
   const std::string text = test["text"];
-  const int length = chunking::CodePointLength(text);
+  const int length = core::chunking::CodePointLength(text);
   EncodeChunksRequest request;
   request.set_text(text);
   encoder::v1::ChunkSpan* first = request.add_chunks();

@@ -17,7 +17,7 @@
 #include "support/core_service.h"
 #include "support/test_model.h"
 
-namespace server::chunking {
+namespace server::core::chunking {
 namespace late_chunking_test {
 
 using ::testing::HasSubstr;
@@ -86,9 +86,9 @@ TEST(LateChunkingStitchTest, EachTokenTakesItsOwningWindowsState) {
   // the state {k, r}: the stitched state says which window and row it came from.
   absl::StatusOr<std::vector<Window>> windows = PlanWindows(40, 14, 3);
   ASSERT_TRUE(windows.ok()) << windows.status();
-  std::vector<InputOutput> outputs;
+  std::vector<core::InputOutput> outputs;
   for (size_t k = 0; k < windows->size(); ++k) {
-    InputOutput out;
+    core::InputOutput out;
     out.rows = (*windows)[k].tokens.size() + 2;
     out.cols = 2;
     out.tokens = out.rows;
@@ -184,7 +184,7 @@ class LateChunkingPlanTest : public ::testing::Test {
   LateChunkingPlanTest() : model_(TestModel::kHidden, 7, 16) {
     engine::EncoderOptions options;
     options.threads = 1;
-    absl::StatusOr<LoadedModel> loaded = LoadModel(model_.dir(), options);
+    absl::StatusOr<core::LoadedModel> loaded = core::LoadModel(model_.dir(), options);
     EXPECT_TRUE(loaded.ok()) << loaded.status();
     if (loaded.ok()) loaded_ = *std::move(loaded);
   }
@@ -200,7 +200,7 @@ class LateChunkingPlanTest : public ::testing::Test {
   }
 
   TestModel model_;
-  LoadedModel loaded_;
+  core::LoadedModel loaded_;
 };
 
 TEST_F(LateChunkingPlanTest, ALongTextRunsAsWindowsWrappedInTheSpecialTokens) {
@@ -208,9 +208,9 @@ TEST_F(LateChunkingPlanTest, ALongTextRunsAsWindowsWrappedInTheSpecialTokens) {
   core::ChunksRequest request;
   request.text = Letters(40);
   request.chunk_tokens = 15;
-  std::vector<TokenizedInput> inputs;
+  std::vector<core::TokenizedInput> inputs;
   absl::StatusOr<ChunkPlan> plan =
-      PlanChunks(InputTokenizer(&loaded_, RequestLimits()), request, &inputs);
+      PlanChunks(core::InputTokenizer(&loaded_, core::RequestLimits()), request, &inputs);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(plan->text_tokens, 40);
   EXPECT_EQ(plan->leading_specials, 1);
@@ -244,9 +244,9 @@ TEST_F(LateChunkingPlanTest, ATextThatFitsIsOneSequenceAndExplicitSpansMapToToke
   request.text = Letters(14);  // "a b c ... n": 27 code points
   request.chunks = {{0, 4}, {4, 27}};
   request.window_overlap = 5;
-  std::vector<TokenizedInput> inputs;
+  std::vector<core::TokenizedInput> inputs;
   absl::StatusOr<ChunkPlan> plan =
-      PlanChunks(InputTokenizer(&loaded_, RequestLimits()), request, &inputs);
+      PlanChunks(core::InputTokenizer(&loaded_, core::RequestLimits()), request, &inputs);
   ASSERT_TRUE(plan.ok()) << plan.status();
   EXPECT_EQ(inputs.size(), 1u);
   EXPECT_EQ(inputs[0].ids.size(), 16u);
@@ -279,21 +279,22 @@ TEST_F(LateChunkingPlanTest, TheRequestsOwnMistakesAreInvalidArgument) {
     request.text = Letters(40);
     request.chunk_tokens = 5;
     c.edit(request);
-    std::vector<TokenizedInput> inputs;
+    std::vector<core::TokenizedInput> inputs;
     absl::StatusOr<ChunkPlan> plan =
-        PlanChunks(InputTokenizer(&loaded_, RequestLimits()), request, &inputs);
+        PlanChunks(core::InputTokenizer(&loaded_, core::RequestLimits()), request, &inputs);
     EXPECT_EQ(plan.status().code(), absl::StatusCode::kInvalidArgument) << c.says;
     EXPECT_THAT(plan.status().message(), HasSubstr(c.says));
   }
   // The windows' tokens count against --max-tokens-per-request.
-  RequestLimits limits;
+  core::RequestLimits limits;
   limits.max_tokens_per_request = 40;
   core::ChunksRequest request;
   request.text = Letters(40);
   request.chunk_tokens = 5;
-  std::vector<TokenizedInput> inputs;
-  EXPECT_THAT(PlanChunks(InputTokenizer(&loaded_, limits), request, &inputs).status().message(),
-              HasSubstr("--max-tokens-per-request"));
+  std::vector<core::TokenizedInput> inputs;
+  EXPECT_THAT(
+      PlanChunks(core::InputTokenizer(&loaded_, limits), request, &inputs).status().message(),
+      HasSubstr("--max-tokens-per-request"));
 }
 
 TEST(LateChunkingDispatchTest, RefusalsAreAnsweredAtOnceNamingTheChunk) {
@@ -302,7 +303,7 @@ TEST(LateChunkingDispatchTest, RefusalsAreAnsweredAtOnceNamingTheChunk) {
   request.text = "hello world";  // 11 code points
   request.chunks = {{0, 5}, {6, 12}};
   std::promise<absl::StatusOr<core::ChunksResult>> answered;
-  service.dispatcher().DispatchChunks(request, Clock::time_point::max(), {},
+  service.dispatcher().DispatchChunks(request, core::Clock::time_point::max(), {},
                                       [&answered](absl::StatusOr<core::ChunksResult> result) {
                                         answered.set_value(std::move(result));
                                       });
@@ -313,4 +314,4 @@ TEST(LateChunkingDispatchTest, RefusalsAreAnsweredAtOnceNamingTheChunk) {
 }
 
 }  // namespace late_chunking_test
-}  // namespace server::chunking
+}  // namespace server::core::chunking

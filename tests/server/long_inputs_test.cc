@@ -49,7 +49,7 @@ TEST(LongInputsTest, EmbeddingIsTheOwnedTokenWeightedMeanOfItsWindows) {
   ASSERT_TRUE(result.ok()) << result.status();
   ASSERT_EQ(result->outputs.size(), 2u);
   EXPECT_EQ(result->windows, (std::vector<int>{2, 1}));
-  const InputOutput& pooled = result->outputs[0];
+  const core::InputOutput& pooled = result->outputs[0];
   ASSERT_EQ(pooled.values.size(), 2u);
   EXPECT_FLOAT_EQ(pooled.values[1], (55.0f * 64 + 45.0f * 55) / 100);  // 59.95
   EXPECT_EQ(pooled.tokens, 64 + 55);
@@ -66,7 +66,7 @@ TEST(LongInputsTest, DefaultStillTruncatesAndReportsNoWindows) {
 }
 
 TEST(LongInputsTest, ServerDefaultWindowAndRequestTruncateWins) {
-  RequestLimits limits;
+  core::RequestLimits limits;
   limits.long_inputs = core::LongInput::kWindow;
   limits.window_overlap_tokens = 2;  // stride 60: [0, 62), [60, 100)
   CoreService service(CoreService::DefaultConfig(), limits);
@@ -85,7 +85,7 @@ TEST(LongInputsTest, ServerDefaultWindowAndRequestTruncateWins) {
 }
 
 TEST(LongInputsTest, WindowsCountAgainstTheRequestLimits) {
-  RequestLimits limits;
+  core::RequestLimits limits;
   limits.max_tokens_per_request = 100;
   CoreService service(CoreService::DefaultConfig(), limits);
   absl::StatusOr<core::EncodeResult> result = service.Encode(Long(100, core::LongInput::kWindow));
@@ -112,16 +112,16 @@ TEST(LongInputsTest, PoolingNoneIsRefusedInWindowMode) {
 }
 
 TEST(LongInputsTest, PoolWindowsCutsThenNormalizesAfterPooling) {
-  long_inputs::WindowPlan plan;
+  core::long_inputs::WindowPlan plan;
   plan.inputs = {{0, {3, 1}}};
   plan.dimensions = 2;
   plan.normalize = true;
-  std::vector<InputOutput> outputs(2);
+  std::vector<core::InputOutput> outputs(2);
   outputs[0].values = {1, 0, 2};
   outputs[1].values = {5, 4, 2};
   std::vector<int> windows;
-  absl::StatusOr<std::vector<InputOutput>> pooled =
-      long_inputs::PoolWindows(plan, outputs, &windows);
+  absl::StatusOr<std::vector<core::InputOutput>> pooled =
+      core::long_inputs::PoolWindows(plan, outputs, &windows);
   ASSERT_TRUE(pooled.ok()) << pooled.status();
   // (3 * {1, 0, 2} + {5, 4, 2}) / 4 = {2, 1, 2}; first 2: {2, 1}; L2: / sqrt(5).
   ASSERT_EQ((*pooled)[0].values.size(), 2u);
@@ -129,7 +129,7 @@ TEST(LongInputsTest, PoolWindowsCutsThenNormalizesAfterPooling) {
   EXPECT_FLOAT_EQ((*pooled)[0].values[1], 1.0f / std::sqrt(5.0f));
   EXPECT_EQ(windows, std::vector<int>{2});
   plan.inputs = {{1, {1, 1}}};  // past the outputs
-  EXPECT_EQ(long_inputs::PoolWindows(plan, outputs, &windows).status().code(),
+  EXPECT_EQ(core::long_inputs::PoolWindows(plan, outputs, &windows).status().code(),
             absl::StatusCode::kInternal);
 }
 
@@ -159,7 +159,7 @@ TEST(LongInputsTest, RerankScoresATooLongTextByItsBestWindow) {
   EXPECT_EQ(result->results[0].windows, 0);
   EXPECT_EQ(result->tokens, 64 + 6);
   // Windows count as texts against --max-rerank-texts.
-  RequestLimits limits;
+  core::RequestLimits limits;
   limits.max_rerank_texts = 2;
   CoreService few(CoreService::DefaultConfig(), limits);
   few.SetReranker();
@@ -171,17 +171,19 @@ TEST(LongInputsTest, RerankScoresATooLongTextByItsBestWindow) {
 }
 
 TEST(LongInputsTest, BestWindowsTakesTheGreatestLogit) {
-  std::vector<InputOutput> outputs(3);
+  std::vector<core::InputOutput> outputs(3);
   outputs[0].values = {-1.0f};
   outputs[1].values = {2.5f};
   outputs[2].values = {0.5f};
-  for (InputOutput& out : outputs) out.tokens = 10;
-  absl::StatusOr<std::vector<InputOutput>> best = long_inputs::BestWindows({2, 1}, outputs);
+  for (core::InputOutput& out : outputs) out.tokens = 10;
+  absl::StatusOr<std::vector<core::InputOutput>> best =
+      core::long_inputs::BestWindows({2, 1}, outputs);
   ASSERT_TRUE(best.ok()) << best.status();
   EXPECT_EQ((*best)[0].values[0], 2.5f);
   EXPECT_EQ((*best)[0].tokens, 20);
   EXPECT_EQ((*best)[1].values[0], 0.5f);
-  EXPECT_EQ(long_inputs::BestWindows({2, 2}, outputs).status().code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(core::long_inputs::BestWindows({2, 2}, outputs).status().code(),
+            absl::StatusCode::kInternal);
 }
 
 }  // namespace

@@ -25,40 +25,45 @@ constexpr char kCommit[] = "5617a9f61b028005a4858fdac845db406aefb181";
 
 TEST(DefaultModelNameTest, AHubCacheSnapshotServesUnderItsRepoId) {
   const std::string snapshot = std::string(kHub) + "/models--BAAI--bge-m3/snapshots/" + kCommit;
-  EXPECT_EQ(DefaultModelName(snapshot, "/"), "BAAI/bge-m3");
-  EXPECT_EQ(DefaultModelName(snapshot + "/", "/"), "BAAI/bge-m3");
+  EXPECT_EQ(core::DefaultModelName(snapshot, "/"), "BAAI/bge-m3");
+  EXPECT_EQ(core::DefaultModelName(snapshot + "/", "/"), "BAAI/bge-m3");
   // The cache folder itself (its refs/main snapshot is loaded).
-  EXPECT_EQ(DefaultModelName(std::string(kHub) + "/models--BAAI--bge-m3", "/"), "BAAI/bge-m3");
-  EXPECT_EQ(DefaultModelName(std::string(kHub) + "/models--BAAI--bge-m3/", "/"), "BAAI/bge-m3");
+  EXPECT_EQ(core::DefaultModelName(std::string(kHub) + "/models--BAAI--bge-m3", "/"),
+            "BAAI/bge-m3");
+  EXPECT_EQ(core::DefaultModelName(std::string(kHub) + "/models--BAAI--bge-m3/", "/"),
+            "BAAI/bge-m3");
   // Only the "--" between namespace and name is a separator ('-' stays).
-  EXPECT_EQ(DefaultModelName(std::string(kHub) +
-                                 "/models--sentence-transformers--all-MiniLM-L6-v2/snapshots/"
-                                 "8b3219a92973c328a8e22fadcfa821b5dc75636a",
-                             "/"),
+  EXPECT_EQ(core::DefaultModelName(std::string(kHub) +
+                                       "/models--sentence-transformers--all-MiniLM-L6-v2/snapshots/"
+                                       "8b3219a92973c328a8e22fadcfa821b5dc75636a",
+                                   "/"),
             "sentence-transformers/all-MiniLM-L6-v2");
   // A repo without a namespace.
-  EXPECT_EQ(DefaultModelName("/hub/models--bert-base-uncased/snapshots/86b5e0934494bd15", "/"),
-            "bert-base-uncased");
+  EXPECT_EQ(
+      core::DefaultModelName("/hub/models--bert-base-uncased/snapshots/86b5e0934494bd15", "/"),
+      "bert-base-uncased");
 }
 
 TEST(DefaultModelNameTest, APlainDirectoryServesUnderItsLastComponent) {
-  EXPECT_EQ(DefaultModelName("/home/me/models/bge-small-en-v1.5", "/"), "bge-small-en-v1.5");
-  EXPECT_EQ(DefaultModelName("/home/me/models/bge-small-en-v1.5/", "/"), "bge-small-en-v1.5");
-  EXPECT_EQ(DefaultModelName("/home/me/models/bge-small-en-v1.5//", "/"), "bge-small-en-v1.5");
-  EXPECT_EQ(DefaultModelName("/models/model", "/"), "model");  // the container's mount
+  EXPECT_EQ(core::DefaultModelName("/home/me/models/bge-small-en-v1.5", "/"), "bge-small-en-v1.5");
+  EXPECT_EQ(core::DefaultModelName("/home/me/models/bge-small-en-v1.5/", "/"), "bge-small-en-v1.5");
+  EXPECT_EQ(core::DefaultModelName("/home/me/models/bge-small-en-v1.5//", "/"),
+            "bge-small-en-v1.5");
+  EXPECT_EQ(core::DefaultModelName("/models/model", "/"), "model");  // the container's mount
   // A name with "--" that no repo id gives, and a copy of a snapshot.
-  EXPECT_EQ(DefaultModelName("/m/models--a--b--c", "/"), "models--a--b--c");
-  EXPECT_EQ(DefaultModelName("/backup/snapshots/" + std::string(kCommit), "/"), kCommit);
+  EXPECT_EQ(core::DefaultModelName("/m/models--a--b--c", "/"), "models--a--b--c");
+  EXPECT_EQ(core::DefaultModelName("/backup/snapshots/" + std::string(kCommit), "/"), kCommit);
 }
 
 TEST(DefaultModelNameTest, RelativePathsAreTakenFromTheWorkingDirectory) {
-  EXPECT_EQ(DefaultModelName(".", "/srv/models/minilm"), "minilm");
-  EXPECT_EQ(DefaultModelName("./", "/srv/models/minilm"), "minilm");
-  EXPECT_EQ(DefaultModelName(".", std::string(kHub) + "/models--BAAI--bge-m3/snapshots/" + kCommit),
-            "BAAI/bge-m3");
-  EXPECT_EQ(DefaultModelName("models/minilm", "/srv"), "minilm");
-  EXPECT_EQ(DefaultModelName("../minilm", "/srv/models/bge"), "minilm");
-  EXPECT_EQ(DefaultModelName("snapshots/abc", std::string(kHub) + "/models--BAAI--bge-m3"),
+  EXPECT_EQ(core::DefaultModelName(".", "/srv/models/minilm"), "minilm");
+  EXPECT_EQ(core::DefaultModelName("./", "/srv/models/minilm"), "minilm");
+  EXPECT_EQ(
+      core::DefaultModelName(".", std::string(kHub) + "/models--BAAI--bge-m3/snapshots/" + kCommit),
+      "BAAI/bge-m3");
+  EXPECT_EQ(core::DefaultModelName("models/minilm", "/srv"), "minilm");
+  EXPECT_EQ(core::DefaultModelName("../minilm", "/srv/models/bge"), "minilm");
+  EXPECT_EQ(core::DefaultModelName("snapshots/abc", std::string(kHub) + "/models--BAAI--bge-m3"),
             "BAAI/bge-m3");
 }
 
@@ -106,7 +111,7 @@ class HubCacheModelTest : public ::testing::Test {
 };
 
 TEST_F(HubCacheModelTest, ASnapshotLoadsThroughItsSymlinksUnderTheRepoId) {
-  absl::StatusOr<LoadedModel> model = LoadModel(Snapshot().string(), Options());
+  absl::StatusOr<core::LoadedModel> model = core::LoadModel(Snapshot().string(), Options());
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->name, "BAAI/bge-m3");
   EXPECT_EQ(model->directory, Snapshot().string());
@@ -118,7 +123,7 @@ TEST_F(HubCacheModelTest, ASnapshotLoadsThroughItsSymlinksUnderTheRepoId) {
 TEST_F(HubCacheModelTest, TheCacheFolderLoadsTheSnapshotOfRefsMain) {
   // Another, older snapshot that refs/main does not name.
   fs::create_directories(folder_ / "snapshots" / "0000");
-  absl::StatusOr<LoadedModel> model = LoadModel(folder_.string(), Options());
+  absl::StatusOr<core::LoadedModel> model = core::LoadModel(folder_.string(), Options());
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->name, "BAAI/bge-m3");
   EXPECT_EQ(model->directory, Snapshot().string());
@@ -127,13 +132,14 @@ TEST_F(HubCacheModelTest, TheCacheFolderLoadsTheSnapshotOfRefsMain) {
 TEST_F(HubCacheModelTest, ASymlinkToASnapshotServesUnderItsOwnName) {
   const fs::path link = fs::path(temp_.path()) / "bge";
   fs::create_directory_symlink(Snapshot(), link);
-  absl::StatusOr<LoadedModel> model = LoadModel(link.string(), Options());
+  absl::StatusOr<core::LoadedModel> model = core::LoadModel(link.string(), Options());
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->name, "bge");
 }
 
 TEST_F(HubCacheModelTest, ServedModelNameWins) {
-  absl::StatusOr<LoadedModel> model = LoadModel(folder_.string(), Options(), "bge-m3-prod");
+  absl::StatusOr<core::LoadedModel> model =
+      core::LoadModel(folder_.string(), Options(), "bge-m3-prod");
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->name, "bge-m3-prod");
 }
@@ -141,7 +147,7 @@ TEST_F(HubCacheModelTest, ServedModelNameWins) {
 TEST_F(HubCacheModelTest, AMissingBlobOfTheTokenizerStopsTheLoad) {
   ASSERT_TRUE(
       fs::remove(folder_ / "blobs" / fs::read_symlink(Snapshot() / "vocab.txt").filename()));
-  absl::StatusOr<LoadedModel> model = LoadModel(Snapshot().string(), Options());
+  absl::StatusOr<core::LoadedModel> model = core::LoadModel(Snapshot().string(), Options());
   ASSERT_FALSE(model.ok());
   EXPECT_EQ(model.status().code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(absl::StrContains(model.status().message(),
@@ -154,7 +160,7 @@ TEST_F(HubCacheModelTest, AMissingBlobOfTheTokenizerStopsTheLoad) {
 class ModelDirectoryTest : public ::testing::Test {
  protected:
   void SetUp() override { ASSERT_TRUE(engine::WriteRandomModel(dir_, TinyModel()).ok()); }
-  absl::Status Load() { return LoadModel(dir_, Options()).status(); }
+  absl::Status Load() { return core::LoadModel(dir_, Options()).status(); }
 
   TempDir temp_{"model_files_"};
   const std::string dir_ = temp_.path() + "/minilm";
@@ -162,7 +168,7 @@ class ModelDirectoryTest : public ::testing::Test {
 
 TEST_F(ModelDirectoryTest, WithoutATokenizerTheModelServesTokenIds) {
   fs::remove(dir_ + "/vocab.txt");
-  absl::StatusOr<LoadedModel> model = LoadModel(dir_, Options());
+  absl::StatusOr<core::LoadedModel> model = core::LoadModel(dir_, Options());
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->name, "minilm");
   EXPECT_EQ(model->tokenizer, nullptr);

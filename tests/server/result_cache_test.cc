@@ -1,6 +1,6 @@
 // The result cache (server/core/cache/result_cache.h): its key (every field that
 // changes an answer), its byte bound and LRU order, and, through the
-// service core on FakeBackend (cached_dispatch.cc), hits, coalescing of
+// service core on FakeBackend (server/core/cache/caching_sink.cc), hits, coalescing of
 // identical inputs in flight and what a waiter gets when the input it waits
 // for fails. Part of server_core_test, so it also runs under TSan.
 #include <gtest/gtest.h>
@@ -32,8 +32,8 @@ using Result = absl::StatusOr<core::EncodeResult>;
 
 // ---- The cache alone --------------------------------------------------------
 
-InputOutput Output(float first, int floats = 2) {
-  InputOutput output;
+core::InputOutput Output(float first, int floats = 2) {
+  core::InputOutput output;
   output.rows = 1;
   output.cols = floats;
   output.tokens = 3;
@@ -42,7 +42,7 @@ InputOutput Output(float first, int floats = 2) {
   return output;
 }
 
-struct CountingOwner : ResultCacheOwner {
+struct CountingOwner : core::ResultCacheOwner {
   void OnCacheBytes(int64_t delta) override { bytes += delta; }
   void OnCacheEvicted() override { ++evicted; }
   int64_t bytes = 0;
@@ -50,19 +50,20 @@ struct CountingOwner : ResultCacheOwner {
 };
 
 TEST(ResultCacheTest, AHitReturnsTheStoredAnswer) {
-  ResultCache cache(1 << 20);
+  core::ResultCache cache(1 << 20);
   CountingOwner owner;
-  const std::string key = ResultCacheKey("m", TokenizedInput{{2, 11, 3}, {}, 0}, OutputSpec{});
-  InputOutput hit;
-  EXPECT_EQ(cache.Begin(key, &hit, {}), ResultCache::Lookup::kMiss);
-  InputOutput stored = Output(11);
+  const std::string key =
+      core::ResultCacheKey("m", core::TokenizedInput{{2, 11, 3}, {}, 0}, core::OutputSpec{});
+  core::InputOutput hit;
+  EXPECT_EQ(cache.Begin(key, &hit, {}), core::ResultCache::Lookup::kMiss);
+  core::InputOutput stored = Output(11);
   stored.sparse = {{5, 0.5f}, {7, 0.25f}};
   stored.vector_rows = 1;
   stored.vector_cols = 2;
   stored.vectors = {1, 2};
   cache.Complete(key, stored, &owner);
   EXPECT_EQ(cache.in_flight(), 0);
-  ASSERT_EQ(cache.Begin(key, &hit, {}), ResultCache::Lookup::kHit);
+  ASSERT_EQ(cache.Begin(key, &hit, {}), core::ResultCache::Lookup::kHit);
   EXPECT_EQ(hit.values, stored.values);
   EXPECT_EQ(hit.rows, 1);
   EXPECT_EQ(hit.cols, 2);
@@ -72,62 +73,71 @@ TEST(ResultCacheTest, AHitReturnsTheStoredAnswer) {
   EXPECT_EQ(hit.vectors, stored.vectors);
   EXPECT_EQ(hit.vector_rows, 1);
   EXPECT_EQ(owner.bytes, cache.bytes());
-  EXPECT_EQ(cache.bytes(), ResultCache::EntryBytes(key, stored));
+  EXPECT_EQ(cache.bytes(), core::ResultCache::EntryBytes(key, stored));
 }
 
 // Each of these changes one field of the model, input or spec. result_cache.cc
 // stops the build when a struct of the key gains a field; add it here too.
 struct Change {
   const char* field;
-  std::function<void(std::string*, TokenizedInput*, OutputSpec*)> apply;
+  std::function<void(std::string*, core::TokenizedInput*, core::OutputSpec*)> apply;
 };
 
 std::vector<Change> EveryField() {
   static const std::vector<int32_t> kSkip = {5};
   return {
-      {"model", [](std::string* m, TokenizedInput*, OutputSpec*) { *m = "other"; }},
-      {"ids", [](std::string*, TokenizedInput* i, OutputSpec*) { i->ids[1] = 12; }},
-      {"ids length", [](std::string*, TokenizedInput* i, OutputSpec*) { i->ids.push_back(3); }},
+      {"model", [](std::string* m, core::TokenizedInput*, core::OutputSpec*) { *m = "other"; }},
+      {"ids", [](std::string*, core::TokenizedInput* i, core::OutputSpec*) { i->ids[1] = 12; }},
+      {"ids length",
+       [](std::string*, core::TokenizedInput* i, core::OutputSpec*) { i->ids.push_back(3); }},
       {"token_type_ids",
-       [](std::string*, TokenizedInput* i, OutputSpec*) {
+       [](std::string*, core::TokenizedInput* i, core::OutputSpec*) {
          i->token_type_ids = {0, 1, 1};
        }},
-      {"visible_keys", [](std::string*, TokenizedInput* i, OutputSpec*) { i->visible_keys = 2; }},
-      {"pooling",
-       [](std::string*, TokenizedInput*, OutputSpec* s) { s->pooling = engine::Pooling::kMean; }},
+      {"visible_keys",
+       [](std::string*, core::TokenizedInput* i, core::OutputSpec*) { i->visible_keys = 2; }},
+      {"pooling", [](std::string*, core::TokenizedInput*,
+                     core::OutputSpec* s) { s->pooling = engine::Pooling::kMean; }},
       {"model_pooling",
-       [](std::string*, TokenizedInput*, OutputSpec* s) { s->model_pooling = true; }},
-      {"prompt_tokens", [](std::string*, TokenizedInput*, OutputSpec* s) { s->prompt_tokens = 1; }},
-      {"apply_dense", [](std::string*, TokenizedInput*, OutputSpec* s) { s->apply_dense = true; }},
-      {"dimensions", [](std::string*, TokenizedInput*, OutputSpec* s) { s->dimensions = 64; }},
-      {"normalize", [](std::string*, TokenizedInput*, OutputSpec* s) { s->normalize = true; }},
-      {"head",
-       [](std::string*, TokenizedInput*, OutputSpec* s) { s->head = OutputHead::kClassify; }},
+       [](std::string*, core::TokenizedInput*, core::OutputSpec* s) { s->model_pooling = true; }},
+      {"prompt_tokens",
+       [](std::string*, core::TokenizedInput*, core::OutputSpec* s) { s->prompt_tokens = 1; }},
+      {"apply_dense",
+       [](std::string*, core::TokenizedInput*, core::OutputSpec* s) { s->apply_dense = true; }},
+      {"dimensions",
+       [](std::string*, core::TokenizedInput*, core::OutputSpec* s) { s->dimensions = 64; }},
+      {"normalize",
+       [](std::string*, core::TokenizedInput*, core::OutputSpec* s) { s->normalize = true; }},
+      {"head", [](std::string*, core::TokenizedInput*,
+                  core::OutputSpec* s) { s->head = core::OutputHead::kClassify; }},
       {"sparse.activation",
-       [](std::string*, TokenizedInput*, OutputSpec* s) {
+       [](std::string*, core::TokenizedInput*, core::OutputSpec* s) {
          s->sparse.activation = engine::SparseActivation::kRelu;
        }},
-      {"sparse.pooling", [](std::string*, TokenizedInput*,
-                            OutputSpec* s) { s->sparse.pooling = engine::SparsePooling::kSum; }},
-      {"sparse.max_active_dims",
-       [](std::string*, TokenizedInput*, OutputSpec* s) { s->sparse.max_active_dims = 10; }},
-      {"multi.dense", [](std::string*, TokenizedInput*, OutputSpec* s) { s->multi.dense = true; }},
+      {"sparse.pooling",
+       [](std::string*, core::TokenizedInput*, core::OutputSpec* s) {
+         s->sparse.pooling = engine::SparsePooling::kSum;
+       }},
+      {"sparse.max_active_dims", [](std::string*, core::TokenizedInput*,
+                                    core::OutputSpec* s) { s->sparse.max_active_dims = 10; }},
+      {"multi.dense",
+       [](std::string*, core::TokenizedInput*, core::OutputSpec* s) { s->multi.dense = true; }},
       {"multi.sparse",
-       [](std::string*, TokenizedInput*, OutputSpec* s) { s->multi.sparse = true; }},
-      {"multi.multi_vector",
-       [](std::string*, TokenizedInput*, OutputSpec* s) { s->multi.multi_vector = true; }},
-      {"multi.skip_ids",
-       [](std::string*, TokenizedInput*, OutputSpec* s) { s->multi.skip_ids = &kSkip; }},
+       [](std::string*, core::TokenizedInput*, core::OutputSpec* s) { s->multi.sparse = true; }},
+      {"multi.multi_vector", [](std::string*, core::TokenizedInput*,
+                                core::OutputSpec* s) { s->multi.multi_vector = true; }},
+      {"multi.skip_ids", [](std::string*, core::TokenizedInput*,
+                            core::OutputSpec* s) { s->multi.skip_ids = &kSkip; }},
   };
 }
 
 TEST(ResultCacheTest, SpecsOrInputsDifferingInAnyOneFieldNeverShareAnEntry) {
-  const TokenizedInput base_input{{2, 11, 3}, {}, 0};
-  const OutputSpec base_spec;
-  const std::string base_key = ResultCacheKey("test", base_input, base_spec);
-  ResultCache cache(1 << 20);
-  InputOutput hit;
-  ASSERT_EQ(cache.Begin(base_key, &hit, {}), ResultCache::Lookup::kMiss);
+  const core::TokenizedInput base_input{{2, 11, 3}, {}, 0};
+  const core::OutputSpec base_spec;
+  const std::string base_key = core::ResultCacheKey("test", base_input, base_spec);
+  core::ResultCache cache(1 << 20);
+  core::InputOutput hit;
+  ASSERT_EQ(cache.Begin(base_key, &hit, {}), core::ResultCache::Lookup::kMiss);
   cache.Complete(base_key, Output(1), nullptr);
 
   std::set<std::string> keys = {base_key};
@@ -135,59 +145,63 @@ TEST(ResultCacheTest, SpecsOrInputsDifferingInAnyOneFieldNeverShareAnEntry) {
   EXPECT_EQ(changes.size(), 19u);  // 1 model + 4 input + 15 spec changes (ids twice)
   for (const Change& change : changes) {
     std::string model = "test";
-    TokenizedInput input = base_input;
-    OutputSpec spec = base_spec;
+    core::TokenizedInput input = base_input;
+    core::OutputSpec spec = base_spec;
     change.apply(&model, &input, &spec);
-    const std::string key = ResultCacheKey(model, input, spec);
+    const std::string key = core::ResultCacheKey(model, input, spec);
     EXPECT_TRUE(keys.insert(key).second) << change.field << " did not change the key";
-    EXPECT_EQ(cache.Begin(key, &hit, {}), ResultCache::Lookup::kMiss) << change.field;
+    EXPECT_EQ(cache.Begin(key, &hit, {}), core::ResultCache::Lookup::kMiss) << change.field;
     cache.Complete(key, Output(2), nullptr);
   }
   // The stored answer of the base is still its own.
-  ASSERT_EQ(cache.Begin(base_key, &hit, {}), ResultCache::Lookup::kHit);
+  ASSERT_EQ(cache.Begin(base_key, &hit, {}), core::ResultCache::Lookup::kHit);
   EXPECT_EQ(hit.values[0], 1);
 }
 
 TEST(ResultCacheTest, TokenTypeIdsMatterAndLengthPrefixesKeepFieldsApart) {
-  const OutputSpec spec;
-  EXPECT_NE(ResultCacheKey("m", {{2, 11, 3}, {0, 0, 0}, 0}, spec),
-            ResultCacheKey("m", {{2, 11, 3}, {0, 1, 1}, 0}, spec));
+  const core::OutputSpec spec;
+  EXPECT_NE(core::ResultCacheKey("m", {{2, 11, 3}, {0, 0, 0}, 0}, spec),
+            core::ResultCacheKey("m", {{2, 11, 3}, {0, 1, 1}, 0}, spec));
   // The same int32s split differently between ids and token types.
-  EXPECT_NE(ResultCacheKey("m", {{2, 11}, {3}, 0}, spec),
-            ResultCacheKey("m", {{2}, {11, 3}, 0}, spec));
+  EXPECT_NE(core::ResultCacheKey("m", {{2, 11}, {3}, 0}, spec),
+            core::ResultCacheKey("m", {{2}, {11, 3}, 0}, spec));
   // A model name that looks like the start of an input.
-  EXPECT_NE(ResultCacheKey(std::string("m\0", 2), {{2}, {}, 0}, spec),
-            ResultCacheKey("m", {{2}, {}, 0}, spec));
+  EXPECT_NE(core::ResultCacheKey(std::string("m\0", 2), {{2}, {}, 0}, spec),
+            core::ResultCacheKey("m", {{2}, {}, 0}, spec));
   // The same skip list by content is the same key (the model owns it).
   const std::vector<int32_t> a = {5, 6}, b = {5, 6};
-  OutputSpec with_a, with_b;
+  core::OutputSpec with_a, with_b;
   with_a.multi.skip_ids = &a;
   with_b.multi.skip_ids = &b;
-  EXPECT_EQ(ResultCacheKey("m", {{2}, {}, 0}, with_a), ResultCacheKey("m", {{2}, {}, 0}, with_b));
+  EXPECT_EQ(core::ResultCacheKey("m", {{2}, {}, 0}, with_a),
+            core::ResultCacheKey("m", {{2}, {}, 0}, with_b));
 }
 
-std::string KeyOf(int32_t id) { return ResultCacheKey("m", {{id, 3}, {}, 0}, OutputSpec{}); }
+std::string KeyOf(int32_t id) {
+  return core::ResultCacheKey("m", {{id, 3}, {}, 0}, core::OutputSpec{});
+}
 
-void Store(ResultCache& cache, int32_t id, ResultCacheOwner* owner) {
-  InputOutput unused;
-  ASSERT_EQ(cache.Begin(KeyOf(id), &unused, {}), ResultCache::Lookup::kMiss);
+void Store(core::ResultCache& cache, int32_t id, core::ResultCacheOwner* owner) {
+  core::InputOutput unused;
+  ASSERT_EQ(cache.Begin(KeyOf(id), &unused, {}), core::ResultCache::Lookup::kMiss);
   cache.Complete(KeyOf(id), Output(static_cast<float>(id), 8), owner);
 }
 
 TEST(ResultCacheTest, TheByteBoundHoldsAndTheLeastRecentlyUsedGoesFirst) {
-  const int64_t entry = ResultCache::EntryBytes(KeyOf(1), Output(1, 8));
-  ResultCache cache(3 * entry + entry / 2);  // room for three
+  const int64_t entry = core::ResultCache::EntryBytes(KeyOf(1), Output(1, 8));
+  core::ResultCache cache(3 * entry + entry / 2);  // room for three
   CountingOwner owner;
   Store(cache, 1, &owner);
   Store(cache, 2, &owner);
   Store(cache, 3, &owner);
   EXPECT_EQ(cache.KeysByRecency(), (std::vector<std::string>{KeyOf(3), KeyOf(2), KeyOf(1)}));
-  InputOutput hit;
-  ASSERT_EQ(cache.Begin(KeyOf(1), &hit, {}), ResultCache::Lookup::kHit);  // 1 is the most recent
-  Store(cache, 4, &owner);                                                // evicts 2
+  core::InputOutput hit;
+  ASSERT_EQ(cache.Begin(KeyOf(1), &hit, {}),
+            core::ResultCache::Lookup::kHit);  // 1 is the most recent
+  Store(cache, 4, &owner);                     // evicts 2
   EXPECT_EQ(cache.KeysByRecency(), (std::vector<std::string>{KeyOf(4), KeyOf(1), KeyOf(3)}));
   EXPECT_EQ(owner.evicted, 1);
-  EXPECT_EQ(cache.Begin(KeyOf(2), &hit, {}), ResultCache::Lookup::kMiss);
+  EXPECT_EQ(cache.Begin(KeyOf(2), &hit, {}), core::ResultCache::Lookup::kMiss);
   cache.Fail(KeyOf(2), absl::CancelledError("not computed"));
 
   for (int32_t id = 10; id < 40; ++id) {
@@ -200,32 +214,34 @@ TEST(ResultCacheTest, TheByteBoundHoldsAndTheLeastRecentlyUsedGoesFirst) {
   EXPECT_EQ(cache.KeysByRecency(), (std::vector<std::string>{KeyOf(39), KeyOf(38), KeyOf(37)}));
 
   // An entry bigger than the whole bound is not stored (nothing is evicted for it).
-  InputOutput unused;
-  ASSERT_EQ(cache.Begin(KeyOf(99), &unused, {}), ResultCache::Lookup::kMiss);
+  core::InputOutput unused;
+  ASSERT_EQ(cache.Begin(KeyOf(99), &unused, {}), core::ResultCache::Lookup::kMiss);
   cache.Complete(KeyOf(99), Output(99, 4096), &owner);
   EXPECT_EQ(cache.entries(), 3);
-  EXPECT_EQ(cache.Begin(KeyOf(99), &unused, {}), ResultCache::Lookup::kMiss);
+  EXPECT_EQ(cache.Begin(KeyOf(99), &unused, {}), core::ResultCache::Lookup::kMiss);
 }
 
 TEST(ResultCacheTest, ZeroBytesNeverStores) {
-  ResultCache cache(0);
+  core::ResultCache cache(0);
   CountingOwner owner;
   Store(cache, 1, &owner);
   EXPECT_EQ(cache.entries(), 0);
   EXPECT_EQ(cache.bytes(), 0);
   EXPECT_EQ(owner.bytes, 0);
-  InputOutput hit;
-  EXPECT_EQ(cache.Begin(KeyOf(1), &hit, {}), ResultCache::Lookup::kMiss);
+  core::InputOutput hit;
+  EXPECT_EQ(cache.Begin(KeyOf(1), &hit, {}), core::ResultCache::Lookup::kMiss);
 }
 
 TEST(ResultCacheTest, WaitersGetTheLeadersResultOrItsError) {
-  ResultCache cache(1 << 20);
-  InputOutput unused;
-  ASSERT_EQ(cache.Begin(KeyOf(1), &unused, {}), ResultCache::Lookup::kMiss);
-  std::vector<absl::StatusOr<InputOutput>> got;
-  auto waiter = [&got](absl::StatusOr<InputOutput> result) { got.push_back(std::move(result)); };
-  EXPECT_EQ(cache.Begin(KeyOf(1), &unused, waiter), ResultCache::Lookup::kWait);
-  EXPECT_EQ(cache.Begin(KeyOf(1), &unused, waiter), ResultCache::Lookup::kWait);
+  core::ResultCache cache(1 << 20);
+  core::InputOutput unused;
+  ASSERT_EQ(cache.Begin(KeyOf(1), &unused, {}), core::ResultCache::Lookup::kMiss);
+  std::vector<absl::StatusOr<core::InputOutput>> got;
+  auto waiter = [&got](absl::StatusOr<core::InputOutput> result) {
+    got.push_back(std::move(result));
+  };
+  EXPECT_EQ(cache.Begin(KeyOf(1), &unused, waiter), core::ResultCache::Lookup::kWait);
+  EXPECT_EQ(cache.Begin(KeyOf(1), &unused, waiter), core::ResultCache::Lookup::kWait);
   cache.Fail(KeyOf(1), absl::InternalError("engine failed"));
   ASSERT_EQ(got.size(), 2u);
   EXPECT_EQ(got[0].status().code(), absl::StatusCode::kInternal);
@@ -233,8 +249,8 @@ TEST(ResultCacheTest, WaitersGetTheLeadersResultOrItsError) {
   EXPECT_EQ(cache.in_flight(), 0);
 
   got.clear();
-  ASSERT_EQ(cache.Begin(KeyOf(1), &unused, {}), ResultCache::Lookup::kMiss);  // a new leader
-  EXPECT_EQ(cache.Begin(KeyOf(1), &unused, waiter), ResultCache::Lookup::kWait);
+  ASSERT_EQ(cache.Begin(KeyOf(1), &unused, {}), core::ResultCache::Lookup::kMiss);  // a new leader
+  EXPECT_EQ(cache.Begin(KeyOf(1), &unused, waiter), core::ResultCache::Lookup::kWait);
   cache.Complete(KeyOf(1), Output(1), nullptr);
   ASSERT_EQ(got.size(), 1u);
   ASSERT_TRUE(got[0].ok());
@@ -249,9 +265,9 @@ core::EncodeRequest IdsRequest(std::vector<std::vector<int32_t>> inputs) {
   return request;
 }
 
-std::future<Result> Dispatch(EncodeDispatcher& dispatcher, const core::EncodeRequest& request,
+std::future<Result> Dispatch(core::EncodeDispatcher& dispatcher, const core::EncodeRequest& request,
                              std::function<bool()> is_cancelled = {},
-                             Clock::time_point deadline = Clock::time_point::max()) {
+                             core::Clock::time_point deadline = core::Clock::time_point::max()) {
   auto promise = std::make_shared<std::promise<Result>>();
   std::future<Result> future = promise->get_future();
   dispatcher.Dispatch(request, deadline, std::move(is_cancelled),
@@ -268,7 +284,7 @@ Result Get(std::future<Result>& future) {
   return future.get();
 }
 
-double MetricValue(ServerMetrics& metrics, const std::string& name) {
+double MetricValue(core::ServerMetrics& metrics, const std::string& name) {
   for (const prometheus::MetricFamily& family : metrics.registry()->Collect()) {
     if (family.name != name || family.metric.empty()) continue;
     const prometheus::ClientMetric& metric = family.metric.front();
@@ -284,7 +300,7 @@ std::vector<float> Fake(int32_t first, int tokens) {
 }
 
 TEST(CachedDispatchTest, IdenticalInputsInFlightAreComputedOnceThenHit) {
-  ResultCache cache(1 << 20);
+  core::ResultCache cache(1 << 20);
   CoreService service;
   service.EnableCache(&cache);
   service.backend().Hold();
@@ -313,7 +329,7 @@ TEST(CachedDispatchTest, IdenticalInputsInFlightAreComputedOnceThenHit) {
 }
 
 TEST(CachedDispatchTest, HitsAndMissesOfOneRequestComeBackInInputOrder) {
-  ResultCache cache(1 << 20);
+  core::ResultCache cache(1 << 20);
   CoreService service;
   service.EnableCache(&cache);
   std::future<Result> first = Dispatch(service.dispatcher(), IdsRequest({{12, 3}}));
@@ -332,7 +348,7 @@ TEST(CachedDispatchTest, HitsAndMissesOfOneRequestComeBackInInputOrder) {
 }
 
 TEST(CachedDispatchTest, AnotherPoolingIsAnotherEntry) {
-  ResultCache cache(1 << 20);
+  core::ResultCache cache(1 << 20);
   CoreService service;
   service.EnableCache(&cache);
   core::EncodeRequest cls = IdsRequest({{15, 3}});
@@ -352,7 +368,7 @@ TEST(CachedDispatchTest, AnotherPoolingIsAnotherEntry) {
 // The leader (the first request) is cancelled while queued: it gets
 // CANCELLED, and the request waiting for its input submits that input itself.
 TEST(CachedDispatchTest, ACancelledLeaderLeavesTheWaiterToComputeItself) {
-  ResultCache cache(1 << 20);
+  core::ResultCache cache(1 << 20);
   CoreService service;
   service.EnableCache(&cache);
   service.backend().Hold();
@@ -377,16 +393,17 @@ TEST(CachedDispatchTest, ACancelledLeaderLeavesTheWaiterToComputeItself) {
 // The leader's deadline passes while it is queued: the waiter (no deadline)
 // still gets its answer.
 TEST(CachedDispatchTest, ALeaderPastItsDeadlineLeavesTheWaiterAnswered) {
-  ResultCache cache(1 << 20);
+  core::ResultCache cache(1 << 20);
   CoreService service;
   service.EnableCache(&cache);
   service.backend().Hold();
   std::future<Result> blocker = Dispatch(service.dispatcher(), IdsRequest({{20, 3}}));
   ASSERT_TRUE(service.backend().AwaitStarted(1));
-  const Clock::time_point deadline = SystemClock()->Now() + std::chrono::milliseconds(50);
+  const core::Clock::time_point deadline =
+      core::SystemClock()->Now() + std::chrono::milliseconds(50);
   std::future<Result> leader = Dispatch(service.dispatcher(), IdsRequest({{22, 3}}), {}, deadline);
   std::future<Result> waiter = Dispatch(service.dispatcher(), IdsRequest({{22, 3}}));
-  while (SystemClock()->Now() <= deadline)
+  while (core::SystemClock()->Now() <= deadline)
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   service.backend().Release();
   EXPECT_TRUE(Get(blocker).ok());
@@ -398,7 +415,7 @@ TEST(CachedDispatchTest, ALeaderPastItsDeadlineLeavesTheWaiterAnswered) {
 
 // A waiter's own cancellation still applies when the shared result arrives.
 TEST(CachedDispatchTest, ACancelledWaiterIsAnsweredCancelled) {
-  ResultCache cache(1 << 20);
+  core::ResultCache cache(1 << 20);
   CoreService service;
   service.EnableCache(&cache);
   service.backend().Hold();
@@ -416,7 +433,7 @@ TEST(CachedDispatchTest, ACancelledWaiterIsAnsweredCancelled) {
 // A request refused at the door (shutting down) as leader: its waiters are
 // not left hanging, they get their own answer from the batcher.
 TEST(CachedDispatchTest, ARefusedLeaderNeverStrandsItsWaiters) {
-  ResultCache cache(1 << 20);
+  core::ResultCache cache(1 << 20);
   CoreService service;
   service.EnableCache(&cache);
   service.backend().Hold();
@@ -435,7 +452,7 @@ TEST(CachedDispatchTest, ARefusedLeaderNeverStrandsItsWaiters) {
 }
 
 TEST(CachedDispatchTest, HeadRequestsAreCachedToo) {
-  ResultCache cache(1 << 20);
+  core::ResultCache cache(1 << 20);
   CoreService service;
   service.EnableCache(&cache);
   service.SetReranker();
@@ -445,7 +462,7 @@ TEST(CachedDispatchTest, HeadRequestsAreCachedToo) {
     auto promise = std::make_shared<std::promise<absl::StatusOr<core::ClassifyResult>>>();
     auto future = promise->get_future();
     service.dispatcher().DispatchClassify(
-        request, Clock::time_point::max(), {},
+        request, core::Clock::time_point::max(), {},
         [promise](absl::StatusOr<core::ClassifyResult> r) { promise->set_value(std::move(r)); });
     ASSERT_EQ(future.wait_for(std::chrono::seconds(20)), std::future_status::ready);
     absl::StatusOr<core::ClassifyResult> result = future.get();
@@ -460,9 +477,9 @@ TEST(CachedDispatchTest, HeadRequestsAreCachedToo) {
 // and evictions at once (a cache of a few entries). Every answer is its own
 // input's. Run under TSan by scripts/test (server_core_test).
 TEST(CachedDispatchTest, ConcurrentHitsMissesAndCoalescedInputsAnswerEachTheirOwn) {
-  const int64_t entry =
-      ResultCache::EntryBytes(ResultCacheKey("test", {{30, 3}, {}, 0}, OutputSpec{}), Output(0));
-  ResultCache cache(6 * entry);
+  const int64_t entry = core::ResultCache::EntryBytes(
+      core::ResultCacheKey("test", {{30, 3}, {}, 0}, core::OutputSpec{}), Output(0));
+  core::ResultCache cache(6 * entry);
   CoreService service;
   service.EnableCache(&cache);
   constexpr int kThreads = 4;

@@ -27,10 +27,10 @@ namespace {
 
 TEST(Utf8Test, AcceptsWellFormedText) {
   size_t offset = 99;
-  EXPECT_TRUE(IsValidUtf8("", &offset));
-  EXPECT_TRUE(IsValidUtf8("plain ascii", &offset));
-  EXPECT_TRUE(IsValidUtf8("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80", &offset));
-  EXPECT_TRUE(IsValidUtf8("\xf4\x8f\xbf\xbf", &offset));  // U+10FFFF, the last code point
+  EXPECT_TRUE(core::IsValidUtf8("", &offset));
+  EXPECT_TRUE(core::IsValidUtf8("plain ascii", &offset));
+  EXPECT_TRUE(core::IsValidUtf8("caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x98\x80", &offset));
+  EXPECT_TRUE(core::IsValidUtf8("\xf4\x8f\xbf\xbf", &offset));  // U+10FFFF, the last code point
   EXPECT_EQ(offset, 99u);
 }
 
@@ -50,7 +50,7 @@ TEST(Utf8Test, FindsTheFirstBadByte) {
   };
   for (const auto& c : cases) {
     size_t offset = 99;
-    EXPECT_FALSE(IsValidUtf8(c.text, &offset)) << c.offset;
+    EXPECT_FALSE(core::IsValidUtf8(c.text, &offset)) << c.offset;
     EXPECT_EQ(offset, c.offset);
   }
 }

@@ -84,7 +84,7 @@ ServerConfig Config(const std::string& model_dir) {
 }
 
 // Records the batcher's queue so a test can wait until its request is queued.
-class QueueWatcher : public BatcherObserver {
+class QueueWatcher : public core::BatcherObserver {
  public:
   void OnQueueChanged(int64_t /*requests*/, int64_t tokens) ABSL_LOCKS_EXCLUDED(mu_) override {
     common::MutexLock lock(&mu_);

@@ -29,10 +29,11 @@ core::EncodeRequest IdsRequest(std::vector<std::vector<int32_t>> inputs) {
   return request;
 }
 
-std::future<Result> Dispatch(EncodeDispatcher& dispatcher, const core::EncodeRequest& request) {
+std::future<Result> Dispatch(core::EncodeDispatcher& dispatcher,
+                             const core::EncodeRequest& request) {
   auto promise = std::make_shared<std::promise<Result>>();
   std::future<Result> future = promise->get_future();
-  dispatcher.Dispatch(request, Clock::time_point::max(), {},
+  dispatcher.Dispatch(request, core::Clock::time_point::max(), {},
                       [promise](Result result) { promise->set_value(std::move(result)); });
   return future;
 }
@@ -118,7 +119,7 @@ TEST(ServiceCoreTest, UnsetTruncateFollowsAutoTruncate) {
   for (int i = 0; i < 100; ++i) text += "hello ";  // 102 tokens
   for (const bool auto_truncate : {true, false}) {
     SCOPED_TRACE(auto_truncate);
-    RequestLimits limits;
+    core::RequestLimits limits;
     limits.auto_truncate = auto_truncate;
     CoreService service(CoreService::DefaultConfig(), limits);
     core::EncodeRequest request;
@@ -140,15 +141,15 @@ TEST(ServiceCoreTest, UnsetTruncateFollowsAutoTruncate) {
 }
 
 // The ids a request's inputs are turned into, by the encode plan alone.
-std::vector<std::vector<int32_t>> BuiltIds(const LoadedModel& model,
+std::vector<std::vector<int32_t>> BuiltIds(const core::LoadedModel& model,
                                            const core::EncodeRequest& request,
                                            absl::Status* status = nullptr) {
-  absl::StatusOr<std::unique_ptr<BatchRequest>> built =
-      EncodeInputs(InputTokenizer(&model, {}), request);
+  absl::StatusOr<std::unique_ptr<core::BatchRequest>> built =
+      core::EncodeInputs(core::InputTokenizer(&model, {}), request);
   if (status != nullptr) *status = built.status();
   std::vector<std::vector<int32_t>> ids;
   if (!built.ok()) return ids;
-  for (const TokenizedInput& input : (*built)->inputs) ids.push_back(input.ids);
+  for (const core::TokenizedInput& input : (*built)->inputs) ids.push_back(input.ids);
   return ids;
 }
 
@@ -161,7 +162,7 @@ std::vector<int32_t> Concat(std::vector<int32_t> a, const std::vector<int32_t>& 
 // right truncation its beginning. Token ids keep their first and last id.
 TEST(ServiceCoreTest, TruncationCutsTheSideTheRequestNames) {
   CoreService service;
-  const LoadedModel& model = service.model();
+  const core::LoadedModel& model = service.model();
   std::string text;
   for (int i = 0; i < 40; ++i) text += "hello world ";
   const std::vector<int32_t> full = model.tokenizer->Encode(text).value().ids;
@@ -197,7 +198,7 @@ TEST(ServiceCoreTest, PromptNamesPrefixTheirText) {
       << R"({"prompts": {"query": "hello ", "passage": "world "}, "default_prompt_name": null})";
   engine::EncoderOptions options;
   options.threads = 1;
-  absl::StatusOr<LoadedModel> model = LoadModel(files.dir(), options);
+  absl::StatusOr<core::LoadedModel> model = core::LoadModel(files.dir(), options);
   ASSERT_TRUE(model.ok()) << model.status();
 
   core::EncodeRequest request;
@@ -224,7 +225,7 @@ TEST(ServiceCoreTest, PromptNamesPrefixTheirText) {
             "input 1: prompt_name and prompt apply to text inputs, not to token_ids");
   // Without the file the model has no prompts at all.
   std::filesystem::remove(files.dir() + "/config_sentence_transformers.json");
-  absl::StatusOr<LoadedModel> plain = LoadModel(files.dir(), options);
+  absl::StatusOr<core::LoadedModel> plain = core::LoadModel(files.dir(), options);
   ASSERT_TRUE(plain.ok()) << plain.status();
   BuiltIds(*plain, request, &status);
   EXPECT_NE(status.message().find("the model has no prompts"), absl::string_view::npos) << status;
@@ -248,17 +249,17 @@ TEST(ServiceCoreTest, ThePipelineSetsTheSpec) {
       << R"({"prompts": {"query": "hello world ", "passage": ""}, "default_prompt_name": "query"})";
   engine::EncoderOptions options;
   options.threads = 1;
-  absl::StatusOr<LoadedModel> model = LoadModel(files.dir(), options);
+  absl::StatusOr<core::LoadedModel> model = core::LoadModel(files.dir(), options);
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->embedding_size(), 2 * TestModel::kHidden);
-  const InputTokenizer inputs(&*model, {});
+  const core::InputTokenizer inputs(&*model, {});
   const int prompt_tokens =
       static_cast<int>(model->tokenizer->Encode("hello world ").value().ids.size()) - 1;
   ASSERT_GT(prompt_tokens, 1);
 
   core::EncodeRequest request;
   request.inputs = {core::Input::Text("world")};
-  absl::StatusOr<std::unique_ptr<BatchRequest>> built = EncodeInputs(inputs, request);
+  absl::StatusOr<std::unique_ptr<core::BatchRequest>> built = core::EncodeInputs(inputs, request);
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_TRUE((*built)->spec.model_pooling);
   EXPECT_TRUE((*built)->spec.apply_dense);
@@ -269,23 +270,23 @@ TEST(ServiceCoreTest, ThePipelineSetsTheSpec) {
   request.normalize = false;
   request.prompt_name = "passage";
   request.dimensions = 2 * TestModel::kHidden;
-  built = EncodeInputs(inputs, request);
+  built = core::EncodeInputs(inputs, request);
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_FALSE((*built)->spec.normalize);
   EXPECT_EQ((*built)->spec.prompt_tokens, 0);
   EXPECT_EQ((*built)->spec.dimensions, 2 * TestModel::kHidden);
 
   request.dimensions = 2 * TestModel::kHidden + 1;
-  EXPECT_EQ(EncodeInputs(inputs, request).status().message(),
+  EXPECT_EQ(core::EncodeInputs(inputs, request).status().message(),
             "dimensions 129 is not within 1..128 (the embedding's size)");
   request.dimensions = -3;
-  EXPECT_TRUE(absl::IsInvalidArgument(EncodeInputs(inputs, request).status()));
+  EXPECT_TRUE(absl::IsInvalidArgument(core::EncodeInputs(inputs, request).status()));
   request.dimensions = 0;
   request.prompt = "hi ";
-  EXPECT_EQ(EncodeInputs(inputs, request).status().message(),
+  EXPECT_EQ(core::EncodeInputs(inputs, request).status().message(),
             "prompt_name and prompt are exclusive: send one");
   request.prompt_name.clear();
-  built = EncodeInputs(inputs, request);
+  built = core::EncodeInputs(inputs, request);
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_EQ((*built)->inputs[0].ids, model->tokenizer->Encode("hi world").value().ids);
 
@@ -293,7 +294,7 @@ TEST(ServiceCoreTest, ThePipelineSetsTheSpec) {
   core::EncodeRequest ids;
   ids.inputs = {core::Input::Ids({2, 7, 3})};
   ids.pooling = core::PoolingChoice::kNone;
-  built = EncodeInputs(inputs, ids);
+  built = core::EncodeInputs(inputs, ids);
   ASSERT_TRUE(built.ok()) << built.status();
   EXPECT_EQ((*built)->spec.prompt_tokens, 0);
   EXPECT_FALSE((*built)->spec.normalize);
@@ -307,7 +308,7 @@ TEST(ServiceCoreTest, TheEngineBackendAppliesThePipeline) {
   const std::string dir = std::string(GOLDEN_DIR) + "/pipelines";
   engine::EncoderOptions options;
   options.threads = 1;
-  absl::StatusOr<LoadedModel> model = LoadModel(dir + "/model", options);
+  absl::StatusOr<core::LoadedModel> model = core::LoadModel(dir + "/model", options);
   ASSERT_TRUE(model.ok()) << model.status();
   EXPECT_EQ(model->embedding_size(), 24);
   const nlohmann::json reference =
@@ -318,21 +319,21 @@ TEST(ServiceCoreTest, TheEngineBackendAppliesThePipeline) {
   }
   std::vector<engine::Sequence> batch;
   for (const auto& seq : ids) batch.push_back(engine::Sequence{seq, {}});
-  EngineBackend backend(model->encoder.get(), &model->pipeline);
+  core::EngineBackend backend(model->encoder.get(), &model->pipeline);
   for (const char* name : {"pipeline", "pipeline_dimensions"}) {
     nlohmann::json want;
     for (const auto& c : reference.at("cases")) {
       if (c.at("name") == name) want = c;
     }
     ASSERT_FALSE(want.is_null()) << name;
-    OutputSpec spec;
+    core::OutputSpec spec;
     spec.model_pooling = true;
     spec.apply_dense = true;
     spec.normalize = true;
     spec.prompt_tokens = reference.at("prompt_tokens");
     spec.dimensions = want.at("dimensions");
-    const std::vector<OutputSpec> specs(batch.size(), spec);
-    std::vector<InputOutput> outputs;
+    const std::vector<core::OutputSpec> specs(batch.size(), spec);
+    std::vector<core::InputOutput> outputs;
     ASSERT_TRUE(backend.Run(batch, specs, &outputs).ok());
     ASSERT_EQ(outputs.size(), batch.size());
     for (size_t i = 0; i < outputs.size(); ++i) {

@@ -24,75 +24,78 @@ namespace testing_support {
 
 class CoreService {
  public:
-  explicit CoreService(server::BatcherConfig config = DefaultConfig(),
-                       server::RequestLimits limits = {})
+  explicit CoreService(server::core::BatcherConfig config = DefaultConfig(),
+                       server::core::RequestLimits limits = {})
       : config_(config),
         limits_(limits),
         loaded_(Load(model_.dir())),
-        metrics_(config,
-                 server::ModelInfoLabels{"test", "fp32", "post", TestModel::kHidden, 2, "avx2"}),
-        batcher_(config, &backend_, server::SystemClock(), &metrics_),
+        metrics_(config, server::core::ModelInfoLabels{"test", "fp32", "post", TestModel::kHidden,
+                                                       2, "avx2"}),
+        batcher_(config, &backend_, server::core::SystemClock(), &metrics_),
         inputs_(&loaded_, limits),
         dispatcher_(&inputs_, &batcher_, &metrics_) {
     batcher_.Start();
   }
 
-  static server::BatcherConfig DefaultConfig() { return server::BatcherConfig(); }
+  static server::core::BatcherConfig DefaultConfig() { return server::core::BatcherConfig(); }
 
-  const server::LoadedModel& model() const { return loaded_; }
+  const server::core::LoadedModel& model() const { return loaded_; }
   // The heads the model "has" (the fake backend computes them): set before
   // the first request.
-  void SetHeads(server::ModelHeads heads) { loaded_.heads = std::move(heads); }
+  void SetHeads(server::core::ModelHeads heads) { loaded_.heads = std::move(heads); }
   // A cross-encoder: one label, "score", identity activation (the scores are
   // FakeBackend's logits).
-  static server::ModelHeads RerankerHeads() {
-    server::ModelHeads heads;
+  static server::core::ModelHeads RerankerHeads() {
+    server::core::ModelHeads heads;
     heads.classifier = engine::ClassifierHead{1, {"score"}, engine::ScoreActivation::kIdentity};
     return heads;
   }
   void SetReranker() { SetHeads(RerankerHeads()); }
   // bge-m3's: sparse (lexical weights) and a ColBERT head that leaves out the
   // first token (FakeBackend gives 2 values per token).
-  static server::ModelHeads MultiOutputHeads() {
-    server::ModelHeads heads;
+  static server::core::ModelHeads MultiOutputHeads() {
+    server::core::ModelHeads heads;
     heads.sparse = true;
     heads.multi_vector = engine::MultiVectorHead{2, true, "fake"};
     return heads;
   }
   // The result cache on, as --cache-bytes turns it on, for the model named
   // "test"; `cache` must outlive the service (declare it first).
-  void EnableCache(server::ResultCache* cache) {
-    dispatcher_.EnableCache(cache, "test", server::SystemClock());
+  void EnableCache(server::core::ResultCache* cache) {
+    dispatcher_.EnableCache(cache, "test", server::core::SystemClock());
   }
   // A request through the dispatcher (no deadline, never cancelled), waited
   // for: the worker must be running and the backend not held.
   absl::StatusOr<server::core::EncodeResult> Encode(const server::core::EncodeRequest& request) {
-    return Await<server::core::EncodeResult>(request, &server::EncodeDispatcher::Dispatch);
+    return Await<server::core::EncodeResult>(request, &server::core::EncodeDispatcher::Dispatch);
   }
   absl::StatusOr<server::core::RerankResult> Rerank(const server::core::RerankRequest& request) {
-    return Await<server::core::RerankResult>(request, &server::EncodeDispatcher::DispatchRerank);
+    return Await<server::core::RerankResult>(request,
+                                             &server::core::EncodeDispatcher::DispatchRerank);
   }
   absl::StatusOr<server::core::ClassifyResult> Classify(
       const server::core::ClassifyRequest& request) {
     return Await<server::core::ClassifyResult>(request,
-                                               &server::EncodeDispatcher::DispatchClassify);
+                                               &server::core::EncodeDispatcher::DispatchClassify);
   }
   absl::StatusOr<server::core::SparseResult> Sparse(const server::core::SparseRequest& request) {
-    return Await<server::core::SparseResult>(request, &server::EncodeDispatcher::DispatchSparse);
+    return Await<server::core::SparseResult>(request,
+                                             &server::core::EncodeDispatcher::DispatchSparse);
   }
   FakeBackend& backend() { return backend_; }
-  server::Batcher& batcher() { return batcher_; }
-  server::ServerMetrics& metrics() { return metrics_; }
-  server::EncodeDispatcher& dispatcher() { return dispatcher_; }
+  server::core::Batcher& batcher() { return batcher_; }
+  server::core::ServerMetrics& metrics() { return metrics_; }
+  server::core::EncodeDispatcher& dispatcher() { return dispatcher_; }
 
   // This one model as the adapters see it, named `name`; `keys` (must
   // outlive it) off: no authentication.
-  std::unique_ptr<server::ServedModels> Served(const std::string& name,
-                                               const server::ApiKeys* keys) {
-    server::ModelRoute route{&dispatcher_, &metrics_,
-                             server::DescribeModel(loaded_, limits_, config_)};
+  std::unique_ptr<server::core::ServedModels> Served(const std::string& name,
+                                                     const server::core::ApiKeys* keys) {
+    server::core::ModelRoute route{&dispatcher_, &metrics_,
+                                   server::core::DescribeModel(loaded_, limits_, config_)};
     route.description.name = name;
-    return std::make_unique<server::ServedModels>(std::vector<server::ModelRoute>{route}, keys);
+    return std::make_unique<server::core::ServedModels>(
+        std::vector<server::core::ModelRoute>{route}, keys);
   }
 
  private:
@@ -101,28 +104,28 @@ class CoreService {
     auto promise = std::make_shared<std::promise<absl::StatusOr<Result>>>();
     std::future<absl::StatusOr<Result>> future = promise->get_future();
     (dispatcher_.*method)(
-        request, server::Clock::time_point::max(), {},
+        request, server::core::Clock::time_point::max(), {},
         [promise](absl::StatusOr<Result> result) { promise->set_value(std::move(result)); });
     return future.get();
   }
 
-  static server::LoadedModel Load(const std::string& dir) {
+  static server::core::LoadedModel Load(const std::string& dir) {
     engine::EncoderOptions options;
     options.threads = 1;
-    absl::StatusOr<server::LoadedModel> model = server::LoadModel(dir, options);
+    absl::StatusOr<server::core::LoadedModel> model = server::core::LoadModel(dir, options);
     EXPECT_TRUE(model.ok()) << model.status();
-    return model.ok() ? *std::move(model) : server::LoadedModel{};
+    return model.ok() ? *std::move(model) : server::core::LoadedModel{};
   }
 
-  const server::BatcherConfig config_;
-  const server::RequestLimits limits_;
+  const server::core::BatcherConfig config_;
+  const server::core::RequestLimits limits_;
   TestModel model_;
-  server::LoadedModel loaded_;
+  server::core::LoadedModel loaded_;
   FakeBackend backend_;
-  server::ServerMetrics metrics_;
-  server::Batcher batcher_;
-  server::InputTokenizer inputs_;
-  server::EncodeDispatcher dispatcher_;
+  server::core::ServerMetrics metrics_;
+  server::core::Batcher batcher_;
+  server::core::InputTokenizer inputs_;
+  server::core::EncodeDispatcher dispatcher_;
 };
 
 }  // namespace testing_support

@@ -16,10 +16,10 @@
 
 namespace testing_support {
 
-using server::Backend;
-using server::Clock;
-using server::InputOutput;
-using server::OutputSpec;
+using server::core::Backend;
+using server::core::Clock;
+using server::core::InputOutput;
+using server::core::OutputSpec;
 
 class FakeBackend : public Backend {
  public:
@@ -31,7 +31,8 @@ class FakeBackend : public Backend {
   // spec one entry per distinct id after the first, weight = its last
   // position, by descending weight, cut to max_active_dims when set; a multi
   // spec what it asks of those, and {id, position} per token after the first.
-  absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
+  absl::Status Run(absl::Span<const engine::Sequence> batch,
+                   absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) ABSL_LOCKS_EXCLUDED(mu_) override {
     common::MutexLock lock(&mu_);
     std::vector<int32_t> first_ids;
@@ -57,17 +58,17 @@ class FakeBackend : public Backend {
       out.cols = 2;
       out.tokens = static_cast<int>(sequence.ids.size());
       out.values = {static_cast<float>(sequence.ids[0]), static_cast<float>(sequence.ids.size())};
-      if (specs[b].head == server::OutputHead::kClassify) {
+      if (specs[b].head == server::core::OutputHead::kClassify) {
         out.cols = num_labels_;
         out.values.clear();
         for (int j = 0; j < num_labels_; ++j)
           out.values.push_back(static_cast<float>(out.tokens + j));
-      } else if (specs[b].head == server::OutputHead::kSparse) {
+      } else if (specs[b].head == server::core::OutputHead::kSparse) {
         out.rows = 0;
         out.cols = 0;
         out.values.clear();
         FakeSparse(sequence, specs[b].sparse.max_active_dims, &out.sparse);
-      } else if (specs[b].head == server::OutputHead::kMulti) {
+      } else if (specs[b].head == server::core::OutputHead::kMulti) {
         if (!specs[b].multi.dense) out.values.clear();
         if (specs[b].multi.sparse) {
           FakeSparse(sequence, specs[b].sparse.max_active_dims, &out.sparse);

@@ -12,7 +12,7 @@
 
 namespace testing_support {
 
-class FakeClock : public server::Clock {
+class FakeClock : public server::core::Clock {
  public:
   time_point Now() ABSL_LOCKS_EXCLUDED(mu_) override {
     common::MutexLock lock(&mu_);

@@ -20,7 +20,7 @@ class GrpcCoreServer {
   // Starts at once, the model with `heads` (set before the server's threads
   // start), API keys `api_keys` (none: authentication off); a start failure
   // fails the current test (ok() is false).
-  explicit GrpcCoreServer(server::ModelHeads heads = {},
+  explicit GrpcCoreServer(server::core::ModelHeads heads = {},
                           const std::vector<std::string>& api_keys = {});
   ~GrpcCoreServer();
   GrpcCoreServer(const GrpcCoreServer&) = delete;
@@ -33,8 +33,8 @@ class GrpcCoreServer {
 
  private:
   std::unique_ptr<CoreService> core_;
-  server::ApiKeys keys_;
-  std::unique_ptr<server::ServedModels> models_;
+  server::core::ApiKeys keys_;
+  std::unique_ptr<server::core::ServedModels> models_;
   std::unique_ptr<server::GrpcServer> server_;
 };
 

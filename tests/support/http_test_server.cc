@@ -9,7 +9,7 @@
 namespace testing_support {
 
 HttpTestServer::HttpTestServer(std::vector<std::string> keys, server::http::HttpOptions options,
-                               server::BatcherConfig batcher)
+                               server::core::BatcherConfig batcher)
     : HttpTestServer(HttpTestSetup{std::move(keys), options, batcher, {}, "test-model", {}}) {}
 
 HttpTestServer::HttpTestServer(HttpTestSetup setup)
@@ -19,8 +19,8 @@ HttpTestServer::HttpTestServer(HttpTestSetup setup)
   setup.options.host = "127.0.0.1";
   setup.options.port = 0;
   served_ = core_->Served(setup.model_name, &keys_);
-  auto server = server::http::HttpServer::Start(setup.options, served_.get(), server::SystemClock(),
-                                                {core_->metrics().registry()});
+  auto server = server::http::HttpServer::Start(
+      setup.options, served_.get(), server::core::SystemClock(), {core_->metrics().registry()});
   EXPECT_TRUE(server.ok()) << server.status();
   if (server.ok()) server_ = *std::move(server);
 }

@@ -19,12 +19,12 @@ namespace testing_support {
 struct HttpTestSetup {
   std::vector<std::string> keys;  // none: no authentication
   server::http::HttpOptions options;
-  server::BatcherConfig batcher = CoreService::DefaultConfig();
-  server::RequestLimits limits;  // auto_truncate also goes to /info
+  server::core::BatcherConfig batcher = CoreService::DefaultConfig();
+  server::core::RequestLimits limits;  // auto_truncate also goes to /info
   std::string model_name = "test-model";
   // The heads the model "has" (FakeBackend computes them), set before the
   // server's threads start.
-  server::ModelHeads heads;
+  server::core::ModelHeads heads;
 };
 
 class HttpTestServer {
@@ -33,7 +33,7 @@ class HttpTestServer {
   explicit HttpTestServer(HttpTestSetup setup);
   explicit HttpTestServer(std::vector<std::string> keys = {},
                           server::http::HttpOptions options = {},
-                          server::BatcherConfig batcher = CoreService::DefaultConfig());
+                          server::core::BatcherConfig batcher = CoreService::DefaultConfig());
   // Releases a held backend, then stops the server before the core.
   ~HttpTestServer();
   HttpTestServer(const HttpTestServer&) = delete;
@@ -57,8 +57,8 @@ class HttpTestServer {
 
  private:
   std::unique_ptr<CoreService> core_;
-  server::ApiKeys keys_;
-  std::unique_ptr<server::ServedModels> served_;
+  server::core::ApiKeys keys_;
+  std::unique_ptr<server::core::ServedModels> served_;
   std::unique_ptr<server::http::HttpServer> server_;
 };
 

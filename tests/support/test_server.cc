@@ -20,7 +20,7 @@ server::ServerConfig TestServerConfig(const std::string& model_dir) {
 }
 
 std::unique_ptr<server::EncoderServer> StartServer(const server::ServerConfig& config,
-                                                   server::BatcherObserver* observer) {
+                                                   server::core::BatcherObserver* observer) {
   auto server = server::EncoderServer::Start(config, observer);
   EXPECT_TRUE(server.ok()) << server.status();
   return server.ok() ? *std::move(server) : nullptr;

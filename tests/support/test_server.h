@@ -26,8 +26,8 @@ namespace testing_support {
 server::ServerConfig TestServerConfig(const std::string& model_dir);
 
 // EncoderServer::Start; a failure fails the current test and returns null.
-std::unique_ptr<server::EncoderServer> StartServer(const server::ServerConfig& config,
-                                                   server::BatcherObserver* observer = nullptr);
+std::unique_ptr<server::EncoderServer> StartServer(
+    const server::ServerConfig& config, server::core::BatcherObserver* observer = nullptr);
 
 // A TestModel and an EncoderServer on it, started at construction and
 // stopped at destruction, before the model's directory goes.

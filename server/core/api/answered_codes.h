@@ -18,7 +18,7 @@
 
 #include "absl/status/status.h"
 
-namespace server {
+namespace server::core {
 
 inline constexpr std::array<absl::StatusCode, 10> kAnsweredCodes = {
     absl::StatusCode::kOk,
@@ -40,4 +40,4 @@ inline absl::StatusCode AnsweredCode(absl::StatusCode code) {
   return absl::StatusCode::kInternal;
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -9,7 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 std::array<unsigned char, 32> Digest(absl::string_view text) {
@@ -78,4 +78,4 @@ absl::StatusOr<std::vector<std::string>> CollectApiKeys(const std::vector<std::s
   return keys;
 }
 
-}  // namespace server
+}  // namespace server::core

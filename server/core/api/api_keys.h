@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace server {
+namespace server::core {
 
 class ApiKeys {
  public:
@@ -36,4 +36,4 @@ class ApiKeys {
 absl::StatusOr<std::vector<std::string>> CollectApiKeys(const std::vector<std::string>& flag_keys,
                                                         const std::string& keys_file);
 
-}  // namespace server
+}  // namespace server::core

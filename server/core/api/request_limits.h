@@ -10,7 +10,7 @@
 
 #include "server/core/api/service_types.h"
 
-namespace server {
+namespace server::core {
 
 struct RequestLimits {
   int max_inputs_per_request = 64;
@@ -37,4 +37,4 @@ struct RequestLimits {
   int64_t max_output_vectors = 8192;
 };
 
-}  // namespace server
+}  // namespace server::core

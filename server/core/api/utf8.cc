@@ -2,7 +2,7 @@
 
 #include "engine/tokenizer.h"
 
-namespace server {
+namespace server::core {
 
 bool IsValidUtf8(std::string_view text, size_t* error_offset) {
   const size_t bad = engine::FindInvalidUtf8(text);
@@ -11,4 +11,4 @@ bool IsValidUtf8(std::string_view text, size_t* error_offset) {
   return false;
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -11,7 +11,7 @@
 #include "absl/types/span.h"
 #include "engine/encoder.h"
 
-namespace server {
+namespace server::core {
 
 // Which output of the model an input wants: its embedding (pooled or per
 // token), its classifier's raw logits, its sparse weights (SPLADE's masked-LM
@@ -89,4 +89,4 @@ class Backend {
   }
 };
 
-}  // namespace server
+}  // namespace server::core

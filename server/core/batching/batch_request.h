@@ -13,7 +13,7 @@
 #include "server/core/batching/backend.h"
 #include "server/core/batching/clock.h"
 
-namespace server {
+namespace server::core {
 
 struct BatcherConfig {
   int64_t max_batch_tokens = 16384;  // real (unpadded) tokens per engine batch
@@ -67,4 +67,4 @@ struct BatchRequest {
   std::function<void(absl::StatusOr<std::vector<InputOutput>>)> done;
 };
 
-}  // namespace server
+}  // namespace server::core

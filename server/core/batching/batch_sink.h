@@ -8,7 +8,7 @@
 
 #include "server/core/batching/batch_request.h"
 
-namespace server {
+namespace server::core {
 
 class Batcher;
 
@@ -33,4 +33,4 @@ class BatcherSink : public BatchSink {
   Batcher* const batcher_;
 };
 
-}  // namespace server
+}  // namespace server::core

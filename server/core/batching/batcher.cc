@@ -10,7 +10,7 @@
 #include "common/mutex.h"
 #include "server/core/batching/request_queue.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 using common::MutexLock;
@@ -491,4 +491,4 @@ void Batcher::State::Fail(PendingRequest& request, absl::Status status) {
   if (request.TryClaim()) request.request->done(std::move(status));
 }
 
-}  // namespace server
+}  // namespace server::core

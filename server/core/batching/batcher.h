@@ -46,7 +46,7 @@
 #include "server/core/batching/batch_request.h"
 #include "server/core/batching/clock.h"
 
-namespace server {
+namespace server::core {
 
 class Batcher {
  public:
@@ -104,4 +104,4 @@ class Batcher {
   std::unique_ptr<State> state_;
 };
 
-}  // namespace server
+}  // namespace server::core

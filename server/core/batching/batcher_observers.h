@@ -6,7 +6,7 @@
 
 #include "server/core/batching/batch_request.h"
 
-namespace server {
+namespace server::core {
 
 class BatcherObservers : public BatcherObserver {
  public:
@@ -31,4 +31,4 @@ class BatcherObservers : public BatcherObserver {
   std::vector<BatcherObserver*> observers_;
 };
 
-}  // namespace server
+}  // namespace server::core

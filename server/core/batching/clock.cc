@@ -1,6 +1,6 @@
 #include "server/core/batching/clock.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 class SteadyClock : public Clock {
@@ -20,4 +20,4 @@ Clock* SystemClock() {
   return clock;
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -5,7 +5,7 @@
 
 #include "common/mutex.h"
 
-namespace server {
+namespace server::core {
 
 class Clock {
  public:
@@ -22,4 +22,4 @@ class Clock {
 // The real clock.
 Clock* SystemClock();
 
-}  // namespace server
+}  // namespace server::core

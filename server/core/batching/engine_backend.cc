@@ -4,7 +4,7 @@
 
 #include "server/core/batching/kept_rows.h"
 
-namespace server {
+namespace server::core {
 
 const engine::SentencePipeline EngineBackend::kNoPipeline;
 
@@ -131,4 +131,4 @@ absl::Status EngineBackend::Multi(const engine::Sequence& sequence, int index,
   return absl::OkStatus();
 }
 
-}  // namespace server
+}  // namespace server::core

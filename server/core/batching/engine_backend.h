@@ -14,7 +14,7 @@
 #include "engine/sentence_pipeline.h"
 #include "server/core/batching/backend.h"
 
-namespace server {
+namespace server::core {
 
 class EngineBackend : public Backend {
  public:
@@ -47,4 +47,4 @@ class EngineBackend : public Backend {
   std::vector<uint8_t> keep_;      // Multi's per-token flags (a document's skiplist)
 };
 
-}  // namespace server
+}  // namespace server::core

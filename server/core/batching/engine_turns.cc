@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-namespace server {
+namespace server::core {
 namespace {
 
 // The weight of the latest part in the time-per-token average: recent
@@ -125,4 +125,4 @@ absl::Status TurnTakingBackend::Run(absl::Span<const engine::Sequence> batch,
   return absl::OkStatus();
 }
 
-}  // namespace server
+}  // namespace server::core

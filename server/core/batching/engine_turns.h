@@ -27,7 +27,7 @@
 #include "server/core/batching/backend.h"
 #include "server/core/batching/clock.h"
 
-namespace server {
+namespace server::core {
 
 class EngineTurns {
  public:
@@ -104,4 +104,4 @@ class TurnTakingBackend : public Backend {
   Clock::duration part_yielded_{};  // of the part in progress
 };
 
-}  // namespace server
+}  // namespace server::core

@@ -2,7 +2,7 @@
 
 #include "absl/types/span.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 using engine::Pooling;
@@ -60,4 +60,4 @@ TokenRows RowsTheBatchNeeds(const engine::Encoder& encoder,
   return rows;
 }
 
-}  // namespace server
+}  // namespace server::core

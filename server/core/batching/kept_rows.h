@@ -9,7 +9,7 @@
 #include "engine/sentence_pipeline.h"
 #include "server/core/batching/backend.h"
 
-namespace server {
+namespace server::core {
 
 // The rows input `spec` reads: kFirst, kLast, or kAll where it needs more
 // than one token (or cannot say).
@@ -23,4 +23,4 @@ engine::TokenRows RowsTheBatchNeeds(const engine::Encoder& encoder,
                                     const engine::SentencePipeline& pipeline,
                                     absl::Span<const OutputSpec> specs);
 
-}  // namespace server
+}  // namespace server::core

@@ -4,7 +4,7 @@
 #include <chrono>
 #include <utility>
 
-namespace server {
+namespace server::core {
 
 void RequestQueue::Push(std::shared_ptr<PendingRequest> request) {
   const std::vector<TokenizedInput>& inputs = request->request->inputs;
@@ -98,4 +98,4 @@ Clock::duration BatchCostModel::Predict(int64_t batches, int64_t tokens) const {
   return std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -15,7 +15,7 @@
 #include "server/core/batching/batch_request.h"
 #include "server/core/batching/clock.h"
 
-namespace server {
+namespace server::core {
 
 // A request accepted by the batcher, with the results gathered so far.
 struct PendingRequest {
@@ -98,4 +98,4 @@ class BatchCostModel {
   double mean_per_token_ = 0;
 };
 
-}  // namespace server
+}  // namespace server::core

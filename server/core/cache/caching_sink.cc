@@ -31,7 +31,7 @@
 #include "common/mutex.h"
 #include "server/core/cache/caching_sink.h"
 
-namespace server {
+namespace server::core {
 
 namespace {
 
@@ -211,4 +211,4 @@ void CachingSink::Submit(std::unique_ptr<BatchRequest> request) {
   join->Arrived(0, nullptr);  // the guard
 }
 
-}  // namespace server
+}  // namespace server::core

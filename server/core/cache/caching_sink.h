@@ -12,7 +12,7 @@
 #include "server/core/batching/clock.h"
 #include "server/core/cache/result_cache.h"
 
-namespace server {
+namespace server::core {
 
 class CachingSink : public BatchSink {
  public:
@@ -39,4 +39,4 @@ class CachingSink : public BatchSink {
   std::shared_ptr<const Route> route_;
 };
 
-}  // namespace server
+}  // namespace server::core

@@ -4,7 +4,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace server {
+namespace server::core {
 namespace {
 
 // Every field of these structs is written into the key below. A new field
@@ -155,4 +155,4 @@ std::vector<std::string> ResultCache::KeysByRecency() const {
   return keys;
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -48,7 +48,7 @@
 #include "server/core/batching/backend.h"
 #include "server/core/batching/batch_request.h"
 
-namespace server {
+namespace server::core {
 
 // The key of one input of a request (see the top of this file).
 std::string ResultCacheKey(absl::string_view model, const TokenizedInput& input,
@@ -122,4 +122,4 @@ class ResultCache {
   int64_t bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
-}  // namespace server
+}  // namespace server::core

@@ -7,7 +7,7 @@
 #include "server/core/api/refusals.h"
 #include "server/core/requests/plans.h"
 
-namespace server {
+namespace server::core {
 
 EncodeDispatcher::EncodeDispatcher(const InputTokenizer* inputs, Batcher* batcher,
                                    ServerMetrics* metrics)
@@ -88,4 +88,4 @@ void EncodeDispatcher::EnableCache(ResultCache* cache, std::string model, Clock*
   metrics_->AddCacheSeries();
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -25,7 +25,7 @@
 #include "server/core/requests/input_tokenizer.h"
 #include "server/core/requests/late_chunking.h"
 
-namespace server {
+namespace server::core {
 
 class EncodeDispatcher {
  public:
@@ -89,4 +89,4 @@ class EncodeDispatcher {
   PlanRunner runner_;
 };
 
-}  // namespace server
+}  // namespace server::core

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <iterator>
 
-namespace server {
+namespace server::core {
 namespace {
 
 // A plan's parts, submitted one at a time from the previous part's answer.
@@ -67,4 +67,4 @@ void PlanRunner::RunParts(std::vector<std::unique_ptr<BatchRequest>> parts,
   SubmitNextPart(chain);
 }
 
-}  // namespace server
+}  // namespace server::core

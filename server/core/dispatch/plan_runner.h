@@ -20,7 +20,7 @@
 #include "server/core/metrics/metrics.h"
 #include "server/core/requests/plan.h"
 
-namespace server {
+namespace server::core {
 
 class PlanRunner {
  public:
@@ -74,4 +74,4 @@ class PlanRunner {
   std::atomic<bool> accepting_{true};
 };
 
-}  // namespace server
+}  // namespace server::core

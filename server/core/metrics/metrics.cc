@@ -4,7 +4,7 @@
 
 #include "server/core/metrics/metrics_buckets.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 using prometheus::BuildCounter;
@@ -217,4 +217,4 @@ void ServerMetrics::OnBatchDone(int inputs, int64_t tokens, Clock::duration engi
   batch_tokens_->Observe(static_cast<double>(tokens));
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -33,7 +33,7 @@
 #include "server/core/cache/result_cache.h"
 #include "server/core/metrics/metrics_calls.h"
 
-namespace server {
+namespace server::core {
 
 // encoder_model_info's labels.
 struct ModelInfoLabels {
@@ -137,4 +137,4 @@ class ServerMetrics : public BatcherObserver, public ResultCacheOwner {
   prometheus::Gauge* cache_bytes_ = nullptr;
 };
 
-}  // namespace server
+}  // namespace server::core

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <string>
 
-namespace server {
+namespace server::core {
 
 std::vector<double> DurationBuckets() {
   static constexpr const char* kE6[] = {"1", "1.5", "2.2", "3.3", "4.7", "6.8"};
@@ -30,4 +30,4 @@ std::vector<double> CountBuckets(int64_t limit) {
   return bounds;
 }
 
-}  // namespace server
+}  // namespace server::core

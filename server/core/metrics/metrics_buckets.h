@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace server {
+namespace server::core {
 
 // Seconds, geometric from 100 us to 10 s: the E6 series 1, 1.5, 2.2, 3.3,
 // 4.7, 6.8 in each decade (ratio about 1.47, six buckets per decade, 31 bounds).
@@ -17,4 +17,4 @@ std::vector<double> DurationBuckets();
 // (2^k and 1.5 * 2^k, ratio about 1.41), with `limit` itself as the last bound.
 std::vector<double> CountBuckets(int64_t limit);
 
-}  // namespace server
+}  // namespace server::core

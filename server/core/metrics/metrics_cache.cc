@@ -6,7 +6,7 @@
 
 #include "server/core/metrics/metrics.h"
 
-namespace server {
+namespace server::core {
 
 void ServerMetrics::AddCacheSeries() {
   if (cache_hits_ != nullptr) return;
@@ -55,4 +55,4 @@ void ServerMetrics::OnCacheEvicted() {
   if (cache_evictions_ != nullptr) cache_evictions_->Increment();
 }
 
-}  // namespace server
+}  // namespace server::core

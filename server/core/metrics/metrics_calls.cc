@@ -1,6 +1,6 @@
 #include "server/core/metrics/metrics_calls.h"
 
-namespace server {
+namespace server::core {
 
 const char* RpcName(Rpc rpc) {
   switch (rpc) {
@@ -53,4 +53,4 @@ std::vector<absl::StatusCode> AnswerableCodes(core::Transport transport, Rpc rpc
   return codes;
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -9,7 +9,7 @@
 #include "absl/status/status.h"
 #include "server/core/api/service_types.h"
 
-namespace server {
+namespace server::core {
 
 // The service's calls, as the `rpc` label names them (after encoder.v1's
 // RPCs; the HTTP routes count as the call they make: /v1/embeddings and
@@ -51,4 +51,4 @@ bool Serves(core::Transport transport, Rpc rpc);
 //   gRPC Tokenize: INTERNAL (a response too large to serialize).
 std::vector<absl::StatusCode> AnswerableCodes(core::Transport transport, Rpc rpc);
 
-}  // namespace server
+}  // namespace server::core

@@ -10,7 +10,7 @@
 
 #include "common/version.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 // The fields of /proc/self/stat this collector reads (see proc(5)).
@@ -125,4 +125,4 @@ std::vector<prometheus::MetricFamily> ProcessCollector::Collect() const {
   return families;
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -8,7 +8,7 @@
 #include <prometheus/collectable.h>
 #include <prometheus/metric_family.h>
 
-namespace server {
+namespace server::core {
 
 class ProcessCollector : public prometheus::Collectable {
  public:
@@ -24,4 +24,4 @@ class ProcessCollector : public prometheus::Collectable {
   double start_time_seconds_ = 0;  // Unix time; fixed for the process's life
 };
 
-}  // namespace server
+}  // namespace server::core

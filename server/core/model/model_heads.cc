@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace server {
+namespace server::core {
 
 std::string ServedOutputs(const ModelHeads& heads) {
   std::vector<std::string> served = {heads.sparse_default || heads.multi_vector_default
@@ -73,4 +73,4 @@ absl::Status CheckHead(const ModelHeads& heads, HeadRequest request) {
   return status;
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -8,7 +8,7 @@
 #include "absl/status/status.h"
 #include "server/core/model/model_loader.h"
 
-namespace server {
+namespace server::core {
 
 // The payload that marks a FAILED_PRECONDITION as a missing head (TEI
 // answers that 424, a tokenizer-less model's text input 422).
@@ -29,4 +29,4 @@ std::string ServedOutputs(const ModelHeads& heads);
 // cross-encoder).
 absl::Status CheckHead(const ModelHeads& heads, HeadRequest request);
 
-}  // namespace server
+}  // namespace server::core

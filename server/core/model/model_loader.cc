@@ -12,7 +12,7 @@
 #include "engine/hub_cache.h"
 #include "server/core/model/model_name.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 // Whether tokenizer.json or vocab.txt is in `dir` (a dangling symlink counts).
@@ -157,4 +157,4 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
   return model;
 }
 
-}  // namespace server
+}  // namespace server::core

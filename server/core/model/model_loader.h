@@ -14,7 +14,7 @@
 #include "engine/tokenizer.h"
 #include "server/core/model/quantize.h"
 
-namespace server {
+namespace server::core {
 
 // The task heads a model serves besides embeddings (engine/heads.h).
 struct ModelHeads {
@@ -97,4 +97,4 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
                                       const engine::EncoderOptions& options,
                                       const std::string& served_name = "");
 
-}  // namespace server
+}  // namespace server::core

@@ -5,7 +5,7 @@
 
 #include "engine/hub_cache.h"
 
-namespace server {
+namespace server::core {
 
 std::string DefaultModelName(const std::string& model_path, const std::string& working_dir) {
   std::filesystem::path path(model_path);
@@ -18,4 +18,4 @@ std::string DefaultModelName(const std::string& model_path, const std::string& w
   return name.empty() ? path.string() : name;
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace server {
+namespace server::core {
 
 // The name when --served-model-name does not give one: the Hugging Face
 // repo id when the path shows it (a hub cache snapshot
@@ -15,4 +15,4 @@ namespace server {
 // the working directory's name).
 std::string DefaultModelName(const std::string& model_path, const std::string& working_dir);
 
-}  // namespace server
+}  // namespace server::core

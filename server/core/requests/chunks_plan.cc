@@ -9,7 +9,7 @@
 
 #include "common/status_macros.h"
 
-namespace server {
+namespace server::core {
 absl::StatusOr<Plan<core::ChunksResult>> PlanLateChunks(const InputTokenizer& input_tokenizer,
                                                         const core::ChunksRequest& request) {
   auto part = std::make_unique<BatchRequest>();
@@ -27,4 +27,4 @@ absl::StatusOr<Plan<core::ChunksResult>> PlanLateChunks(const InputTokenizer& in
       });
 }
 
-}  // namespace server
+}  // namespace server::core

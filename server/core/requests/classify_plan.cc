@@ -12,7 +12,7 @@
 #include "server/core/model/model_heads.h"
 #include "server/core/requests/head_results.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 using core::Input;
@@ -56,4 +56,4 @@ absl::StatusOr<Plan<core::ClassifyResult>> PlanClassify(const InputTokenizer& in
       });
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -15,7 +15,7 @@
 #include "server/core/model/model_heads.h"
 #include "server/core/requests/long_inputs.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 using core::EncodeRequest;
@@ -351,4 +351,4 @@ absl::StatusOr<Plan<core::EncodeResult>> PlanEncode(const InputTokenizer& input_
       });
 }
 
-}  // namespace server
+}  // namespace server::core

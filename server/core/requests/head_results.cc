@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-namespace server {
+namespace server::core {
 
 core::ClassifyResult ToClassifyResult(std::vector<InputOutput> outputs,
                                       const engine::ClassifierHead& head, bool raw_scores) {
@@ -143,4 +143,4 @@ core::MultiResult ToMultiResult(std::vector<InputOutput> outputs, const core::Mu
   return result;
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -12,7 +12,7 @@
 #include "server/core/api/service_types.h"
 #include "server/core/batching/backend.h"
 
-namespace server {
+namespace server::core {
 
 // Each output's logits as label scores (the head's activation applied unless
 // `raw_scores`), by descending score, ties by label id.
@@ -41,4 +41,4 @@ core::SparseResult ToSparseResult(std::vector<InputOutput> outputs,
 core::MultiResult ToMultiResult(std::vector<InputOutput> outputs, const core::MultiRequest& request,
                                 const engine::Tokenizer* tokenizer);
 
-}  // namespace server
+}  // namespace server::core

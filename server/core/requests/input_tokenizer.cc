@@ -10,7 +10,7 @@
 #include "server/core/api/input_error.h"
 #include "server/core/api/utf8.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 using core::Input;
@@ -336,4 +336,4 @@ std::optional<int> InputTokenizer::WindowOverlap(int window_tokens) const {
   return std::clamp(*limits_.window_overlap_tokens, 0, std::max(0, window_tokens - 1));
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -22,7 +22,7 @@
 #include "server/core/model/model_loader.h"
 #include "server/core/requests/token_layout.h"
 
-namespace server {
+namespace server::core {
 
 class InputTokenizer {
  public:
@@ -114,4 +114,4 @@ void AppendRange(std::vector<T>* out, const std::vector<T>& values, size_t begin
               values.begin() + static_cast<std::ptrdiff_t>(end));
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -9,7 +9,7 @@
 #include "engine/tokenizer.h"
 #include "server/core/api/utf8.h"
 
-namespace server::chunking {
+namespace server::core::chunking {
 namespace {
 
 bool IsContinuationByte(char byte) { return (static_cast<unsigned char>(byte) & 0xC0) == 0x80; }
@@ -293,4 +293,4 @@ absl::StatusOr<core::ChunksResult> PoolChunks(const LoadedModel& model, const Ch
   return result;
 }
 
-}  // namespace server::chunking
+}  // namespace server::core::chunking

@@ -49,9 +49,7 @@
 #include "server/core/model/model_loader.h"
 #include "server/core/requests/input_tokenizer.h"
 
-namespace server {
-namespace core {
-
+namespace server::core {
 // [start, end) in code points of the text.
 struct ChunkSpan {
   int start = 0;
@@ -85,8 +83,6 @@ struct ChunksResult {
   int windows = 0;                     // sequences the engine ran
   int64_t tokens = 0;                  // the text's tokens (no special tokens)
 };
-
-}  // namespace core
 
 namespace chunking {
 
@@ -159,4 +155,4 @@ absl::StatusOr<core::ChunksResult> PoolChunks(const LoadedModel& model, const Ch
                                               const std::vector<InputOutput>& outputs);
 
 }  // namespace chunking
-}  // namespace server
+}  // namespace server::core

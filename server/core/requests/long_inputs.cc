@@ -7,7 +7,7 @@
 #include "engine/encoder.h"
 #include "server/core/requests/head_results.h"
 
-namespace server::long_inputs {
+namespace server::core::long_inputs {
 
 core::LongInput Resolve(std::optional<core::LongInput> asked, std::optional<bool> truncate,
                         std::optional<core::LongInput> server_default, bool auto_truncate) {
@@ -107,4 +107,4 @@ absl::StatusOr<core::RerankResult> RankBestWindows(const std::vector<int>& windo
   return result;
 }
 
-}  // namespace server::long_inputs
+}  // namespace server::core::long_inputs

@@ -62,7 +62,7 @@
 #include "server/core/api/service_types.h"
 #include "server/core/batching/backend.h"
 
-namespace server::long_inputs {
+namespace server::core::long_inputs {
 
 // The choice for a request (above): `asked` (long_input), else `truncate`,
 // else `server_default`, else auto_truncate's.
@@ -101,4 +101,4 @@ absl::StatusOr<core::RerankResult> RankBestWindows(const std::vector<int>& windo
                                                    const core::RerankRequest& request,
                                                    engine::ScoreActivation activation);
 
-}  // namespace server::long_inputs
+}  // namespace server::core::long_inputs

@@ -14,7 +14,7 @@
 #include "server/core/model/model_heads.h"
 #include "server/core/requests/head_results.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 absl::StatusOr<std::unique_ptr<BatchRequest>> BuildMulti(const InputTokenizer& input_tokenizer,
@@ -88,4 +88,4 @@ absl::StatusOr<Plan<core::MultiResult>> PlanMulti(const InputTokenizer& input_to
       });
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -14,7 +14,7 @@
 #include "server/core/batching/backend.h"
 #include "server/core/batching/batch_request.h"
 
-namespace server {
+namespace server::core {
 
 template <typename Result>
 struct Plan {
@@ -37,4 +37,4 @@ Plan<Result> OnePartPlan(std::unique_ptr<BatchRequest> part, Finish finish) {
   return plan;
 }
 
-}  // namespace server
+}  // namespace server::core

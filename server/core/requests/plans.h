@@ -18,7 +18,7 @@
 #include "server/core/requests/late_chunking.h"
 #include "server/core/requests/plan.h"
 
-namespace server {
+namespace server::core {
 
 // encode_plan.cc: embeddings and token states, pooled as the request or the
 // model says; window mode (long_inputs.h) when the request runs in it.
@@ -65,4 +65,4 @@ absl::StatusOr<engine::Encoding> TokenizeText(const InputTokenizer& input_tokeni
 absl::StatusOr<std::string> DecodeIds(const InputTokenizer& input_tokenizer,
                                       const core::DecodeRequest& request);
 
-}  // namespace server
+}  // namespace server::core

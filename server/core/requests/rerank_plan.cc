@@ -15,7 +15,7 @@
 #include "server/core/requests/head_results.h"
 #include "server/core/requests/long_inputs.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 using core::InputProblem;
@@ -299,4 +299,4 @@ absl::StatusOr<Plan<core::RerankResult>> PlanRerank(const InputTokenizer& input_
   return plan;
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -12,7 +12,7 @@
 #include "server/core/model/model_heads.h"
 #include "server/core/requests/head_results.h"
 
-namespace server {
+namespace server::core {
 namespace {
 
 absl::StatusOr<std::unique_ptr<BatchRequest>> BuildSparse(const InputTokenizer& input_tokenizer,
@@ -51,4 +51,4 @@ absl::StatusOr<Plan<core::SparseResult>> PlanSparse(const InputTokenizer& input_
       });
 }
 
-}  // namespace server
+}  // namespace server::core

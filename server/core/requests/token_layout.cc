@@ -4,7 +4,7 @@
 #include <cstddef>
 #include <string_view>
 
-namespace server {
+namespace server::core {
 
 absl::StatusOr<Specials> SpecialsOf(const engine::Tokenizer& tokenizer) {
   constexpr std::string_view kProbe = "a";
@@ -79,4 +79,4 @@ absl::StatusOr<PairLayout> PairLayoutOf(const engine::Tokenizer& tokenizer) {
   return layout;
 }
 
-}  // namespace server
+}  // namespace server::core

@@ -10,7 +10,7 @@
 #include "absl/status/statusor.h"
 #include "engine/tokenizer.h"
 
-namespace server {
+namespace server::core {
 
 // Before and after one text: [CLS] ... [SEP], <s> ... </s>.
 struct Specials {
@@ -30,4 +30,4 @@ struct PairLayout {
 
 absl::StatusOr<PairLayout> PairLayoutOf(const engine::Tokenizer& tokenizer);
 
-}  // namespace server
+}  // namespace server::core

@@ -4,7 +4,7 @@
 
 #include "common/status_macros.h"
 
-namespace server {
+namespace server::core {
 absl::StatusOr<engine::Encoding> TokenizeText(const InputTokenizer& input_tokenizer,
                                               const core::TokenizeRequest& request) {
   const LoadedModel& model = input_tokenizer.model();
@@ -32,4 +32,4 @@ absl::StatusOr<std::string> DecodeIds(const InputTokenizer& input_tokenizer,
   return model.tokenizer->Decode(request.ids, request.skip_special_tokens);
 }
 
-}  // namespace server
+}  // namespace server::core
