@@ -120,7 +120,8 @@ TEST(ModelDirectoryTest, ListsOnceAndKnowsFilesFromFolders) {
   absl::StatusOr<std::unique_ptr<ModelDirectory>> directory = ModelDirectory::Open(dir, &reader);
   ASSERT_TRUE(directory.ok()) << directory.status();
   EXPECT_TRUE((*directory)->Has("config.json"));
-  EXPECT_FALSE((*directory)->Has("1_Pooling"));  // a folder, not a file
+  EXPECT_TRUE((*directory)->Has("1_Pooling"));  // listed; reading it is the error
+  EXPECT_FALSE((*directory)->HasFolder("config.json"));
   EXPECT_TRUE((*directory)->HasFolder("1_Pooling"));
   EXPECT_TRUE((*directory)->Has("1_Pooling/config.json"));
   EXPECT_FALSE((*directory)->Has("2_Dense/config.json"));

@@ -60,8 +60,10 @@ class ModelDirectory {
   // and for the files the engine maps.
   std::string PathOf(const std::string& name) const;
 
-  // Whether `name` is listed: a file (or a dangling symlink), or with
-  // HasFolder a folder. A folder is listed on its first question.
+  // Whether `name` is listed (anything: a file, a dangling symlink, or a
+  // folder, which reading then refuses naming it, as the file system would),
+  // or with HasFolder listed as a folder. A folder is listed on its first
+  // question.
   bool Has(const std::string& name);
   bool HasFolder(const std::string& name);
 

@@ -91,7 +91,7 @@ bool ModelDirectory::Has(const std::string& name) {
   const std::map<std::string, bool>& listing =
       Listing(slash == std::string::npos ? "" : name.substr(0, slash));
   const auto found = listing.find(slash == std::string::npos ? name : name.substr(slash + 1));
-  return found != listing.end() && !found->second;
+  return found != listing.end();
 }
 
 bool ModelDirectory::HasFolder(const std::string& name) {
