@@ -6,9 +6,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/commands.h"
+#include "engine/model_directory.h"
 #include "families/architecture.h"
 #include "heads/heads.h"
-#include "engine/model_directory.h"
 #include "io/checkpoint.h"
 #include "nlohmann/json.hpp"
 

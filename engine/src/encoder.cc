@@ -160,9 +160,9 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(ModelDirectory& directory
     // The checkpoint (and its file mappings) lives only while weights are copied.
     ASSIGN_OR_RETURN(const std::unique_ptr<Checkpoint> checkpoint,
                      Checkpoint::Open(directory, architecture.names.task_prefixes));
-    ASSIGN_OR_RETURN(impl->weights, LoadWeights(*checkpoint, architecture, impl->config,
-                                                options.precision, &impl->cache,
-                                                &impl->int8_cache));
+    ASSIGN_OR_RETURN(impl->weights,
+                     LoadWeights(*checkpoint, architecture, impl->config, options.precision,
+                                 &impl->cache, &impl->int8_cache));
     // The heads run in float whatever the precision; a tied decoder reads
     // the word embeddings, which the encoder keeps as float.
     ASSIGN_OR_RETURN(impl->classifier, LoadClassifier(*checkpoint, architecture.names.classifier,
@@ -178,8 +178,8 @@ absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(ModelDirectory& directory
                                               &impl->classifier, &impl->pair_prompt));
     }
   }
-  RETURN_IF_ERROR(LoadTokenHeadsIfAny(directory, sources, impl->config.hidden_size,
-                                      &impl->lexical, &impl->multi_vector));
+  RETURN_IF_ERROR(LoadTokenHeadsIfAny(directory, sources, impl->config.hidden_size, &impl->lexical,
+                                      &impl->multi_vector));
   // Load's temporaries are freed, but glibc may keep freed heap pages (its
   // mmap threshold grows with large frees); hand them back so resident
   // memory after load is the weights, not their conversion.

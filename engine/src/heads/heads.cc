@@ -181,9 +181,8 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadCausalLmScorer(
     const auto found = config_json.find(names.tie_key);
     if (found != config_json.end() && !found->is_null()) {
       if (!found->is_boolean()) {
-        return absl::InvalidArgumentError(absl::StrCat(source, ": \"", names.tie_key,
-                                                       "\" must be true or false, got ",
-                                                       found->dump()));
+        return absl::InvalidArgumentError(absl::StrCat(
+            source, ": \"", names.tie_key, "\" must be true or false, got ", found->dump()));
       }
       tied = found->get<bool>();
     }

@@ -74,8 +74,8 @@ absl::StatusOr<std::unique_ptr<LexicalWeightsHead>> LoadLexicalWeights(
   return head;
 }
 
-absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadBgeM3ColbertIfAny(
-    ModelDirectory& directory, int64_t hidden) {
+absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadBgeM3ColbertIfAny(ModelDirectory& directory,
+                                                                          int64_t hidden) {
   if (!directory.Has(kColbertFile)) return nullptr;
   const std::string path = directory.PathOf(kColbertFile);
   absl::StatusOr<HeadLinear> linear =

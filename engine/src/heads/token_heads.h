@@ -47,8 +47,8 @@ absl::StatusOr<std::unique_ptr<LexicalWeightsHead>> LoadLexicalWeights(
 
 // Null (and OK) when the directory has no colbert_linear.pt; else its
 // Linear(hidden, D), skipping the first token as bge-m3 does.
-absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadBgeM3ColbertIfAny(
-    ModelDirectory& directory, int64_t hidden);
+absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadBgeM3ColbertIfAny(ModelDirectory& directory,
+                                                                          int64_t hidden);
 
 // The (id, weight) pairs of one sequence ([tokens, H] states, `ids` its
 // token ids) above zero, by descending weight (ties: lower id first), at

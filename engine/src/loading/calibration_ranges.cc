@@ -28,8 +28,8 @@ absl::StatusOr<CalibrationRanges> ParseCalibrationRanges(const nlohmann::json& d
     return Bad(source, "\"ranges\" is not two rows");
   }
   if ((*rows)[0].size() != (*rows)[1].size() || (*rows)[0].empty()) {
-    return Bad(source, absl::StrCat("its rows have ", (*rows)[0].size(), " and ",
-                                    (*rows)[1].size(), " values"));
+    return Bad(source, absl::StrCat("its rows have ", (*rows)[0].size(), " and ", (*rows)[1].size(),
+                                    " values"));
   }
   CalibrationRanges ranges;
   for (int row = 0; row < 2; ++row) {

@@ -39,9 +39,9 @@ class SharedParts {
   absl::StatusOr<const SentencePipeline*> pipeline() {
     if (!pipeline_.has_value()) {
       // A causal model's first token sees only itself: it pools the last.
-      ASSIGN_OR_RETURN(pipeline_, ReadSentencePipeline(*directory_, config_->causal
-                                                                        ? Pooling::kLastToken
-                                                                        : Pooling::kCls));
+      ASSIGN_OR_RETURN(
+          pipeline_,
+          ReadSentencePipeline(*directory_, config_->causal ? Pooling::kLastToken : Pooling::kCls));
     }
     return &*pipeline_;
   }

@@ -23,8 +23,7 @@ absl::StatusOr<std::vector<DirectoryEntry>> ModelFileReader::List(const std::str
     // stat follows symlinks (a cache snapshot's entries are links to blobs);
     // one that leads nowhere is listed as a file.
     struct stat st;
-    const bool is_directory =
-        stat((path + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+    const bool is_directory = stat((path + "/" + name).c_str(), &st) == 0 && S_ISDIR(st.st_mode);
     entries.push_back({name, is_directory});
   }
   closedir(dir);
@@ -118,8 +117,8 @@ absl::StatusOr<const nlohmann::json*> ModelDirectory::Json(const std::string& na
   try {
     *document = nlohmann::json::parse(*text);
   } catch (const nlohmann::json::parse_error& error) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        PathOf(name), ": ", DescribeJsonSyntaxError(*text, error.byte, error.what())));
+    return absl::InvalidArgumentError(
+        absl::StrCat(PathOf(name), ": ", DescribeJsonSyntaxError(*text, error.byte, error.what())));
   } catch (const nlohmann::json::exception& error) {  // a number out of range, ...
     return absl::InvalidArgumentError(
         absl::StrCat(PathOf(name), ": not valid JSON: ", error.what()));
@@ -140,8 +139,7 @@ absl::StatusOr<const nlohmann::json*> ModelDirectory::JsonObject(const std::stri
   return document;
 }
 
-absl::StatusOr<const nlohmann::json*> ModelDirectory::JsonObjectIfPresent(
-    const std::string& name) {
+absl::StatusOr<const nlohmann::json*> ModelDirectory::JsonObjectIfPresent(const std::string& name) {
   if (!Has(name)) return nullptr;
   return JsonObject(name);
 }

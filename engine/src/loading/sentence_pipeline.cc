@@ -227,9 +227,8 @@ absl::Status ReadSplade(ModelDirectory& directory, const std::string& folder,
   const std::string path = directory.PathOf(InFolder(folder, "config.json"));
   ASSIGN_OR_RETURN(const json* config, ReadJsonObject(directory, InFolder(folder, "config.json")));
   const auto refuse = [&path](const char* key, const json& value, const char* supported) {
-    return absl::UnimplementedError(
-        absl::StrCat(path, ": unsupported ", key, " ", value.dump(), " (supported: ", supported,
-                     ")"));
+    return absl::UnimplementedError(absl::StrCat(path, ": unsupported ", key, " ", value.dump(),
+                                                 " (supported: ", supported, ")"));
   };
   options->pooling = SparsePooling::kMax;
   if (const auto found = config->find("pooling_strategy");
@@ -457,8 +456,7 @@ absl::StatusOr<SentencePipeline> ReadSentencePipeline(const std::string& model_d
   return ReadSentencePipeline(*directory, fallback);
 }
 
-absl::StatusOr<SentencePipeline> ReadSentencePipeline(ModelDirectory& directory,
-                                                      Pooling fallback) {
+absl::StatusOr<SentencePipeline> ReadSentencePipeline(ModelDirectory& directory, Pooling fallback) {
   const std::string& model_dir = directory.path();
   SentencePipeline pipeline;
   pipeline.pooling = {fallback};

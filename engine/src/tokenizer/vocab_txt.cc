@@ -110,7 +110,8 @@ absl::StatusOr<TokenizerSpec> ReadVocabTxt(const std::string& vocab_path,
   absl::StatusOr<std::string> text = ReadModelFile(vocab_path);
   if (!text.ok()) return text.status();
   std::error_code ec;
-  if (!std::filesystem::exists(config_path, ec)) return ParseVocabTxt(*text, vocab_path, nullptr, "");
+  if (!std::filesystem::exists(config_path, ec))
+    return ParseVocabTxt(*text, vocab_path, nullptr, "");
   absl::StatusOr<std::string> config = ReadModelFile(config_path);
   if (!config.ok()) return config.status();
   return ParseVocabTxt(*text, vocab_path, &*config, config_path);
