@@ -133,6 +133,28 @@ TEST(ConfigRefusalTest, TheServedValuesLoad) {
   EXPECT_FALSE(contents->encoder->config().causal);
 }
 
+TEST(ConfigRefusalTest, AnUntiedMaskedLmHeadWithoutItsDecoder) {
+  // The random masked-LM head is tied (no decoder weight written).
+  RandomModelSpec spec = testing::TinySpec();
+  spec.head = RandomHead::kMaskedLm;
+  spec.config_overrides = R"({"tie_word_embeddings": false})";
+  const std::string dir = testing_support::MakeTempDir("refusal_untied_");
+  ASSERT_TRUE(WriteRandomModel(dir, spec).ok());
+  absl::StatusOr<ModelContents> contents = LoadModelContents(dir, EncoderOptions{});
+  ASSERT_FALSE(contents.ok());
+  EXPECT_EQ(std::string(contents.status().message()),
+            dir +
+                "/config.json: unsupported tie_word_embeddings false without the tensor "
+                "cls.predictions.decoder.weight (supported: true, the decoder tied to the "
+                "word embeddings)");
+  spec.config_overrides = R"({"tie_word_embeddings": true})";
+  const std::string tied = testing_support::MakeTempDir("refusal_tied_");
+  ASSERT_TRUE(WriteRandomModel(tied, spec).ok());
+  contents = LoadModelContents(tied, EncoderOptions{});
+  ASSERT_TRUE(contents.ok()) << contents.status();
+  EXPECT_TRUE(contents->encoder->has_masked_lm_head());
+}
+
 // The sentence-transformers modules' options, refused naming their file.
 class PipelineRefusalTest : public ::testing::Test {
  protected:

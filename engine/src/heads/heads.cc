@@ -250,7 +250,16 @@ absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(
       weights->decoder = weights->own_decoder.data();
     }
   } else {
-    weights->decoder = word_embeddings;  // tied
+    // Tied, as transformers ties it unless config.json's
+    // tie_word_embeddings is false: then the decoder is the checkpoint's
+    // own, and without it the head would be served with the wrong weights.
+    const auto tie = config_json.find("tie_word_embeddings");
+    if (tie != config_json.end() && *tie == false) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source, ": unsupported tie_word_embeddings false without the tensor ", names.decoder,
+          ".weight (supported: true, the decoder tied to the word embeddings)"));
+    }
+    weights->decoder = word_embeddings;
   }
   if (!settings->output_bias) {
     weights->bias.assign(static_cast<size_t>(v), 0.0f);
