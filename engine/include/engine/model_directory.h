@@ -47,8 +47,10 @@ const ModelFileReader& FileSystemReader();
 class ModelDirectory {
  public:
   // Lists `path` (NotFound or FailedPrecondition naming it when it is not a
-  // readable directory). `reader` must outlive the object; null: the file
-  // system's.
+  // directory). A directory that cannot be listed opens with nothing listed
+  // and listing_status() saying why: reading a file by name then names that
+  // file's own fault (a directory of mode 000: config.json's "Permission
+  // denied"). `reader` must outlive the object; null: the file system's.
   static absl::StatusOr<std::unique_ptr<ModelDirectory>> Open(
       const std::string& path, const ModelFileReader* reader = nullptr);
   ~ModelDirectory();
@@ -56,6 +58,7 @@ class ModelDirectory {
   ModelDirectory& operator=(const ModelDirectory&) = delete;
 
   const std::string& path() const { return path_; }
+  const absl::Status& listing_status() const { return listing_status_; }
   // `name` (relative, "1_Pooling/config.json") under path(), for messages
   // and for the files the engine maps.
   std::string PathOf(const std::string& name) const;
@@ -92,6 +95,7 @@ class ModelDirectory {
   std::map<std::string, std::string> texts_;
   std::map<std::string, std::unique_ptr<nlohmann::json>> documents_;
   std::set<std::string> mapped_;
+  absl::Status listing_status_;
 };
 
 }  // namespace engine

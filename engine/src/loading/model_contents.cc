@@ -85,6 +85,8 @@ absl::StatusOr<ModelContents> LoadModelContents(const std::string& model_dir,
   ASSIGN_OR_RETURN(const std::unique_ptr<ModelDirectory> directory,
                    ModelDirectory::Open(model_dir, reader));
   ASSIGN_OR_RETURN(const nlohmann::json* config_json, directory->Json(kConfigFile));
+  // config.json could be read, but the directory cannot be listed.
+  RETURN_IF_ERROR(directory->listing_status());
   ASSIGN_OR_RETURN(const ModelConfig config,
                    ReadModelConfig(*config_json, directory->PathOf(kConfigFile)));
   SharedParts parts(directory.get(), &config);

@@ -56,9 +56,13 @@ absl::StatusOr<std::unique_ptr<ModelDirectory>> ModelDirectory::Open(
   }
   std::unique_ptr<ModelDirectory> directory(
       new ModelDirectory(path, reader != nullptr ? reader : &FileSystemReader()));
-  ASSIGN_OR_RETURN(const std::vector<DirectoryEntry> entries, directory->reader_->List(path));
+  absl::StatusOr<std::vector<DirectoryEntry>> entries = directory->reader_->List(path);
   std::map<std::string, bool>& top = directory->listings_[""];
-  for (const DirectoryEntry& entry : entries) top[entry.name] = entry.is_directory;
+  if (!entries.ok()) {
+    directory->listing_status_ = entries.status();
+    return directory;
+  }
+  for (const DirectoryEntry& entry : *entries) top[entry.name] = entry.is_directory;
   return directory;
 }
 
