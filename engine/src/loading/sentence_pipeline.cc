@@ -1,7 +1,5 @@
 #include "engine/sentence_pipeline.h"
 
-#include <sys/stat.h>
-
 #include <memory>
 #include <optional>
 #include <utility>
