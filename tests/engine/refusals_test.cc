@@ -186,6 +186,21 @@ TEST_F(PipelineRefusalTest, SpladePoolingOptionsNotImplemented) {
                            "\"mean\" (supported: \"max\", \"sum\")");
 }
 
+TEST_F(PipelineRefusalTest, LowercasingBeforeACasedTokenizer) {
+  // The random model's vocab.txt tokenizer lowercases (do_lower_case in
+  // tokenizer_config.json): sentence-transformers' lowercasing changes nothing.
+  testing_support::WriteFile(dir_ + "/sentence_bert_config.json",
+                             R"({"max_seq_length": 32, "do_lower_case": true})");
+  ASSERT_TRUE(LoadModelContents(dir_, EncoderOptions{}).ok());
+  testing_support::WriteFile(dir_ + "/tokenizer_config.json", R"({"do_lower_case": false})");
+  EXPECT_EQ(Refusal(), dir_ +
+                           "/sentence_bert_config.json: unsupported do_lower_case true with a "
+                           "tokenizer that keeps case (supported: false, or a tokenizer that "
+                           "lowercases)");
+  testing_support::WriteFile(dir_ + "/sentence_bert_config.json", R"({"do_lower_case": false})");
+  EXPECT_TRUE(LoadModelContents(dir_, EncoderOptions{}).ok());
+}
+
 TEST_F(PipelineRefusalTest, DenseActivationAndPoolingModeNotImplemented) {
   testing_support::WriteFile(
       dir_ + "/modules.json",

@@ -14,6 +14,26 @@ constexpr char kConfigFile[] = "config.json";
 constexpr char kTokenizerJson[] = "tokenizer.json";
 constexpr char kVocabTxt[] = "vocab.txt";
 constexpr char kTokenizerConfig[] = "tokenizer_config.json";
+constexpr char kSentenceBertConfig[] = "sentence_bert_config.json";
+
+// sentence-transformers' Transformer module lowercases the text before its
+// tokenizer when sentence_bert_config.json says do_lower_case: served only
+// where the tokenizer lowercases anyway (an uncased vocabulary), else
+// refused. (Its max_seq_length is not applied: docs/models.md.)
+absl::Status CheckLowerCase(ModelDirectory& directory, const Tokenizer* tokenizer) {
+  ASSIGN_OR_RETURN(const nlohmann::json* config,
+                   directory.JsonObjectIfPresent(kSentenceBertConfig));
+  if (config == nullptr || tokenizer == nullptr) return absl::OkStatus();
+  const auto found = config->find("do_lower_case");
+  if (found == config->end() || *found != true) return absl::OkStatus();
+  absl::StatusOr<Encoding> upper = tokenizer->Encode("Hello World ABC");
+  absl::StatusOr<Encoding> lower = tokenizer->Encode("hello world abc");
+  if (upper.ok() && lower.ok() && upper->ids == lower->ids) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      directory.PathOf(kSentenceBertConfig),
+      ": unsupported do_lower_case true with a tokenizer that keeps case (supported: false, or "
+      "a tokenizer that lowercases)"));
+}
 
 // The tokenizer and the pipeline, each loaded on the first request (the
 // encoder's heads may ask before the loader does) and kept.
@@ -101,6 +121,7 @@ absl::StatusOr<ModelContents> LoadModelContents(const std::string& model_dir,
   contents.tokenizer = parts.TakeTokenizer();
   contents.tokenizer_status = parts.tokenizer_status();
   contents.tokenizer_file_listed = directory->Has(kTokenizerJson) || directory->Has(kVocabTxt);
+  RETURN_IF_ERROR(CheckLowerCase(*directory, contents.tokenizer.get()));
   RETURN_IF_ERROR(parts.pipeline());
   contents.pipeline = parts.TakePipeline();
   if (directory->Has(kCalibrationRangesFile)) {
