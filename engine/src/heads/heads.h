@@ -110,7 +110,7 @@ bool HasClassifier(const Checkpoint& checkpoint, const ClassifierHeadNames& name
 bool HasMaskedLm(const Checkpoint& checkpoint, const MaskedLmHeadNames& names, bool output_bias);
 
 // Null (and OK) when the checkpoint lacks the family's classifier tensors;
-// config.json (`config_text`, named `source` in errors) is read for the
+// config.json (`config_json`, named `source` in errors) is read for the
 // head's settings only when they are there, so a model without the head
 // never fails on them.
 absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoint& checkpoint,
