@@ -6,24 +6,27 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "cli/commands.h"
+#include "engine/model_directory.h"
 #include "families/architecture.h"
 #include "heads/heads.h"
 #include "io/checkpoint.h"
+#include "nlohmann/json.hpp"
 
 namespace cli {
 
 absl::Status RunInspect(const CommonOptions& common, std::ostream& out) {
   const std::string config_path =
       (std::filesystem::path(common.model_dir) / "config.json").string();
-  std::ifstream in(config_path);
-  if (!in) return absl::NotFoundError(absl::StrCat(config_path, ": cannot open"));
-  std::stringstream text;
-  text << in.rdbuf();
-  absl::StatusOr<engine::ModelConfig> config = engine::ParseModelConfig(text.str(), config_path);
+  absl::StatusOr<std::unique_ptr<engine::ModelDirectory>> directory =
+      engine::ModelDirectory::Open(common.model_dir);
+  if (!directory.ok()) return directory.status();
+  absl::StatusOr<const nlohmann::json*> config_json = (*directory)->Json("config.json");
+  if (!config_json.ok()) return config_json.status();
+  absl::StatusOr<engine::ModelConfig> config = engine::ReadModelConfig(**config_json, config_path);
   if (!config.ok()) return config.status();
   const engine::Architecture& architecture = engine::ArchitectureOf(*config);
   absl::StatusOr<std::unique_ptr<engine::Checkpoint>> checkpoint =
-      engine::Checkpoint::Open(common.model_dir, architecture.names.task_prefixes);
+      engine::Checkpoint::Open(**directory, architecture.names.task_prefixes);
   if (!checkpoint.ok()) return checkpoint.status();
 
   out << "config: " << config_path << "\n"
@@ -96,10 +99,10 @@ absl::Status RunInspect(const CommonOptions& common, std::ostream& out) {
   out << "  classifier               ";
   if (engine::HasClassifier(c, cn)) {
     absl::StatusOr<engine::ClassifierConfig> classifier =
-        engine::ParseClassifierConfig(text.str(), config_path);
+        engine::ParseClassifierConfig(**config_json, config_path);
     if (!classifier.ok()) return classifier.status();
     absl::StatusOr<engine::HeadSettings> settings =
-        engine::ReadClassifierSettings(cn, *config, text.str(), config_path);
+        engine::ReadClassifierSettings(cn, *config, **config_json, config_path);
     if (!settings.ok()) return settings.status();
     const engine::ClassifierHead& head = classifier->head;
     out << cn.dense << (cn.norm.empty() ? "" : " + ") << cn.norm << " + " << cn.out
@@ -119,7 +122,7 @@ absl::Status RunInspect(const CommonOptions& common, std::ostream& out) {
   bool has_masked_lm = false;
   if (!mn.transform.empty() && c.Has(mn.transform + ".weight")) {
     absl::StatusOr<engine::HeadSettings> settings =
-        engine::ReadMaskedLmSettings(mn, *config, text.str(), config_path);
+        engine::ReadMaskedLmSettings(mn, *config, **config_json, config_path);
     if (!settings.ok()) return settings.status();
     has_masked_lm = engine::HasMaskedLm(c, mn, settings->output_bias);
   }

@@ -2,18 +2,18 @@
 
 #include <malloc.h>
 #include <omp.h>
-#include <sys/stat.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <cstring>
-#include <filesystem>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "dnnl/dense.h"
 #include "dnnl/quantized_dense.h"
 #include "engine/isa.h"
-#include "engine/model_files.h"
+#include "engine/model_contents.h"
+#include "engine/model_directory.h"
+#include "engine/sentence_pipeline.h"
 #include "engine/thread_count.h"
 #include "engine/tokenizer.h"
 #include "families/architecture.h"
@@ -26,6 +26,7 @@
 #include "layers/packed_batch.h"
 #include "layers/weights.h"
 #include "layers/workspace.h"
+#include "nlohmann/json.hpp"
 #include "runtime/profile.h"
 
 namespace engine {
@@ -71,49 +72,48 @@ absl::StatusOr<int32_t> SingleTokenId(const Tokenizer& tokenizer, const std::str
 // checkpoint is the bare model (an embedder: Qwen3-Embedding).
 // word_embeddings: the encoder's [vocab, H] table (a tied LM head).
 absl::Status LoadCausalLmScorerIfAny(const Checkpoint& checkpoint, const Architecture& architecture,
-                                     const ModelConfig& config, const std::string& model_dir,
-                                     const std::string& config_text, const std::string& config_path,
-                                     const float* word_embeddings,
+                                     const ModelConfig& config, const EncoderSources& sources,
+                                     const std::string& config_path, const float* word_embeddings,
                                      std::unique_ptr<ClassifierWeights>* classifier,
-                                     std::unique_ptr<PairPrompt>* prompt);
+                                     std::unique_ptr<PairPrompt>* prompt) {
+  const CausalLmScorerNames& names = architecture.names.causal_lm;
+  if (names.task_prefix.empty() || !checkpoint.SavedWithPrefix(names.task_prefix)) {
+    return absl::OkStatus();
+  }
+  ASSIGN_OR_RETURN(const Tokenizer* tokenizer, sources.tokenizer());
+  ASSIGN_OR_RETURN(const int32_t positive, SingleTokenId(*tokenizer, names.positive_token));
+  ASSIGN_OR_RETURN(const int32_t negative, SingleTokenId(*tokenizer, names.negative_token));
+  ASSIGN_OR_RETURN(*classifier,
+                   LoadCausalLmScorer(checkpoint, names, config, *sources.config_json, config_path,
+                                      positive, negative, word_embeddings));
+  *prompt = std::make_unique<PairPrompt>(
+      PairPrompt{names.prefix, names.middle, names.suffix, names.default_instruction});
+  return absl::OkStatus();
+}
 
 // The per-token heads: bge-m3's, when their torch.save files are in the
 // directory (the lexical weights leave out the tokenizer's special tokens),
 // else a ColBERT model's projection (PyLate's layout).
-absl::Status LoadTokenHeadsIfAny(const std::string& model_dir, int64_t hidden,
-                                 std::unique_ptr<LexicalWeightsHead>* lexical,
+absl::Status LoadTokenHeadsIfAny(ModelDirectory& directory, const EncoderSources& sources,
+                                 int64_t hidden, std::unique_ptr<LexicalWeightsHead>* lexical,
                                  std::unique_ptr<MultiVectorWeights>* multi_vector) {
-  if (std::filesystem::exists(std::filesystem::path(model_dir) / kLexicalWeightsFile)) {
-    absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::Load(model_dir);
-    if (!tokenizer.ok()) return tokenizer.status();
+  if (directory.Has(kLexicalWeightsFile)) {
+    ASSIGN_OR_RETURN(const Tokenizer* tokenizer, sources.tokenizer());
     std::vector<int32_t> excluded;
-    for (const int id : {(*tokenizer)->cls_id(), (*tokenizer)->sep_id(), (*tokenizer)->pad_id(),
-                         (*tokenizer)->unk_id()}) {
+    for (const int id :
+         {tokenizer->cls_id(), tokenizer->sep_id(), tokenizer->pad_id(), tokenizer->unk_id()}) {
       if (id >= 0) excluded.push_back(id);
     }
-    absl::StatusOr<std::unique_ptr<LexicalWeightsHead>> head =
-        LoadLexicalWeightsIfAny(model_dir, hidden, std::move(excluded));
-    if (!head.ok()) return head.status();
-    *lexical = *std::move(head);
+    ASSIGN_OR_RETURN(*lexical, LoadLexicalWeights(directory, hidden, std::move(excluded)));
   }
   if (*multi_vector != nullptr) return absl::OkStatus();  // the checkpoint's (HF_ColBERT)
-  absl::StatusOr<std::unique_ptr<MultiVectorWeights>> colbert =
-      LoadBgeM3ColbertIfAny(model_dir, hidden);
-  if (!colbert.ok()) return colbert.status();
-  if (*colbert == nullptr) colbert = LoadColbertProjectionIfAny(model_dir, hidden);
-  if (!colbert.ok()) return colbert.status();
-  *multi_vector = *std::move(colbert);
+  ASSIGN_OR_RETURN(*multi_vector, LoadBgeM3ColbertIfAny(directory, hidden));
+  if (*multi_vector != nullptr || !directory.Has("modules.json")) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const SentencePipeline* pipeline, sources.pipeline());
+  const DenseLayer* projection =
+      pipeline->token_projection.has_value() ? &*pipeline->token_projection : nullptr;
+  ASSIGN_OR_RETURN(*multi_vector, ColbertProjectionHead(projection, directory.path(), hidden));
   return absl::OkStatus();
-}
-
-// OK when `model_dir` is a directory; else the path and why not.
-absl::Status CheckModelDirectory(const std::string& model_dir) {
-  struct stat st;
-  if (stat(model_dir.c_str(), &st) != 0) return OpenError(model_dir, errno);
-  if (S_ISDIR(st.st_mode)) return absl::OkStatus();
-  return absl::FailedPreconditionError(
-      absl::StrCat(model_dir, ": not a directory (a model is the directory of config.json, ",
-                   "the weights and the tokenizer files)"));
 }
 
 // The per-token heads read every token's state.
@@ -131,106 +131,63 @@ Encoder::~Encoder() = default;
 
 absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(const std::string& model_dir,
                                                        const EncoderOptions& options) {
+  ASSIGN_OR_RETURN(ModelContents contents, LoadModelContents(model_dir, options));
+  return std::move(contents.encoder);
+}
+
+absl::StatusOr<std::unique_ptr<Encoder>> Encoder::Load(ModelDirectory& directory,
+                                                       const ModelConfig& config,
+                                                       const EncoderSources& sources,
+                                                       const EncoderOptions& options) {
   // First: oneDNN's cap must be set before it creates anything.
-  absl::StatusOr<IsaLevel> isa = ActiveIsaLevel();
-  if (!isa.ok()) return isa.status();
-  if (absl::Status s = PrecisionSupported(options.precision, *isa); !s.ok()) return s;
-  if (absl::Status status = CheckModelDirectory(model_dir); !status.ok()) return status;
+  ASSIGN_OR_RETURN(const IsaLevel isa, ActiveIsaLevel());
+  RETURN_IF_ERROR(PrecisionSupported(options.precision, isa));
   if (options.max_batch_tokens <= 0) {
     return absl::InvalidArgumentError("max_batch_tokens must be positive");
   }
-  const std::string config_path = (std::filesystem::path(model_dir) / "config.json").string();
-  absl::StatusOr<std::string> text = ReadModelFile(config_path);
-  if (!text.ok()) return text.status();
-  absl::StatusOr<ModelConfig> config = ParseModelConfig(*text, config_path);
-  if (!config.ok()) return config.status();
+  const std::string config_path = directory.PathOf("config.json");
+  const nlohmann::json& config_json = *sources.config_json;
   // ParseModelConfig accepted the type, so the registry has it.
-  const Architecture& architecture = ArchitectureOf(*config);
+  const Architecture& architecture = ArchitectureOf(config);
 
   auto impl = std::make_unique<Impl>();
-  impl->config = *config;
+  impl->config = config;
   impl->options = options;
   impl->threads = ResolveThreadCount(options.threads);
   omp_set_num_threads(impl->threads);
-  impl->isa = *isa;
+  impl->isa = isa;
   {
     // The checkpoint (and its file mappings) lives only while weights are copied.
-    absl::StatusOr<std::unique_ptr<Checkpoint>> checkpoint =
-        Checkpoint::Open(model_dir, architecture.names.task_prefixes);
-    if (!checkpoint.ok()) return checkpoint.status();
-    absl::StatusOr<ModelWeights> weights =
-        LoadWeights(**checkpoint, architecture, impl->config, options.precision, &impl->cache,
-                    &impl->int8_cache);
-    if (!weights.ok()) return weights.status();
-    impl->weights = *std::move(weights);
+    ASSIGN_OR_RETURN(const std::unique_ptr<Checkpoint> checkpoint,
+                     Checkpoint::Open(directory, architecture.names.task_prefixes));
+    ASSIGN_OR_RETURN(impl->weights,
+                     LoadWeights(*checkpoint, architecture, impl->config, options.precision,
+                                 &impl->cache, &impl->int8_cache));
     // The heads run in float whatever the precision; a tied decoder reads
     // the word embeddings, which the encoder keeps as float.
-    absl::StatusOr<std::unique_ptr<ClassifierWeights>> classifier = LoadClassifier(
-        **checkpoint, architecture.names.classifier, impl->config, *text, config_path);
-    if (!classifier.ok()) return classifier.status();
-    impl->classifier = *std::move(classifier);
-    absl::StatusOr<std::unique_ptr<MaskedLmWeights>> masked_lm =
-        LoadMaskedLm(**checkpoint, architecture.names.masked_lm, impl->config, *text, config_path,
-                     impl->weights.embeddings.word.data());
-    if (!masked_lm.ok()) return masked_lm.status();
-    impl->masked_lm = *std::move(masked_lm);
-    absl::StatusOr<std::unique_ptr<MultiVectorWeights>> hf_colbert =
-        LoadHfColbertIfAny(**checkpoint, *text, impl->config.hidden_size);
-    if (!hf_colbert.ok()) return hf_colbert.status();
-    impl->multi_vector = *std::move(hf_colbert);
+    ASSIGN_OR_RETURN(impl->classifier, LoadClassifier(*checkpoint, architecture.names.classifier,
+                                                      impl->config, config_json, config_path));
+    ASSIGN_OR_RETURN(impl->masked_lm,
+                     LoadMaskedLm(*checkpoint, architecture.names.masked_lm, impl->config,
+                                  config_json, config_path, impl->weights.embeddings.word.data()));
+    ASSIGN_OR_RETURN(impl->multi_vector,
+                     LoadHfColbertIfAny(*checkpoint, config_json, impl->config.hidden_size));
     if (impl->classifier == nullptr) {
-      if (absl::Status s = LoadCausalLmScorerIfAny(
-              **checkpoint, architecture, impl->config, model_dir, *text, config_path,
-              impl->weights.embeddings.word.data(), &impl->classifier, &impl->pair_prompt);
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(LoadCausalLmScorerIfAny(*checkpoint, architecture, impl->config, sources,
+                                              config_path, impl->weights.embeddings.word.data(),
+                                              &impl->classifier, &impl->pair_prompt));
     }
   }
-  if (absl::Status s = LoadTokenHeadsIfAny(model_dir, impl->config.hidden_size, &impl->lexical,
-                                           &impl->multi_vector);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(LoadTokenHeadsIfAny(directory, sources, impl->config.hidden_size, &impl->lexical,
+                                      &impl->multi_vector));
   // Load's temporaries are freed, but glibc may keep freed heap pages (its
   // mmap threshold grows with large frees); hand them back so resident
   // memory after load is the weights, not their conversion.
   malloc_trim(0);
-  absl::StatusOr<Workspace> workspace =
-      Workspace::Create(impl->config, options.max_batch_tokens, impl->threads, options.precision);
-  if (!workspace.ok()) return workspace.status();
-  impl->workspace = *std::move(workspace);
+  ASSIGN_OR_RETURN(impl->workspace, Workspace::Create(impl->config, options.max_batch_tokens,
+                                                      impl->threads, options.precision));
   return std::unique_ptr<Encoder>(new Encoder(std::move(impl)));
 }
-
-namespace {
-
-absl::Status LoadCausalLmScorerIfAny(const Checkpoint& checkpoint, const Architecture& architecture,
-                                     const ModelConfig& config, const std::string& model_dir,
-                                     const std::string& config_text, const std::string& config_path,
-                                     const float* word_embeddings,
-                                     std::unique_ptr<ClassifierWeights>* classifier,
-                                     std::unique_ptr<PairPrompt>* prompt) {
-  const CausalLmScorerNames& names = architecture.names.causal_lm;
-  if (names.task_prefix.empty() || !checkpoint.SavedWithPrefix(names.task_prefix)) {
-    return absl::OkStatus();
-  }
-  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::Load(model_dir);
-  if (!tokenizer.ok()) return tokenizer.status();
-  absl::StatusOr<int32_t> positive = SingleTokenId(**tokenizer, names.positive_token);
-  if (!positive.ok()) return positive.status();
-  absl::StatusOr<int32_t> negative = SingleTokenId(**tokenizer, names.negative_token);
-  if (!negative.ok()) return negative.status();
-  absl::StatusOr<std::unique_ptr<ClassifierWeights>> scorer = LoadCausalLmScorer(
-      checkpoint, names, config, config_text, config_path, *positive, *negative, word_embeddings);
-  if (!scorer.ok()) return scorer.status();
-  *classifier = *std::move(scorer);
-  *prompt = std::make_unique<PairPrompt>(
-      PairPrompt{names.prefix, names.middle, names.suffix, names.default_instruction});
-  return absl::OkStatus();
-}
-
-}  // namespace
 
 const PairPrompt* Encoder::pair_prompt() const { return impl_->pair_prompt.get(); }
 

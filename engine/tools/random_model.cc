@@ -179,7 +179,7 @@ void WriteEncoder(const ModelConfig& config, const Architecture& architecture, b
 absl::Status WriteHead(const RandomModelSpec& spec, const ModelConfig& config,
                        const Architecture& architecture, WeightWriter* w) {
   const int64_t h = config.hidden_size;
-  const std::string config_text = ModelConfigToJson(config);
+  const nlohmann::json config_json = nlohmann::json::parse(ModelConfigToJson(config));
   if (spec.head == RandomHead::kClassifier) {
     const ClassifierHeadNames& names = architecture.names.classifier;
     if (names.out.empty()) {
@@ -191,7 +191,7 @@ absl::Status WriteHead(const RandomModelSpec& spec, const ModelConfig& config,
           absl::StrCat("bad label count ", spec.num_labels, " (expected 1 to ", kMaxLabels, ")"));
     }
     absl::StatusOr<HeadSettings> settings =
-        ReadClassifierSettings(names, config, config_text, "config.json");
+        ReadClassifierSettings(names, config, config_json, "config.json");
     if (!settings.ok()) return settings.status();
     // BERT's classifier reads the pooler: already there with `with_pooler`.
     if (names.dense != architecture.names.pooler || !spec.with_pooler) {
@@ -206,7 +206,7 @@ absl::Status WriteHead(const RandomModelSpec& spec, const ModelConfig& config,
       return absl::InvalidArgumentError(absl::StrCat(config.model_type, " has no masked-LM head"));
     }
     absl::StatusOr<HeadSettings> settings =
-        ReadMaskedLmSettings(names, config, config_text, "config.json");
+        ReadMaskedLmSettings(names, config, config_json, "config.json");
     if (!settings.ok()) return settings.status();
     w->Linear(names.transform, h, config.embedding_width(), settings->dense_bias);
     w->LayerNorm(names.norm, config.embedding_width(), settings->norm_bias);
@@ -220,9 +220,9 @@ absl::Status WriteHead(const RandomModelSpec& spec, const ModelConfig& config,
 // "architectures" and, for a classifier, id2label / label2id.
 std::string HeadConfigJson(const RandomModelSpec& spec, const ModelConfig& config,
                            const Architecture& architecture) {
-  std::string text = ModelConfigToJson(config);
-  if (spec.head == RandomHead::kNone) return text;
-  nlohmann::json j = nlohmann::json::parse(text);
+  nlohmann::json j = nlohmann::json::parse(ModelConfigToJson(config));
+  if (!spec.config_overrides.empty()) j.update(nlohmann::json::parse(spec.config_overrides));
+  if (spec.head == RandomHead::kNone) return j.dump(2) + "\n";
   const char* task = spec.head == RandomHead::kClassifier ? "ForSequenceClassification"
                      : spec.head == RandomHead::kMaskedLm ? "ForMaskedLM"
                                                           : "ForCausalLM";

@@ -40,6 +40,9 @@ struct RandomModelSpec {
   int num_labels = 1;  // kClassifier
   // Written to vocab.txt. Empty: DemoVocabulary().
   std::vector<std::string> vocabulary;
+  // A JSON object whose keys are written over config.json's (a key the
+  // engine refuses, in tests); empty: none.
+  std::string config_overrides;
 };
 
 // The project's own small vocabulary: BERT's special tokens, ASCII

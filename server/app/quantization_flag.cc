@@ -54,9 +54,11 @@ absl::Status AttachQuantizationRanges(const ServerConfig& config, const ModelSpe
     }
     file = lone->second;
   }
+  // The directory's own file was read with the model (LoadModel).
   absl::StatusOr<std::shared_ptr<const core::QuantizationRanges>> ranges =
-      core::LoadQuantizationRanges(file, model->directory.empty() ? spec.dir : model->directory,
-                                   model->embedding_size());
+      core::ChooseQuantizationRanges(file, model->shipped_quantization_ranges,
+                                     model->shipped_quantization_ranges_source,
+                                     model->embedding_size());
   if (!ranges.ok()) {
     return absl::Status(ranges.status().code(),
                         absl::StrCat("model ", model->name, ": ", ranges.status().message()));

@@ -290,17 +290,36 @@ TEST_F(PipelineReaderTest, SparseEncoderLayout) {
       "modules.json",
       R"([{"idx":0,"name":"0","path":"","type":"sentence_transformers.sparse_encoder.models.MLMTransformer"},
             {"idx":1,"name":"1","path":"1_SpladePooling","type":"sentence_transformers.sparse_encoder.models.SpladePooling"}])");
+  // SpladePooling's "relu" is log1p(relu(x)) (sentence-transformers'
+  // sparse_encoder/models/SpladePooling.py), pooled by sum here.
   Write("1_SpladePooling/config.json",
-        R"({"pooling_strategy": "sum", "activation_function": "log1p_relu"})");
+        R"({"pooling_strategy": "sum", "activation_function": "relu", "chunk_size": 8})");
   absl::StatusOr<SentencePipeline> pipeline = Read();
   ASSERT_TRUE(pipeline.ok()) << pipeline.status();
   EXPECT_TRUE(pipeline->sparse);
   EXPECT_EQ(pipeline->sparse_options.pooling, SparsePooling::kSum);
   EXPECT_EQ(pipeline->sparse_options.activation, SparseActivation::kLog1pRelu);
+  Write("1_SpladePooling/config.json", R"({})");
+  pipeline = Read();
+  ASSERT_TRUE(pipeline.ok()) << pipeline.status();
+  EXPECT_EQ(pipeline->sparse_options.pooling, SparsePooling::kMax);
+  EXPECT_EQ(pipeline->sparse_options.activation, SparseActivation::kLog1pRelu);
   Write("1_SpladePooling/config.json", R"({"pooling_strategy": "mean"})");
   pipeline = Read();
   ASSERT_FALSE(pipeline.ok());
   EXPECT_NE(pipeline.status().message().find("1_SpladePooling/config.json"), std::string::npos);
+  // log1p_relu takes log1p twice, which is not implemented: refused in one
+  // line naming the key, the value and the file.
+  Write("1_SpladePooling/config.json",
+        R"({"pooling_strategy": "max", "activation_function": "log1p_relu"})");
+  pipeline = Read();
+  ASSERT_FALSE(pipeline.ok());
+  EXPECT_EQ(pipeline.status().code(), absl::StatusCode::kUnimplemented);
+  EXPECT_NE(pipeline.status().message().find(
+                "1_SpladePooling/config.json: unsupported activation_function \"log1p_relu\""),
+            std::string::npos)
+      << pipeline.status();
+  EXPECT_EQ(pipeline.status().message().find('\n'), std::string::npos);
 }
 
 TEST_F(PipelineReaderTest, PromptsAndDefaultPromptName) {

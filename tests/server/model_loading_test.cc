@@ -11,6 +11,7 @@
 #include "engine/tools/random_model.h"
 #include "server/core/model/model_loader.h"
 #include "server/core/model/model_name.h"
+#include "server/core/model/quantization_ranges.h"
 #include "support/files.h"
 
 namespace server {
@@ -196,6 +197,41 @@ TEST_F(ModelDirectoryTest, APoolingConfigThatCannotBeReadStopsTheLoad) {
   EXPECT_TRUE(absl::StartsWith(
       status.message(), dir_ + "/1_Pooling/config.json: not valid JSON at line 5, column 1: "))
       << status;
+}
+
+TEST_F(ModelDirectoryTest, TheShippedQuantizationRangesAreReadWithTheModel) {
+  absl::StatusOr<core::LoadedModel> none = core::LoadModel(dir_, Options());
+  ASSERT_TRUE(none.ok()) << none.status();
+  EXPECT_EQ(none->shipped_quantization_ranges, nullptr);
+  std::string minimum, maximum;
+  for (int i = 0; i < 32; ++i) {
+    minimum += i == 0 ? "-1" : ", -1";
+    maximum += i == 0 ? "1" : ", 1";
+  }
+  WriteFile(dir_ + "/quantization_ranges.json",
+            "{\"ranges\": [[" + minimum + "], [" + maximum + "]]}");
+  absl::StatusOr<core::LoadedModel> model = core::LoadModel(dir_, Options());
+  ASSERT_TRUE(model.ok()) << model.status();
+  ASSERT_NE(model->shipped_quantization_ranges, nullptr);
+  EXPECT_EQ(model->shipped_quantization_ranges->size(), 32);
+  EXPECT_EQ(model->shipped_quantization_ranges_source, dir_ + "/quantization_ranges.json");
+  // A flag's file wins; the shipped one is checked against the embedding.
+  absl::StatusOr<std::shared_ptr<const core::QuantizationRanges>> chosen =
+      core::ChooseQuantizationRanges("", model->shipped_quantization_ranges,
+                                     model->shipped_quantization_ranges_source, 16);
+  ASSERT_FALSE(chosen.ok());
+  EXPECT_NE(chosen.status().message().find(dir_ + "/quantization_ranges.json: 32 dimensions"),
+            std::string::npos)
+      << chosen.status();
+}
+
+TEST_F(ModelDirectoryTest, AConfigKeyTheEngineDoesNotRunStopsTheLoad) {
+  // BertModel with is_decoder attends causally: not served bidirectional.
+  std::string config = testing_support::ReadFile(dir_ + "/config.json");
+  config.insert(config.find('{') + 1, "\n  \"is_decoder\": true,");
+  WriteFile(dir_ + "/config.json", config);
+  EXPECT_EQ(Load(), absl::InvalidArgumentError(
+                        dir_ + "/config.json: unsupported is_decoder true (supported: false)"));
 }
 
 }  // namespace

@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "absl/status/statusor.h"
 
 namespace engine {
@@ -172,6 +174,10 @@ ModelConfig DefaultModelConfig();
 // names the file in error messages.
 absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
                                              const std::string& source);
+// The same on the parsed document (the model-directory loader parses
+// config.json once and hands it to every reader).
+absl::StatusOr<ModelConfig> ReadModelConfig(const nlohmann::json& config,
+                                            const std::string& source);
 
 // Serializes a config in Hugging Face layout (used by make-model).
 std::string ModelConfigToJson(const ModelConfig& config);

@@ -1,7 +1,6 @@
-// The encoder engine: loads a BERT-family model directory (any family of
-// the architecture registry: bert, roberta / xlm-roberta / camembert,
-// distilbert, mpnet, electra) and runs its
-// forward pass on packed (padding-free) batches of token sequences.
+// The encoder engine: loads a model directory (any family of the
+// architecture registry, src/families/) and runs its forward pass on packed
+// (padding-free) batches of token sequences.
 #pragma once
 
 #include <cstdint>
@@ -9,6 +8,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json_fwd.hpp>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -19,6 +20,23 @@
 #include "engine/token_rows.h"
 
 namespace engine {
+
+class ModelDirectory;
+class Tokenizer;
+struct SentencePipeline;
+
+// What the model-directory loader (engine/model_contents.h) gives the
+// encoder besides the directory: config.json parsed, and the tokenizer and
+// sentence-transformers pipeline on demand (the heads that need them ask;
+// each is loaded once by the loader and shared with the server).
+struct EncoderSources {
+  const nlohmann::json* config_json = nullptr;
+  // For heads that name tokens (bge-m3's lexical weights leave out the
+  // special tokens; a causal-LM scorer's judgment tokens).
+  std::function<absl::StatusOr<const Tokenizer*>()> tokenizer;
+  // For PyLate's ColBERT projection (SentencePipeline::token_projection).
+  std::function<absl::StatusOr<const SentencePipeline*>()> pipeline;
+};
 
 // Called between two layers of a pass with the layers done and the model's
 // layer count (Encoder::Encode).
@@ -94,8 +112,14 @@ struct EncodeResult {
 class Encoder {
  public:
   // Loads config.json and the safetensors weights (single file or sharded) from `model_dir`.
-  // Errors name the file and, for weights, the tensor.
+  // Errors name the file and, for weights, the tensor. A thin call over
+  // LoadModelContents (engine/model_contents.h) for the CLI and tests.
   static absl::StatusOr<std::unique_ptr<Encoder>> Load(const std::string& model_dir,
+                                                       const EncoderOptions& options);
+  // The encoder of an open directory whose config.json gave `config`.
+  static absl::StatusOr<std::unique_ptr<Encoder>> Load(ModelDirectory& directory,
+                                                       const ModelConfig& config,
+                                                       const EncoderSources& sources,
                                                        const EncoderOptions& options);
   ~Encoder();
   Encoder(const Encoder&) = delete;

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "engine/encoder.h"
 #include "engine/heads.h"
+#include "engine/model_directory.h"
 
 namespace engine {
 
@@ -92,6 +93,9 @@ struct SentencePipeline {
 // CLS for encoders, the last token for causal models (a causal model's
 // first token sees only itself).
 absl::StatusOr<SentencePipeline> ReadSentencePipeline(const std::string& model_dir,
+                                                      Pooling fallback = Pooling::kCls);
+// The same from a directory the loader has open (each file read once).
+absl::StatusOr<SentencePipeline> ReadSentencePipeline(ModelDirectory& directory,
                                                       Pooling fallback = Pooling::kCls);
 
 // What one request wants of the pipeline.

@@ -72,6 +72,12 @@ class Tokenizer {
   // A tokenizer.json given as text; `source` names it in errors.
   static absl::StatusOr<std::unique_ptr<Tokenizer>> FromTokenizerJson(
       std::string_view json, const std::string& source = "tokenizer.json");
+  // vocab.txt (+ tokenizer_config.json when `config_text` is not null) given
+  // as text; the paths name them in errors and in source().
+  static absl::StatusOr<std::unique_ptr<Tokenizer>> FromVocabTxt(const std::string& vocab_text,
+                                                                 const std::string& vocab_path,
+                                                                 const std::string* config_text,
+                                                                 const std::string& config_path);
   static absl::StatusOr<std::unique_ptr<Tokenizer>> FromVocab(std::vector<std::string> vocab,
                                                               const TokenizerOptions& options);
   ~Tokenizer();

@@ -180,6 +180,15 @@ struct Recipe {
   bool int8_two_level_ffn_out = false;
 };
 
+// A config.json key whose other values change the computation in a way the
+// engine does not implement: where present (and not null) it must be
+// `served` (JSON text: "false", "\"layer_norm\""), else the model is refused
+// with one line naming the key, the value and the file.
+struct ServedValue {
+  const char* key;
+  const char* served;
+};
+
 // config.json keys, as the family spells them. Null: the family's config
 // has no such key (the default of ConfigDefaults applies).
 struct ConfigKeys {
@@ -235,6 +244,8 @@ struct ConfigKeys {
   const char* sliding_switch = nullptr;
   // Checked to be null: attention-logit soft-capping (Gemma 2).
   const char* attention_softcap = nullptr;
+  // The family's other switches and modes that are served in one setting only.
+  std::vector<ServedValue> served_only;
 };
 
 // The values a ModelConfig takes where config.json omits their key.

@@ -64,6 +64,8 @@ Architecture BertArchitecture() {
   a.recipe = BertRecipe();
   a.recipe.norm_placement = NormPlacement::kFromConfig;
   a.keys.layer_norm_placement = "layer_norm_placement";
+  // BertModel with is_decoder attends causally; served bidirectional only.
+  a.keys.served_only = {{"is_decoder", "false"}};
   a.defaults = BertConfigDefaults();
   a.names = BertTensorNames();
   a.names.final_norm = "encoder.LayerNorm";

@@ -14,6 +14,7 @@ Architecture ElectraArchitecture() {
   a.recipe = BertRecipe();
   a.recipe.embedding_projection = true;
   a.keys.embedding_size = "embedding_size";
+  a.keys.served_only = {{"is_decoder", "false"}};  // causal attention otherwise
   a.defaults = BertConfigDefaults();
   a.names = BertTensorNames();
   a.names.task_prefixes = {"electra."};

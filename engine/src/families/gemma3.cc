@@ -36,7 +36,8 @@ Architecture Gemma3Architecture() {
   k.activation = "hidden_activation";
   k.rotary_local_base = "rope_local_base_freq";
   k.attention_scale_base = "query_pre_attn_scalar";
-  k.bidirectional = "use_bidirectional_attention";
+  k.bidirectional = "use_bidirectional_attention";  // honoured, unlike Qwen3's refusal
+  k.served_only.clear();
   k.layer_types = "layer_types";
   k.sliding_window = "sliding_window";
   k.sliding_pattern = "sliding_window_pattern";

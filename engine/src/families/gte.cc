@@ -22,6 +22,10 @@ Architecture GteArchitecture() {
   k.position_embedding_value = "rope";
   k.rotary_base = "rope_theta";
   k.rope_scaling = "rope_scaling";
+  // NewModel's other modes: RMSNorm, log-n attention scaling.
+  k.served_only = {{"layer_norm_type", "\"layer_norm\""},
+                   {"logn_attention_scale", "false"},
+                   {"logn_attention_clip1", "false"}};
   // NewConfig's defaults.
   ConfigDefaults& d = a.defaults;
   d = BertConfigDefaults();

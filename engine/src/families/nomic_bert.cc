@@ -35,6 +35,16 @@ Architecture NomicBertArchitecture() {
   k.ffn_in_bias = "mlp_fc1_bias";
   k.ffn_out_bias = "mlp_fc2_bias";
   k.prenorm = "prenorm";
+  // NomicBertModel's other modes: causal attention, parallel attention and
+  // MLP, xPos scaling, unscaled or layer-scaled scores, RMSNorm, mixture of
+  // experts (nomic-embed-text-v2-moe).
+  k.served_only = {{"causal", "false"},
+                   {"parallel_block", "false"},
+                   {"rotary_emb_scale_base", "null"},
+                   {"scale_attn_weights", "true"},
+                   {"scale_attn_by_inverse_layer_idx", "false"},
+                   {"use_rms_norm", "false"},
+                   {"moe_every_n_layers", "0"}};
   // NomicBertConfig's defaults.
   ConfigDefaults& d = a.defaults;
   d = BertConfigDefaults();

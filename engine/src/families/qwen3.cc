@@ -44,6 +44,9 @@ Architecture Qwen3Architecture() {
   k.num_kv_heads = "num_key_value_heads";
   k.head_dim = "head_dim";
   k.sliding_switch = "use_sliding_window";
+  // Served causal, as Qwen3Model runs; a checkpoint trained bidirectional
+  // (an embedder saved with the switch on) would be served wrong.
+  k.served_only = {{"use_bidirectional_attention", "false"}};
   // Qwen3Config's defaults.
   ConfigDefaults& d = a.defaults;
   d.max_position_embeddings = 32768;

@@ -39,6 +39,7 @@ Architecture RobertaArchitecture() {
   a.names.task_prefixes = {"roberta."};
   a.names.classifier = RobertaClassifierNames();
   a.names.masked_lm = RobertaMaskedLmNames();
+  a.keys.served_only = {{"is_decoder", "false"}};  // RobertaModel attends causally otherwise
   return a;
 }
 

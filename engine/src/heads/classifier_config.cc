@@ -11,6 +11,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "engine/model_files.h"
 #include "heads/heads.h"
 #include "nlohmann/json.hpp"
@@ -94,10 +95,9 @@ absl::Status ReadHeadBias(const json& j, const HeadBias& bias, const std::string
   return absl::OkStatus();
 }
 
-absl::StatusOr<json> ParseObject(const std::string& json_text, const std::string& source) {
-  json j = json::parse(json_text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return HeadConfigError(source, "not a JSON object");
-  return j;
+absl::StatusOr<const json*> CheckObject(const json& j, const std::string& source) {
+  if (!j.is_object()) return HeadConfigError(source, "not a JSON object");
+  return &j;
 }
 
 // What every head reads: its activation and which of `biases` (the names'
@@ -118,10 +118,9 @@ absl::Status ReadHeadCommon(
 
 absl::StatusOr<HeadSettings> ReadClassifierSettings(const ClassifierHeadNames& names,
                                                     const ModelConfig& config,
-                                                    const std::string& config_text,
+                                                    const json& config_json,
                                                     const std::string& source) {
-  absl::StatusOr<json> j = ParseObject(config_text, source);
-  if (!j.ok()) return j.status();
+  ASSIGN_OR_RETURN(const json* j, CheckObject(config_json, source));
   HeadSettings settings;
   if (absl::Status s = ReadHeadCommon(*j, names.activation, names.activation_key, config,
                                       {{&names.dense_bias, &HeadSettings::dense_bias},
@@ -148,10 +147,9 @@ absl::StatusOr<HeadSettings> ReadClassifierSettings(const ClassifierHeadNames& n
 
 absl::StatusOr<HeadSettings> ReadMaskedLmSettings(const MaskedLmHeadNames& names,
                                                   const ModelConfig& config,
-                                                  const std::string& config_text,
+                                                  const json& config_json,
                                                   const std::string& source) {
-  absl::StatusOr<json> j = ParseObject(config_text, source);
-  if (!j.ok()) return j.status();
+  ASSIGN_OR_RETURN(const json* j, CheckObject(config_json, source));
   HeadSettings settings;
   if (absl::Status s = ReadHeadCommon(*j, names.activation, names.activation_key, config,
                                       {{&names.transform_bias, &HeadSettings::dense_bias},
@@ -164,10 +162,9 @@ absl::StatusOr<HeadSettings> ReadMaskedLmSettings(const MaskedLmHeadNames& names
   return settings;
 }
 
-absl::StatusOr<ClassifierConfig> ParseClassifierConfig(const std::string& json_text,
+absl::StatusOr<ClassifierConfig> ParseClassifierConfig(const json& config_json,
                                                        const std::string& source) {
-  absl::StatusOr<json> parsed = ParseObject(json_text, source);
-  if (!parsed.ok()) return parsed.status();
+  ASSIGN_OR_RETURN(const json* parsed, CheckObject(config_json, source));
   const json& j = *parsed;
   ClassifierConfig config;
   ClassifierHead& head = config.head;

@@ -112,13 +112,13 @@ bool HasMaskedLm(const Checkpoint& checkpoint, const MaskedLmHeadNames& names, b
 absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoint& checkpoint,
                                                                   const ClassifierHeadNames& names,
                                                                   const ModelConfig& config,
-                                                                  const std::string& config_text,
+                                                                  const nlohmann::json& config_json,
                                                                   const std::string& source) {
   if (!HasClassifier(checkpoint, names)) return nullptr;
-  absl::StatusOr<ClassifierConfig> parsed = ParseClassifierConfig(config_text, source);
+  absl::StatusOr<ClassifierConfig> parsed = ParseClassifierConfig(config_json, source);
   if (!parsed.ok()) return parsed.status();
   absl::StatusOr<HeadSettings> settings =
-      ReadClassifierSettings(names, config, config_text, source);
+      ReadClassifierSettings(names, config, config_json, source);
   if (!settings.ok()) return settings.status();
   const ClassifierConfig& head_config = *parsed;
   const int64_t h = config.hidden_size;
@@ -166,7 +166,7 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoi
 
 absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadCausalLmScorer(
     const Checkpoint& checkpoint, const CausalLmScorerNames& names, const ModelConfig& config,
-    const std::string& config_text, const std::string& source, int32_t positive_id,
+    const nlohmann::json& config_json, const std::string& source, int32_t positive_id,
     int32_t negative_id, const float* word_embeddings) {
   const int64_t h = config.hidden_size;
   const int64_t v = config.vocab_size;
@@ -178,9 +178,13 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadCausalLmScorer(
   }
   bool tied = false;
   if (names.tie_key != nullptr) {
-    const nlohmann::json j = nlohmann::json::parse(config_text, nullptr, false);
-    if (j.is_object() && j.contains(names.tie_key) && j[names.tie_key].is_boolean()) {
-      tied = j[names.tie_key].get<bool>();
+    const auto found = config_json.find(names.tie_key);
+    if (found != config_json.end() && !found->is_null()) {
+      if (!found->is_boolean()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            source, ": \"", names.tie_key, "\" must be true or false, got ", found->dump()));
+      }
+      tied = found->get<bool>();
     }
   }
   auto weights = std::make_unique<ClassifierWeights>();
@@ -212,9 +216,9 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadCausalLmScorer(
 
 absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(
     const Checkpoint& checkpoint, const MaskedLmHeadNames& names, const ModelConfig& config,
-    const std::string& config_text, const std::string& source, const float* word_embeddings) {
+    const nlohmann::json& config_json, const std::string& source, const float* word_embeddings) {
   if (names.transform.empty() || !checkpoint.Has(names.transform + ".weight")) return nullptr;
-  absl::StatusOr<HeadSettings> settings = ReadMaskedLmSettings(names, config, config_text, source);
+  absl::StatusOr<HeadSettings> settings = ReadMaskedLmSettings(names, config, config_json, source);
   if (!settings.ok()) return settings.status();
   if (!HasMaskedLm(checkpoint, names, settings->output_bias)) return nullptr;
   const int64_t h = config.hidden_size;
@@ -246,7 +250,16 @@ absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(
       weights->decoder = weights->own_decoder.data();
     }
   } else {
-    weights->decoder = word_embeddings;  // tied
+    // Tied, as transformers ties it unless config.json's
+    // tie_word_embeddings is false: then the decoder is the checkpoint's
+    // own, and without it the head would be served with the wrong weights.
+    const auto tie = config_json.find("tie_word_embeddings");
+    if (tie != config_json.end() && *tie == false) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          source, ": unsupported tie_word_embeddings false without the tensor ", names.decoder,
+          ".weight (supported: true, the decoder tied to the word embeddings)"));
+    }
+    weights->decoder = word_embeddings;
   }
   if (!settings->output_bias) {
     weights->bias.assign(static_cast<size_t>(v), 0.0f);

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "absl/status/statusor.h"
 #include "engine/config.h"
 #include "engine/heads.h"
@@ -60,7 +62,7 @@ struct MaskedLmWeights {
   std::vector<float> bias;  // [vocab]; zeros where the checkpoint has none
 };
 
-// The classifier's settings from config.json text: labels (id2label, or
+// The classifier's settings from config.json: labels (id2label, or
 // num_labels, else none: the loader takes the count from the weights) and
 // the score activation. An unknown sentence-transformers activation_fn is
 // an error naming `source` and the value.
@@ -73,7 +75,7 @@ struct ClassifierConfig {
     return num_labels == 1 || multi_label ? ScoreActivation::kSigmoid : ScoreActivation::kSoftmax;
   }
 };
-absl::StatusOr<ClassifierConfig> ParseClassifierConfig(const std::string& json_text,
+absl::StatusOr<ClassifierConfig> ParseClassifierConfig(const nlohmann::json& config_json,
                                                        const std::string& source);
 
 // What config.json says of a head by the family's keys (ClassifierHeadNames,
@@ -91,11 +93,11 @@ struct HeadSettings {
 };
 absl::StatusOr<HeadSettings> ReadClassifierSettings(const ClassifierHeadNames& names,
                                                     const ModelConfig& config,
-                                                    const std::string& config_text,
+                                                    const nlohmann::json& config_json,
                                                     const std::string& source);
 absl::StatusOr<HeadSettings> ReadMaskedLmSettings(const MaskedLmHeadNames& names,
                                                   const ModelConfig& config,
-                                                  const std::string& config_text,
+                                                  const nlohmann::json& config_json,
                                                   const std::string& source);
 
 // Whether the checkpoint holds the family's classifier tensors.
@@ -108,13 +110,13 @@ bool HasClassifier(const Checkpoint& checkpoint, const ClassifierHeadNames& name
 bool HasMaskedLm(const Checkpoint& checkpoint, const MaskedLmHeadNames& names, bool output_bias);
 
 // Null (and OK) when the checkpoint lacks the family's classifier tensors;
-// config.json (`config_text`, named `source` in errors) is read for the
+// config.json (`config_json`, named `source` in errors) is read for the
 // head's settings only when they are there, so a model without the head
 // never fails on them.
 absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoint& checkpoint,
                                                                   const ClassifierHeadNames& names,
                                                                   const ModelConfig& config,
-                                                                  const std::string& config_text,
+                                                                  const nlohmann::json& config_json,
                                                                   const std::string& source);
 
 // Null (and OK) when the checkpoint lacks the head (HasMaskedLm, with
@@ -123,7 +125,7 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoi
 // weight is absent.
 absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(
     const Checkpoint& checkpoint, const MaskedLmHeadNames& names, const ModelConfig& config,
-    const std::string& config_text, const std::string& source, const float* word_embeddings);
+    const nlohmann::json& config_json, const std::string& source, const float* word_embeddings);
 
 // A causal LM's judgment as a one-label classifier (CausalLmScorerNames):
 // out = lm_head[positive] - lm_head[negative] on the last token, no bias, so
@@ -131,7 +133,7 @@ absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(
 // rows of the LM head (or, tied, of `word_embeddings` [vocab, H]) are read.
 absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadCausalLmScorer(
     const Checkpoint& checkpoint, const CausalLmScorerNames& names, const ModelConfig& config,
-    const std::string& config_text, const std::string& source, int32_t positive_id,
+    const nlohmann::json& config_json, const std::string& source, int32_t positive_id,
     int32_t negative_id, const float* word_embeddings);
 
 // logits (num_labels floats) of one sequence from its `tokens` states

@@ -2,25 +2,27 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
-#include <iterator>
 #include <limits>
 #include <unordered_map>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "engine/encoder.h"
-#include "engine/sentence_pipeline.h"
 #include "io/torch_file.h"
+#include "nlohmann/json.hpp"
 
 namespace engine {
 namespace {
 
 // A torch.nn.Linear(in_features=hidden) state_dict: "weight" [out, hidden]
 // and, when `bias`, "bias" [out]. `out` 0 takes the file's.
-absl::StatusOr<HeadLinear> ReadTorchLinear(const std::string& path, int64_t hidden, int64_t out,
-                                           bool bias) {
-  absl::StatusOr<TorchStateDict> state = ReadTorchFile(path);
+absl::StatusOr<HeadLinear> ReadTorchLinear(ModelDirectory& directory, const std::string& name,
+                                           int64_t hidden, int64_t out, bool bias) {
+  const std::string path = directory.PathOf(name);
+  ASSIGN_OR_RETURN(const std::string* bytes, directory.Text(name));
+  absl::StatusOr<TorchStateDict> state =
+      ParseTorchFile(reinterpret_cast<const uint8_t*>(bytes->data()), bytes->size(), path);
   if (!state.ok()) return state.status();
   const auto weight = state->find("weight");
   if (weight == state->end()) {
@@ -49,18 +51,21 @@ absl::StatusOr<HeadLinear> ReadTorchLinear(const std::string& path, int64_t hidd
   return linear;
 }
 
-bool Exists(const std::string& path) {
-  std::error_code error;
-  return std::filesystem::exists(path, error);
+// Whether config.json's "architectures" list names `architecture`.
+bool NamesArchitecture(const nlohmann::json& config_json, const char* architecture) {
+  const auto found = config_json.find("architectures");
+  if (found == config_json.end() || !found->is_array()) return false;
+  return std::any_of(found->begin(), found->end(),
+                     [architecture](const nlohmann::json& name) { return name == architecture; });
 }
 
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<LexicalWeightsHead>> LoadLexicalWeightsIfAny(
-    const std::string& model_dir, int64_t hidden, std::vector<int32_t> excluded_ids) {
-  const std::string path = (std::filesystem::path(model_dir) / kLexicalWeightsFile).string();
-  if (!Exists(path)) return nullptr;
-  absl::StatusOr<HeadLinear> linear = ReadTorchLinear(path, hidden, 1, /*bias=*/true);
+absl::StatusOr<std::unique_ptr<LexicalWeightsHead>> LoadLexicalWeights(
+    ModelDirectory& directory, int64_t hidden, std::vector<int32_t> excluded_ids) {
+  const std::string path = directory.PathOf(kLexicalWeightsFile);
+  absl::StatusOr<HeadLinear> linear =
+      ReadTorchLinear(directory, kLexicalWeightsFile, hidden, 1, /*bias=*/true);
   if (!linear.ok()) return linear.status();
   auto head = std::make_unique<LexicalWeightsHead>();
   head->linear = *std::move(linear);
@@ -69,11 +74,12 @@ absl::StatusOr<std::unique_ptr<LexicalWeightsHead>> LoadLexicalWeightsIfAny(
   return head;
 }
 
-absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadBgeM3ColbertIfAny(
-    const std::string& model_dir, int64_t hidden) {
-  const std::string path = (std::filesystem::path(model_dir) / kColbertFile).string();
-  if (!Exists(path)) return nullptr;
-  absl::StatusOr<HeadLinear> linear = ReadTorchLinear(path, hidden, 0, /*bias=*/true);
+absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadBgeM3ColbertIfAny(ModelDirectory& directory,
+                                                                          int64_t hidden) {
+  if (!directory.Has(kColbertFile)) return nullptr;
+  const std::string path = directory.PathOf(kColbertFile);
+  absl::StatusOr<HeadLinear> linear =
+      ReadTorchLinear(directory, kColbertFile, hidden, 0, /*bias=*/true);
   if (!linear.ok()) return linear.status();
   auto weights = std::make_unique<MultiVectorWeights>();
   weights->linear = *std::move(linear);
@@ -84,18 +90,10 @@ absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadBgeM3ColbertIfAny(
   return weights;
 }
 
-absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadColbertProjectionIfAny(
-    const std::string& model_dir, int64_t hidden) {
-  const std::string modules = (std::filesystem::path(model_dir) / "modules.json").string();
-  // Only a modules.json that names PyLate's module is read here (the rest
-  // of the pipeline is the server's to read and report).
-  std::ifstream in(modules);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (text.find("pylate.models.Dense") == std::string::npos) return nullptr;
-  absl::StatusOr<SentencePipeline> pipeline = ReadSentencePipeline(model_dir);
-  if (!pipeline.ok()) return pipeline.status();
-  if (!pipeline->token_projection.has_value()) return nullptr;
-  DenseLayer& layer = *pipeline->token_projection;
+absl::StatusOr<std::unique_ptr<MultiVectorWeights>> ColbertProjectionHead(
+    const DenseLayer* projection, const std::string& model_dir, int64_t hidden) {
+  if (projection == nullptr) return nullptr;
+  const DenseLayer& layer = *projection;
   if (layer.in_features != hidden) {
     return absl::InvalidArgumentError(absl::StrCat(model_dir, "/", layer.directory,
                                                    "/config.json: in_features ", layer.in_features,
@@ -104,19 +102,18 @@ absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadColbertProjectionIfAny(
   auto weights = std::make_unique<MultiVectorWeights>();
   weights->linear.in = layer.in_features;
   weights->linear.out = layer.out_features;
-  weights->linear.weight = std::move(layer.weight);
-  weights->linear.bias = std::move(layer.bias);
+  weights->linear.weight = layer.weight;
+  weights->linear.bias = layer.bias;
   weights->head.dimensions = layer.out_features;
   weights->head.source = (std::filesystem::path(model_dir) / layer.directory).string();
   return weights;
 }
 
 absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadHfColbertIfAny(
-    const Checkpoint& checkpoint, const std::string& config_text, int64_t hidden) {
+    const Checkpoint& checkpoint, const nlohmann::json& config_json, int64_t hidden) {
   constexpr char kProjection[] = "linear.weight";
   const auto entry = checkpoint.entries().find(kProjection);
-  if (entry == checkpoint.entries().end() ||
-      config_text.find("\"HF_ColBERT\"") == std::string::npos) {
+  if (entry == checkpoint.entries().end() || !NamesArchitecture(config_json, "HF_ColBERT")) {
     return nullptr;
   }
   const std::vector<int64_t> shape = entry->second.view->shape;

@@ -10,9 +10,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json_fwd.hpp>
+
 #include "absl/status/statusor.h"
 #include "absl/types/span.h"
 #include "engine/heads.h"
+#include "engine/model_directory.h"
+#include "engine/sentence_pipeline.h"
 #include "heads/heads.h"
 #include "io/checkpoint.h"
 
@@ -36,15 +40,15 @@ struct MultiVectorWeights {
 inline constexpr char kLexicalWeightsFile[] = "sparse_linear.pt";
 inline constexpr char kColbertFile[] = "colbert_linear.pt";
 
-// Null (and OK) when `model_dir` has no sparse_linear.pt; else its
+// The sparse_linear.pt of the directory (which must list it): its
 // Linear(hidden, 1) with the excluded ids given. Errors name the file.
-absl::StatusOr<std::unique_ptr<LexicalWeightsHead>> LoadLexicalWeightsIfAny(
-    const std::string& model_dir, int64_t hidden, std::vector<int32_t> excluded_ids);
+absl::StatusOr<std::unique_ptr<LexicalWeightsHead>> LoadLexicalWeights(
+    ModelDirectory& directory, int64_t hidden, std::vector<int32_t> excluded_ids);
 
-// Null (and OK) when `model_dir` has no colbert_linear.pt; else its
+// Null (and OK) when the directory has no colbert_linear.pt; else its
 // Linear(hidden, D), skipping the first token as bge-m3 does.
-absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadBgeM3ColbertIfAny(
-    const std::string& model_dir, int64_t hidden);
+absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadBgeM3ColbertIfAny(ModelDirectory& directory,
+                                                                          int64_t hidden);
 
 // The (id, weight) pairs of one sequence ([tokens, H] states, `ids` its
 // token ids) above zero, by descending weight (ties: lower id first), at
@@ -53,17 +57,17 @@ void RunLexicalWeights(const LexicalWeightsHead& head, const float* states,
                        absl::Span<const int32_t> ids, int max_active_dims,
                        std::vector<SparseEntry>* out);
 
-// PyLate's ColBERT projection (modules.json's pylate.models.Dense.Dense) as
-// the multi-vector head, on every token; null (and OK) when modules.json
-// names none.
-absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadColbertProjectionIfAny(
-    const std::string& model_dir, int64_t hidden);
+// PyLate's ColBERT projection (the pipeline's token_projection, modules.json's
+// pylate.models.Dense.Dense; null: none, and the result is null) as the
+// multi-vector head, on every token. `model_dir` names its folder.
+absl::StatusOr<std::unique_ptr<MultiVectorWeights>> ColbertProjectionHead(
+    const DenseLayer* projection, const std::string& model_dir, int64_t hidden);
 
-// colbert-ir's HF_ColBERT checkpoint (config.json `config_text` names the
-// architecture): its "linear.weight" [D, H], no bias, on every token; null
-// (and OK) for any other checkpoint.
+// colbert-ir's HF_ColBERT checkpoint (config.json's "architectures" names
+// it): its "linear.weight" [D, H], no bias, on every token; null (and OK)
+// for any other checkpoint.
 absl::StatusOr<std::unique_ptr<MultiVectorWeights>> LoadHfColbertIfAny(
-    const Checkpoint& checkpoint, const std::string& config_text, int64_t hidden);
+    const Checkpoint& checkpoint, const nlohmann::json& config_json, int64_t hidden);
 
 // One normalized vector per kept token of a sequence ([tokens, H] states):
 // `keep` (one flag per token, empty: every token) and the head's

@@ -6,6 +6,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
 #include "engine/hub_cache.h"
 #include "engine/model_files.h"
 #include "nlohmann/json.hpp"
@@ -18,22 +19,15 @@ namespace fs = std::filesystem;
 constexpr char kSingleFile[] = "model.safetensors";
 constexpr char kIndexFile[] = "model.safetensors.index.json";
 
-// Whether `path` is there, as a file or as any symlink: a dangling symlink
-// (a cache snapshot whose blob is missing) is then opened, and the error
-// says where it points.
-bool Present(const fs::path& path) {
-  std::error_code error;
-  return fs::symlink_status(path, error).type() != fs::file_type::not_found && !error;
-}
-
 // The error for a directory without safetensors weights; when it has
 // PyTorch's pickled weights instead, it names them and says how to get
 // safetensors (the server does not unpickle: a pickle can run code).
-absl::Status NoSafetensors(const std::string& model_dir) {
+absl::Status NoSafetensors(ModelDirectory& directory) {
+  const std::string& model_dir = directory.path();
   const fs::path dir(model_dir);
   std::string pytorch;
   for (const char* name : {"pytorch_model.bin", "pytorch_model.bin.index.json"}) {
-    if (Present(dir / name)) pytorch = name;
+    if (directory.Has(name)) pytorch = name;
   }
   const std::string missing = absl::StrCat(model_dir, ": no ", kSingleFile, " or ", kIndexFile);
   if (pytorch.empty()) return absl::NotFoundError(missing);
@@ -99,35 +93,31 @@ absl::Status Checkpoint::AddFile(std::unique_ptr<SafetensorsFile> file) {
 
 absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(
     const std::string& model_dir, const std::vector<std::string>& task_prefixes) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ModelDirectory> directory, ModelDirectory::Open(model_dir));
+  return Open(*directory, task_prefixes);
+}
+
+absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(
+    ModelDirectory& directory, const std::vector<std::string>& task_prefixes) {
   std::unique_ptr<Checkpoint> checkpoint(new Checkpoint());
-  checkpoint->model_dir_ = model_dir;
+  checkpoint->model_dir_ = directory.path();
   checkpoint->task_prefixes_ = task_prefixes;
-  const fs::path dir(model_dir);
-  if (Present(dir / kSingleFile)) {
+  if (directory.Has(kSingleFile)) {
     absl::StatusOr<std::unique_ptr<SafetensorsFile>> file =
-        SafetensorsFile::Open((dir / kSingleFile).string());
+        SafetensorsFile::Open(directory.Map(kSingleFile));
     if (!file.ok()) return file.status();
     if (absl::Status s = checkpoint->AddFile(*std::move(file)); !s.ok()) return s;
     return checkpoint;
   }
-  const std::string index_path = (dir / kIndexFile).string();
-  if (!Present(index_path)) return NoSafetensors(model_dir);
-  absl::StatusOr<std::string> text = ReadModelFile(index_path);
-  if (!text.ok()) return text.status();
-  nlohmann::json index;
-  try {
-    index = nlohmann::json::parse(*text);
-  } catch (const nlohmann::json::parse_error& error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(index_path, ": ", DescribeJsonSyntaxError(*text, error.byte, error.what())));
-  } catch (const nlohmann::json::exception& error) {
-    return absl::InvalidArgumentError(absl::StrCat(index_path, ": ", error.what()));
-  }
+  const std::string index_path = directory.PathOf(kIndexFile);
+  if (!directory.Has(kIndexFile)) return NoSafetensors(directory);
+  ASSIGN_OR_RETURN(const nlohmann::json* parsed, directory.Json(kIndexFile));
+  const nlohmann::json& index = *parsed;
   if (!index.is_object() || !index.contains("weight_map") || !index["weight_map"].is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(index_path, ": no \"weight_map\" object"));
   }
   std::set<std::string> shard_names;
-  for (const auto& [tensor, shard] : index["weight_map"].items()) {
+  for (const auto& [tensor, shard] : index.at("weight_map").items()) {
     if (!shard.is_string() || shard.get<std::string>().find('/') != std::string::npos) {
       return absl::InvalidArgumentError(
           absl::StrCat(index_path, ": tensor ", tensor, ": shard must be a file name"));
@@ -136,11 +126,11 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(
   }
   for (const std::string& shard : shard_names) {
     absl::StatusOr<std::unique_ptr<SafetensorsFile>> file =
-        SafetensorsFile::Open((dir / shard).string());
+        SafetensorsFile::Open(directory.Map(shard));
     if (!file.ok()) return file.status();
     if (absl::Status s = checkpoint->AddFile(*std::move(file)); !s.ok()) return s;
   }
-  for (const auto& [tensor, shard] : index["weight_map"].items()) {
+  for (const auto& [tensor, shard] : index.at("weight_map").items()) {
     const auto it = checkpoint->entries_.find(CanonicalTensorName(tensor, task_prefixes));
     if (it == checkpoint->entries_.end() ||
         fs::path(it->second.file->path()).filename() != shard.get<std::string>()) {

@@ -12,12 +12,18 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "engine/model_directory.h"
 #include "io/safetensors.h"
 
 namespace engine {
 
 class Checkpoint {
  public:
+  // The directory's weights, found in its listing, the index parsed once
+  // and each file mapped once.
+  static absl::StatusOr<std::unique_ptr<Checkpoint>> Open(
+      ModelDirectory& directory, const std::vector<std::string>& task_prefixes);
+  // The same for a directory not yet open (inspect, tests).
   static absl::StatusOr<std::unique_ptr<Checkpoint>> Open(
       const std::string& model_dir, const std::vector<std::string>& task_prefixes);
 

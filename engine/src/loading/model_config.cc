@@ -4,6 +4,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "engine/config.h"
 #include "engine/model_files.h"
 #include "families/architecture.h"
@@ -85,6 +86,16 @@ absl::Status CheckOnly(const json& j, const char* key, const json& supported,
   if (key == nullptr || !j.contains(key) || j[key] == supported) return absl::OkStatus();
   return ConfigError(source, absl::StrCat("unsupported ", key, " ", j[key].dump(),
                                           " (supported: ", supported.dump(), ")"));
+}
+
+// A ServedValue of the family: absent, null or its served value.
+absl::Status CheckServedValue(const json& j, const ServedValue& only, const std::string& source) {
+  const auto found = j.find(only.key);
+  if (found == j.end() || found->is_null()) return absl::OkStatus();
+  const json served = json::parse(only.served);
+  if (*found == served) return absl::OkStatus();
+  return ConfigError(source, absl::StrCat("unsupported ", only.key, " ", found->dump(),
+                                          " (supported: ", served.dump(), ")"));
 }
 
 // position_embedding_type, where the family has the key, must name the
@@ -242,6 +253,10 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
   } catch (const json::exception& error) {  // a number out of range, ...
     return ConfigError(source, absl::StrCat("not valid JSON: ", error.what()));
   }
+  return ReadModelConfig(j, source);
+}
+
+absl::StatusOr<ModelConfig> ReadModelConfig(const json& j, const std::string& source) {
   if (!j.is_object()) return ConfigError(source, "not a JSON object");
 
   if (!j.contains("model_type") || !j["model_type"].is_string()) {
@@ -351,6 +366,9 @@ absl::StatusOr<ModelConfig> ParseModelConfig(const std::string& json_text,
                                 {keys.sliding_switch, false},
                                 {keys.attention_softcap, nullptr}}) {
     if (absl::Status s = CheckOnly(j, key, supported, source); !s.ok()) return s;
+  }
+  for (const ServedValue& only : keys.served_only) {
+    RETURN_IF_ERROR(CheckServedValue(j, only, source));
   }
   switch (recipe.mask) {
     case AttentionMask::kBidirectional:

@@ -1,14 +1,12 @@
 #include "engine/sentence_pipeline.h"
 
-#include <sys/stat.h>
-
 #include <memory>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "io/json_file.h"
+#include "common/status_macros.h"
 #include "io/safetensors.h"
 #include "nlohmann/json.hpp"
 
@@ -17,26 +15,24 @@ namespace {
 
 using nlohmann::json;
 
-// Whether anything is at `path` (a dangling symlink counts: reading it then
-// fails, naming it, rather than the file silently not counting).
-bool Exists(const std::string& path) {
-  struct stat info;
-  return lstat(path.c_str(), &info) == 0;
+// `file` in module folder `folder` ("" the model's own), as ModelDirectory names it.
+std::string InFolder(const std::string& folder, const std::string& file) {
+  return folder.empty() ? file : absl::StrCat(folder, "/", file);
 }
 
-bool IsDirectory(const std::string& path) {
-  struct stat info;
-  return stat(path.c_str(), &info) == 0 && S_ISDIR(info.st_mode);
+// The directory's JSON object `name`; NotFound when it is not listed (a
+// dangling symlink is: reading it then fails, naming where it points).
+absl::StatusOr<const json*> ReadJsonObject(ModelDirectory& directory, const std::string& name) {
+  if (!directory.Has(name)) {
+    return absl::NotFoundError(absl::StrCat(directory.PathOf(name), ": missing"));
+  }
+  return directory.JsonObject(name);
 }
 
-// Reads `path` as a JSON object; NotFound when there is no such file.
-absl::StatusOr<json> ReadJsonObject(const std::string& path) {
-  absl::StatusOr<std::optional<json>> object = ReadJsonObjectFile(path);
-  if (!object.ok()) return object.status();
-  if (!object->has_value()) return absl::NotFoundError(absl::StrCat(path, ": missing"));
-  return **object;
-}
-
+constexpr const char* kModulesFile = "modules.json";
+constexpr const char* kSentenceTransformersConfig = "config_sentence_transformers.json";
+// Without modules.json: the folder sentence-transformers would have written.
+constexpr const char* kPoolingConfig = "1_Pooling/config.json";
 constexpr const char* kModuleTransformer = "sentence_transformers.models.Transformer";
 constexpr const char* kModulePooling = "sentence_transformers.models.Pooling";
 constexpr const char* kModuleDense = "sentence_transformers.models.Dense";
@@ -152,10 +148,10 @@ absl::StatusOr<int> PositiveInt(const json& config, const char* key, const std::
   return found->get<int>();
 }
 
-absl::StatusOr<DenseLayer> ReadDense(const std::string& folder, const std::string& name) {
-  const std::string config_path = folder + "/config.json";
-  absl::StatusOr<json> config = ReadJsonObject(config_path);
-  if (!config.ok()) return config.status();
+absl::StatusOr<DenseLayer> ReadDense(ModelDirectory& directory, const std::string& name) {
+  const std::string config_path = directory.PathOf(InFolder(name, "config.json"));
+  ASSIGN_OR_RETURN(const json* config, ReadJsonObject(directory, InFolder(name, "config.json")));
+  const std::string folder = directory.PathOf(name);
   DenseLayer layer;
   layer.directory = name;
   absl::StatusOr<int> in = PositiveInt(*config, "in_features", config_path);
@@ -182,16 +178,18 @@ absl::StatusOr<DenseLayer> ReadDense(const std::string& folder, const std::strin
     layer.activation = ModuleActivation::kTanh;  // sentence-transformers' default
   }
 
-  const std::string weights_path = folder + "/model.safetensors";
-  if (!Exists(weights_path)) {
-    if (Exists(folder + "/pytorch_model.bin")) {
+  const std::string weights_name = InFolder(name, "model.safetensors");
+  const std::string weights_path = directory.PathOf(weights_name);
+  if (!directory.Has(weights_name)) {
+    if (directory.Has(InFolder(name, "pytorch_model.bin"))) {
       return absl::UnimplementedError(absl::StrCat(
           folder, "/pytorch_model.bin: the Dense weights must be in model.safetensors (",
           weights_path, "); convert the file to safetensors"));
     }
     return absl::NotFoundError(absl::StrCat(weights_path, ": missing (the Dense weights)"));
   }
-  absl::StatusOr<std::unique_ptr<SafetensorsFile>> file = SafetensorsFile::Open(weights_path);
+  absl::StatusOr<std::unique_ptr<SafetensorsFile>> file =
+      SafetensorsFile::Open(directory.Map(weights_name));
   if (!file.ok()) return file.status();
   const TensorView* weight = (*file)->Find("linear.weight");
   if (weight == nullptr) {
@@ -218,36 +216,39 @@ absl::StatusOr<DenseLayer> ReadDense(const std::string& folder, const std::strin
   return layer;
 }
 
-absl::Status ReadSplade(const std::string& folder, SparseOptions* options) {
-  const std::string path = folder + "/config.json";
-  absl::StatusOr<json> config = ReadJsonObject(path);
-  if (!config.ok()) return config.status();
-  const std::string strategy = config->value("pooling_strategy", std::string("max"));
-  if (strategy == "max") {
-    options->pooling = SparsePooling::kMax;
-  } else if (strategy == "sum") {
-    options->pooling = SparsePooling::kSum;
-  } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat(path, ": pooling_strategy \"", strategy, "\" (expected max or sum)"));
+// sentence-transformers' SpladePooling: pooling_strategy "max" (default) or
+// "sum" over the tokens of log1p(relu(logit)) for activation_function "relu"
+// (the default). "log1p_relu" takes log1p twice, which the engine does not
+// implement; chunk_size and word_embedding_dimension change nothing served.
+absl::Status ReadSplade(ModelDirectory& directory, const std::string& folder,
+                        SparseOptions* options) {
+  const std::string path = directory.PathOf(InFolder(folder, "config.json"));
+  ASSIGN_OR_RETURN(const json* config, ReadJsonObject(directory, InFolder(folder, "config.json")));
+  const auto refuse = [&path](const char* key, const json& value, const char* supported) {
+    return absl::UnimplementedError(absl::StrCat(path, ": unsupported ", key, " ", value.dump(),
+                                                 " (supported: ", supported, ")"));
+  };
+  options->pooling = SparsePooling::kMax;
+  if (const auto found = config->find("pooling_strategy");
+      found != config->end() && !found->is_null()) {
+    if (*found == "sum") {
+      options->pooling = SparsePooling::kSum;
+    } else if (*found != "max") {
+      return refuse("pooling_strategy", *found, "\"max\", \"sum\"");
+    }
   }
-  const std::string activation = config->value("activation_function", std::string("relu"));
-  if (activation == "relu") {
-    options->activation = SparseActivation::kRelu;
-  } else if (activation == "log1p_relu") {
-    options->activation = SparseActivation::kLog1pRelu;
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(path, ": activation_function \"", activation,
-                                                   "\" (expected relu or log1p_relu)"));
+  options->activation = SparseActivation::kLog1pRelu;
+  if (const auto found = config->find("activation_function");
+      found != config->end() && !found->is_null() && *found != "relu") {
+    return refuse("activation_function", *found, "\"relu\": log1p(relu(x))");
   }
   return absl::OkStatus();
 }
 
-absl::Status ReadPrompts(const std::string& model_dir, SentencePipeline* pipeline) {
-  const std::string path = model_dir + "/config_sentence_transformers.json";
-  if (!Exists(path)) return absl::OkStatus();
-  absl::StatusOr<json> config = ReadJsonObject(path);
-  if (!config.ok()) return config.status();
+absl::Status ReadPrompts(ModelDirectory& directory, SentencePipeline* pipeline) {
+  const std::string path = directory.PathOf(kSentenceTransformersConfig);
+  ASSIGN_OR_RETURN(const json* config, directory.JsonObjectIfPresent(kSentenceTransformersConfig));
+  if (config == nullptr) return absl::OkStatus();
   if (const auto found = config->find("prompts"); found != config->end() && !found->is_null()) {
     if (!found->is_object()) {
       return absl::InvalidArgumentError(absl::StrCat(path, ": \"prompts\" is not an object"));
@@ -279,11 +280,10 @@ absl::Status ReadPrompts(const std::string& model_dir, SentencePipeline* pipelin
 
 // PyLate's ColBERT settings in config_sentence_transformers.json (read for a
 // model with a token projection).
-absl::Status ReadColbertSettings(const std::string& model_dir, ColbertSettings* settings) {
-  const std::string path = model_dir + "/config_sentence_transformers.json";
-  if (!Exists(path)) return absl::OkStatus();
-  absl::StatusOr<json> config = ReadJsonObject(path);
-  if (!config.ok()) return config.status();
+absl::Status ReadColbertSettings(ModelDirectory& directory, ColbertSettings* settings) {
+  const std::string path = directory.PathOf(kSentenceTransformersConfig);
+  ASSIGN_OR_RETURN(const json* config, directory.JsonObjectIfPresent(kSentenceTransformersConfig));
+  if (config == nullptr) return absl::OkStatus();
   for (const auto& [key, value] : {std::pair{"query_prefix", &settings->query_prefix},
                                    std::pair{"document_prefix", &settings->document_prefix}}) {
     if (const auto found = config->find(key); found != config->end() && !found->is_null()) {
@@ -336,10 +336,9 @@ absl::Status ReadColbertSettings(const std::string& model_dir, ColbertSettings* 
 // where its tokenizers put their markers (after [CLS]), query_maxlen,
 // doc_maxlen, attend_to_mask_tokens; punctuation skipped in documents when
 // mask_punctuation (string.punctuation, PyLate's default too).
-absl::StatusOr<ColbertSettings> ReadColbertMetadata(const std::string& model_dir) {
-  const std::string path = model_dir + "/" + kColbertMetadataFile;
-  absl::StatusOr<json> config = ReadJsonObject(path);
-  if (!config.ok()) return config.status();
+absl::StatusOr<ColbertSettings> ReadColbertMetadata(ModelDirectory& directory) {
+  const std::string path = directory.PathOf(kColbertMetadataFile);
+  ASSIGN_OR_RETURN(const json* config, ReadJsonObject(directory, kColbertMetadataFile));
   ColbertSettings settings;
   settings.query_prefix = "[unused0]";
   settings.document_prefix = "[unused1]";
@@ -368,12 +367,10 @@ absl::StatusOr<ColbertSettings> ReadColbertMetadata(const std::string& model_dir
   return settings;
 }
 
-absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipeline) {
-  const std::string path = model_dir + "/modules.json";
-  absl::StatusOr<std::optional<json>> read = ReadJsonFile(path);
-  if (!read.ok()) return read.status();
-  if (!read->has_value()) return absl::NotFoundError(absl::StrCat(path, ": missing"));
-  const json modules = **read;
+absl::Status ReadModules(ModelDirectory& directory, SentencePipeline* pipeline) {
+  const std::string path = directory.PathOf(kModulesFile);
+  ASSIGN_OR_RETURN(const json* read, directory.Json(kModulesFile));
+  const json& modules = *read;
   if (!modules.is_array()) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": not a JSON array of modules"));
   }
@@ -384,13 +381,13 @@ absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipelin
     }
     const std::string type = module["type"].get<std::string>();
     const std::string sub = module.value("path", std::string());
-    const std::string folder = sub.empty() ? model_dir : model_dir + "/" + sub;
+    const std::string folder = directory.PathOf(sub);
     // Transformer's folder is the model's; Normalize has no files (hub
     // repositories often lack its folder).
     const bool needs_folder =
         type != kModuleTransformer && type != kModuleMlmTransformer && type != kModuleNormalize;
     const bool pylate_dense = type == kModulePylateDense || type == "pylate.models.Dense";
-    if (needs_folder && !IsDirectory(folder)) {
+    if (needs_folder && !directory.HasFolder(sub)) {
       return absl::NotFoundError(absl::StrCat(path, ": module ", type, "'s folder \"", sub,
                                               "\" is missing (", folder, ")"));
     }
@@ -399,18 +396,17 @@ absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipelin
     } else if (type == kModuleMlmTransformer) {
       pipeline->sparse = true;
     } else if (type == kModulePooling) {
-      const std::string config_path = folder + "/config.json";
-      absl::StatusOr<json> config = ReadJsonObject(config_path);
-      if (!config.ok()) return config.status();
+      const std::string config_path = directory.PathOf(InFolder(sub, "config.json"));
+      ASSIGN_OR_RETURN(const json* config, ReadJsonObject(directory, InFolder(sub, "config.json")));
       absl::StatusOr<std::vector<Pooling>> modes =
           PoolingModesOf(*config, config_path, &pipeline->include_prompt);
       if (!modes.ok()) return modes.status();
       pipeline->pooling = *std::move(modes);
     } else if (type == kModuleSpladePooling) {
       pipeline->sparse = true;
-      if (absl::Status s = ReadSplade(folder, &pipeline->sparse_options); !s.ok()) return s;
+      RETURN_IF_ERROR(ReadSplade(directory, sub, &pipeline->sparse_options));
     } else if (type == kModuleDense) {
-      absl::StatusOr<DenseLayer> layer = ReadDense(folder, sub);
+      absl::StatusOr<DenseLayer> layer = ReadDense(directory, sub);
       if (!layer.ok()) return layer.status();
       pipeline->dense.push_back(*std::move(layer));
     } else if (type == kModuleNormalize) {
@@ -420,7 +416,7 @@ absl::Status ReadModules(const std::string& model_dir, SentencePipeline* pipelin
         return absl::UnimplementedError(
             absl::StrCat(path, ": more than one ", type, " (a ColBERT projection chain)"));
       }
-      absl::StatusOr<DenseLayer> layer = ReadDense(folder, sub);
+      absl::StatusOr<DenseLayer> layer = ReadDense(directory, sub);
       if (!layer.ok()) return layer.status();
       if (layer->activation != ModuleActivation::kIdentity) {
         return absl::UnimplementedError(absl::StrCat(
@@ -454,13 +450,19 @@ std::string SentencePipeline::pooling_names() const {
 
 absl::StatusOr<SentencePipeline> ReadSentencePipeline(const std::string& model_dir,
                                                       Pooling fallback) {
+  ASSIGN_OR_RETURN(std::unique_ptr<ModelDirectory> directory, ModelDirectory::Open(model_dir));
+  return ReadSentencePipeline(*directory, fallback);
+}
+
+absl::StatusOr<SentencePipeline> ReadSentencePipeline(ModelDirectory& directory, Pooling fallback) {
+  const std::string& model_dir = directory.path();
   SentencePipeline pipeline;
   pipeline.pooling = {fallback};
-  if (Exists(model_dir + "/modules.json")) {
-    if (absl::Status s = ReadModules(model_dir, &pipeline); !s.ok()) return s;
-  } else if (const std::string path = model_dir + "/1_Pooling/config.json"; Exists(path)) {
-    absl::StatusOr<json> config = ReadJsonObject(path);
-    if (!config.ok()) return config.status();
+  if (directory.Has(kModulesFile)) {
+    RETURN_IF_ERROR(ReadModules(directory, &pipeline));
+  } else if (directory.Has(kPoolingConfig)) {
+    const std::string path = directory.PathOf(kPoolingConfig);
+    ASSIGN_OR_RETURN(const json* config, ReadJsonObject(directory, kPoolingConfig));
     absl::StatusOr<std::vector<Pooling>> modes =
         PoolingModesOf(*config, path, &pipeline.include_prompt);
     if (!modes.ok()) return modes.status();
@@ -475,12 +477,12 @@ absl::StatusOr<SentencePipeline> ReadSentencePipeline(const std::string& model_d
           pipeline.dense[i - 1].out_features));
     }
   }
-  if (absl::Status s = ReadPrompts(model_dir, &pipeline); !s.ok()) return s;
+  RETURN_IF_ERROR(ReadPrompts(directory, &pipeline));
   if (pipeline.token_projection.has_value()) {
     pipeline.colbert.emplace();
-    if (absl::Status s = ReadColbertSettings(model_dir, &*pipeline.colbert); !s.ok()) return s;
-  } else if (Exists(model_dir + "/" + kColbertMetadataFile)) {
-    absl::StatusOr<ColbertSettings> settings = ReadColbertMetadata(model_dir);
+    RETURN_IF_ERROR(ReadColbertSettings(directory, &*pipeline.colbert));
+  } else if (directory.Has(kColbertMetadataFile)) {
+    absl::StatusOr<ColbertSettings> settings = ReadColbertMetadata(directory);
     if (!settings.ok()) return settings.status();
     pipeline.colbert = *std::move(settings);
   }

@@ -170,6 +170,18 @@ absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromTokenizerJson(std::str
   return FromPipeline(*std::move(p));
 }
 
+absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromVocabTxt(const std::string& vocab_text,
+                                                                   const std::string& vocab_path,
+                                                                   const std::string* config_text,
+                                                                   const std::string& config_path) {
+  absl::StatusOr<TokenizerSpec> spec =
+      tokenizer::ParseVocabTxt(vocab_text, vocab_path, config_text, config_path);
+  if (!spec.ok()) return spec.status();
+  absl::StatusOr<Pipeline> p = tokenizer::BertPipeline(*std::move(spec));
+  if (!p.ok()) return p.status();
+  return FromPipeline(*std::move(p));
+}
+
 absl::StatusOr<std::unique_ptr<Tokenizer>> Tokenizer::FromVocab(std::vector<std::string> vocab,
                                                                 const TokenizerOptions& options) {
   absl::StatusOr<Pipeline> p =

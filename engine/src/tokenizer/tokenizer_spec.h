@@ -40,6 +40,11 @@ absl::StatusOr<Pipeline> BertPipeline(TokenizerSpec spec);
 // vocab.txt plus, if `config_path` names an existing file, tokenizer_config.json.
 absl::StatusOr<TokenizerSpec> ReadVocabTxt(const std::string& vocab_path,
                                            const std::string& config_path);
+// The same from the files' texts (`config_text` null: no tokenizer_config.json);
+// the paths name them in errors and in the spec's source.
+absl::StatusOr<TokenizerSpec> ParseVocabTxt(const std::string& text, const std::string& vocab_path,
+                                            const std::string* config_text,
+                                            const std::string& config_path);
 
 // A BERT spec from a vocabulary list (ids are positions) and options; the
 // options' special tokens that are in the vocabulary are never split.

@@ -45,15 +45,13 @@ absl::Status ReadBool(const json& config, const char* key, const std::string& pa
   return absl::OkStatus();
 }
 
-absl::Status ReadConfig(const std::string& path, TokenizerOptions* options,
+absl::Status ReadConfig(const std::string& text, const std::string& path, TokenizerOptions* options,
                         std::vector<AddedToken>* added) {
-  absl::StatusOr<std::string> text = ReadModelFile(path);
-  if (!text.ok()) return text.status();
   json config;
   try {
-    config = json::parse(*text);
+    config = json::parse(text);
   } catch (const json::parse_error& error) {
-    return ConfigError(path, DescribeJsonSyntaxError(*text, error.byte, error.what()));
+    return ConfigError(path, DescribeJsonSyntaxError(text, error.byte, error.what()));
   } catch (const json::exception& error) {
     return ConfigError(path, error.what());
   }
@@ -111,16 +109,27 @@ absl::StatusOr<TokenizerSpec> ReadVocabTxt(const std::string& vocab_path,
                                            const std::string& config_path) {
   absl::StatusOr<std::string> text = ReadModelFile(vocab_path);
   if (!text.ok()) return text.status();
-  if (const size_t bad = FindInvalidUtf8(*text); bad != std::string::npos) {
+  std::error_code ec;
+  if (!std::filesystem::exists(config_path, ec))
+    return ParseVocabTxt(*text, vocab_path, nullptr, "");
+  absl::StatusOr<std::string> config = ReadModelFile(config_path);
+  if (!config.ok()) return config.status();
+  return ParseVocabTxt(*text, vocab_path, &*config, config_path);
+}
+
+absl::StatusOr<TokenizerSpec> ParseVocabTxt(const std::string& text, const std::string& vocab_path,
+                                            const std::string* config_text,
+                                            const std::string& config_path) {
+  if (const size_t bad = FindInvalidUtf8(text); bad != std::string::npos) {
     return absl::InvalidArgumentError(absl::StrCat(vocab_path, ": not valid UTF-8 at byte ", bad));
   }
   std::vector<std::string> vocab;
-  for (size_t begin = 0; begin < text->size();) {
-    size_t end = text->find('\n', begin);
-    if (end == std::string::npos) end = text->size();
+  for (size_t begin = 0; begin < text.size();) {
+    size_t end = text.find('\n', begin);
+    if (end == std::string::npos) end = text.size();
     size_t stop = end;
-    if (stop > begin && (*text)[stop - 1] == '\r') --stop;  // CRLF files
-    vocab.emplace_back(*text, begin, stop - begin);
+    if (stop > begin && text[stop - 1] == '\r') --stop;  // CRLF files
+    vocab.emplace_back(text, begin, stop - begin);
     begin = end + 1;
   }
   if (vocab.empty()) return absl::InvalidArgumentError(absl::StrCat(vocab_path, ": empty"));
@@ -128,9 +137,8 @@ absl::StatusOr<TokenizerSpec> ReadVocabTxt(const std::string& vocab_path,
   TokenizerOptions options;
   std::vector<AddedToken> added;
   std::string source = vocab_path;
-  std::error_code ec;
-  if (std::filesystem::exists(config_path, ec)) {
-    if (auto s = ReadConfig(config_path, &options, &added); !s.ok()) return s;
+  if (config_text != nullptr) {
+    if (auto s = ReadConfig(*config_text, config_path, &options, &added); !s.ok()) return s;
     source = absl::StrCat(vocab_path, " + ", config_path);
   }
   TokenizerSpec spec = SpecFromOptions(std::move(vocab), options, std::move(source));

@@ -1,36 +1,26 @@
 #include "server/core/model/model_loader.h"
 
 #include <algorithm>
-
-#include <sys/stat.h>
-
 #include <filesystem>
 #include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "engine/hub_cache.h"
+#include "engine/model_contents.h"
 #include "server/core/model/model_name.h"
 
 namespace server::core {
 namespace {
 
-// Whether tokenizer.json or vocab.txt is in `dir` (a dangling symlink counts).
-bool HasTokenizerFile(const std::string& dir) {
-  struct stat link;
-  for (const char* file : {"/tokenizer.json", "/vocab.txt"}) {
-    if (lstat((dir + file).c_str(), &link) == 0) return true;
-  }
-  return false;
-}
-
 // Whether the model may serve token ids alone after its tokenizer failed
 // with `status`: yes when the directory has no tokenizer, or one this build
 // cannot read; no when a tokenizer file is there but cannot be opened or
 // read (permissions, a directory, a symlink to a missing blob).
-bool ServesWithoutTokenizer(const absl::Status& status, const std::string& dir) {
+bool ServesWithoutTokenizer(const absl::Status& status, bool tokenizer_file_listed) {
   if (absl::IsInvalidArgument(status) || absl::IsUnimplemented(status)) return true;
-  return absl::IsNotFound(status) && !HasTokenizerFile(dir);
+  return absl::IsNotFound(status) && !tokenizer_file_listed;
 }
 
 }  // namespace
@@ -98,28 +88,26 @@ absl::StatusOr<LoadedModel> LoadModel(const std::string& model_path,
   model.directory = snapshot->value_or(model_path);
   const std::string& dir = model.directory;
 
-  absl::StatusOr<std::unique_ptr<engine::Encoder>> encoder = engine::Encoder::Load(dir, options);
-  if (!encoder.ok()) return encoder.status();
-  model.encoder = *std::move(encoder);
-
-  absl::StatusOr<std::unique_ptr<engine::Tokenizer>> tokenizer = engine::Tokenizer::Load(dir);
-  if (tokenizer.ok()) {
-    model.tokenizer = *std::move(tokenizer);
-  } else if (ServesWithoutTokenizer(tokenizer.status(), dir)) {
-    model.tokenizer_error = std::string(tokenizer.status().message());
+  ASSIGN_OR_RETURN(engine::ModelContents contents, engine::LoadModelContents(dir, options));
+  model.encoder = std::move(contents.encoder);
+  if (contents.tokenizer != nullptr) {
+    model.tokenizer = std::move(contents.tokenizer);
+  } else if (ServesWithoutTokenizer(contents.tokenizer_status, contents.tokenizer_file_listed)) {
+    model.tokenizer_error = std::string(contents.tokenizer_status.message());
   } else {
-    return tokenizer.status();
+    return contents.tokenizer_status;
   }
   // A tokenizer may define more ids than the embedding table (EmbeddingGemma:
   // 262,145 ids, vocab_size 262,144, the extra one <image_soft_token>): the
   // model loads, and a request whose text produces such an id is refused
   // naming the token (InputTokenizer::CheckIdsInTable).
-
-  absl::StatusOr<engine::SentencePipeline> pipeline = engine::ReadSentencePipeline(
-      dir, model.encoder->config().causal ? engine::Pooling::kLastToken : engine::Pooling::kCls);
-  if (!pipeline.ok()) return pipeline.status();
-  model.pipeline = *std::move(pipeline);
+  model.pipeline = std::move(contents.pipeline);
   model.default_pooling = model.pipeline.pooling.front();
+  if (contents.calibration.has_value()) {
+    model.shipped_quantization_ranges =
+        std::make_shared<const core::QuantizationRanges>(*std::move(contents.calibration));
+    model.shipped_quantization_ranges_source = contents.calibration_source;
+  }
   const int pooled = model.pipeline.pooled_size(model.encoder->config().hidden_size);
   if (!model.pipeline.dense.empty() && model.pipeline.dense.front().in_features != pooled) {
     return absl::InvalidArgumentError(absl::StrCat(

@@ -1,5 +1,7 @@
 // Loads what the server serves from a model directory: the encoder, its
-// tokenizer and its default pooling, under the model's served name.
+// tokenizer, its sentence-transformers pipeline and its shipped calibration,
+// under the model's served name. A thin adapter over the engine's one
+// model-directory loader (engine/model_contents.h), which reads each file once.
 #pragma once
 
 #include <memory>
@@ -79,6 +81,11 @@ struct LoadedModel {
   // int8/uint8 embeddings' calibration (server/core/model/quantization_ranges.h),
   // set at start; null: none.
   std::shared_ptr<const core::QuantizationRanges> quantization_ranges;
+  // The directory's own quantization_ranges.json, read with the model
+  // (null: none) and its path: what quantization_ranges is set to when no
+  // flag names a file for the model.
+  std::shared_ptr<const core::QuantizationRanges> shipped_quantization_ranges;
+  std::string shipped_quantization_ranges_source;
 
   // The size of the model's embedding: the pipeline's output (pooled modes, then Dense).
   int embedding_size() const { return pipeline.output_size(encoder->config().hidden_size); }

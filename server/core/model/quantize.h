@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/types/span.h"
+#include "engine/calibration_ranges.h"
 
 namespace server::core {
 
@@ -44,11 +45,8 @@ bool IsSigned(EmbeddingType type);
 // minimum and the maximum each dimension took over calibration embeddings.
 // The ranges describe the model's full embedding; a Matryoshka-cut vector of
 // n dimensions uses the first n of them.
-struct QuantizationRanges {
-  std::vector<float> minimum;  // ranges[0]
-  std::vector<float> maximum;  // ranges[1]
-  int size() const { return static_cast<int>(minimum.size()); }
-};
+// minimum (ranges[0]), maximum (ranges[1]), size(): engine/calibration_ranges.h.
+using QuantizationRanges = engine::CalibrationRanges;
 
 // Whether a request may ask `type` for vectors of `size` values: OK for
 // float, binary and ubinary; int8 and uint8 need `ranges` (FAILED_PRECONDITION
