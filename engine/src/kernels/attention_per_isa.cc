@@ -1,23 +1,12 @@
-// The attention kernels of attention_isa.h for one vector ISA, from their
-// generic forms (attention_vec.h). Never compiled as it is: CMake
-// (CMakeLists.txt, encoder_kernel_unit) generates one translation unit per
-// ISA that includes the ISA's vector types, names the ISA in
-// ENCODER_KERNEL_ISA (its Isa enumerator) and ENCODER_KERNEL_VEC (their
-// namespace), then includes this file; each unit alone is compiled with that
-// ISA's flags. Head sizes past vec::kMaxPackedHeadSize go to the scalar
-// kernels (the packs on the stack are sized for it).
-#ifndef ENCODER_KERNEL_ISA
-#error "attention_per_isa.cc is compiled only through its per-ISA units (CMakeLists.txt)"
-#endif
-
+// The attention kernels of attention_isa.h for one vector ISA (unit_isa.h),
+// from their generic forms (attention_vec.h). Head sizes past
+// vec::kMaxPackedHeadSize go to the scalar kernels (the packs on the stack
+// are sized for it).
 #include "kernels/attention_isa.h"
 #include "kernels/attention_vec.h"
+#include "kernels/unit_isa.h"
 
 namespace engine::kernels::detail {
-namespace {
-constexpr Isa kUnitIsa = Isa::ENCODER_KERNEL_ISA;
-using UnitVec = ENCODER_KERNEL_VEC::Vec;
-}  // namespace
 
 template <>
 void AttentionScores<kUnitIsa>(const AttentionHeadArgs& args, int64_t row_begin, int64_t row_end,

@@ -1,24 +1,11 @@
-// The vector kernels of isa_kernels.h for one vector ISA, from their generic
-// forms (vec_kernels.h, vec_int8_kernels.h). Never compiled as it is: CMake
-// (CMakeLists.txt, encoder_kernel_unit) generates one translation unit per
-// ISA that includes the ISA's vector types, names the ISA in
-// ENCODER_KERNEL_ISA (its Isa enumerator) and ENCODER_KERNEL_VEC (their
-// namespace), then includes this file; each unit alone is compiled with that
-// ISA's flags.
-#ifndef ENCODER_KERNEL_ISA
-#error "kernels_per_isa.cc is compiled only through its per-ISA units (CMakeLists.txt)"
-#endif
-
+// The vector kernels of isa_kernels.h for one vector ISA (unit_isa.h), from
+// their generic forms (vec_kernels.h, vec_int8_kernels.h).
 #include "kernels/isa_kernels.h"
+#include "kernels/unit_isa.h"
 #include "kernels/vec_int8_kernels.h"
 #include "kernels/vec_kernels.h"
 
 namespace engine::kernels::detail {
-namespace {
-constexpr Isa kUnitIsa = Isa::ENCODER_KERNEL_ISA;
-using UnitVec = ENCODER_KERNEL_VEC::Vec;
-using UnitQVec = ENCODER_KERNEL_VEC::QVec;
-}  // namespace
 
 template <>
 void AddLayerNormRows<kUnitIsa>(const AddLayerNormArgs& args, int64_t begin, int64_t end) {
