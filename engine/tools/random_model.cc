@@ -324,4 +324,21 @@ absl::Status WriteRandomModel(const std::string& dir, const RandomModelSpec& spe
                        std::to_string(config.max_length()) + "\n}\n");
 }
 
+RandomModelSpec TinyModelSpec(LayerNormPlacement placement) {
+  RandomModelSpec spec;
+  spec.config = WithTinyShape(DefaultModelConfig());
+  spec.config.layer_norm_placement = placement;
+  spec.seed = 7;
+  return spec;
+}
+
+ModelConfig WithTinyShape(ModelConfig config) {
+  config.hidden_size = 32;
+  config.num_heads = 4;
+  config.num_layers = 2;
+  config.intermediate_size = 64;
+  config.max_position_embeddings = 64;
+  return config;
+}
+
 }  // namespace engine

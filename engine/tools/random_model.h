@@ -45,6 +45,16 @@ struct RandomModelSpec {
   std::string config_overrides;
 };
 
+// The tiny model tests and fuzzers share: the default model type with hidden
+// size 32 (4 heads), 2 layers, FFN 64 and 64 positions, seed 7; fast to write,
+// load and run. A user that needs another shape starts from it and changes
+// only what it needs.
+RandomModelSpec TinyModelSpec(LayerNormPlacement placement = LayerNormPlacement::kPost);
+
+// `config` with the tiny model's sizes (those TinyModelSpec() sets), e.g. on
+// the defaults of another family.
+ModelConfig WithTinyShape(ModelConfig config);
+
 // The project's own small vocabulary: BERT's special tokens, ASCII
 // characters and their "##" continuations, and common English words, so the
 // WordPiece tokenizer works on any text with it.

@@ -172,20 +172,12 @@ constexpr int64_t kMaxTurnTokens = 256;
 std::vector<std::unique_ptr<core::ModelPipeline>> Pipelines(
     const ServerConfig& config, std::vector<core::LoadedModel> models, core::EngineTurns* turns,
     const std::shared_ptr<prometheus::Registry>& registry, core::BatcherObserver* observer) {
-  core::RequestLimits limits;
-  limits.max_inputs_per_request = config.max_inputs_per_request;
-  limits.max_text_bytes = config.max_text_bytes;
-  limits.max_tokens_per_request = config.max_tokens_per_request;
-  limits.auto_truncate = config.auto_truncate;
-  limits.max_rerank_texts = config.max_rerank_texts;
-  limits.max_output_vectors = config.max_output_vectors;
-  limits.long_inputs = config.long_inputs;
-  limits.window_overlap_tokens = config.window_overlap_tokens;
   const int64_t max_turn_tokens = models.size() > 1 ? kMaxTurnTokens : 0;
   std::vector<std::unique_ptr<core::ModelPipeline>> pipelines;
   for (core::LoadedModel& model : models) {
-    pipelines.push_back(std::make_unique<core::ModelPipeline>(
-        std::move(model), config.batcher, limits, turns, registry, observer, max_turn_tokens));
+    pipelines.push_back(std::make_unique<core::ModelPipeline>(std::move(model), config.batcher,
+                                                              config.limits, turns, registry,
+                                                              observer, max_turn_tokens));
   }
   return pipelines;
 }

@@ -39,6 +39,18 @@
 #include "server/core/log.h"
 #include "server/grpc/protobuf_log.h"
 
+namespace {
+
+// The configuration's defaults, which the flags' defaults are: each is
+// written once, in its struct (ServerConfig, RequestLimits, BatcherConfig,
+// HttpOptions).
+const server::ServerConfig& Defaults() {
+  static const server::ServerConfig* const defaults = new server::ServerConfig;
+  return *defaults;
+}
+
+}  // namespace
+
 ABSL_FLAG(std::string, model, "",
           "model directory: config.json, *.safetensors, tokenizer.json or vocab.txt (or a "
           "Hugging Face cache folder models--ORG--NAME: its refs/main snapshot); several "
@@ -47,14 +59,14 @@ ABSL_FLAG(std::string, model, "",
 ABSL_FLAG(std::string, served_model_name, "",
           "the model's name in answers and metrics (default: the hub name ORG/NAME when --model "
           "is in the Hugging Face cache, else the directory's name)");
-ABSL_FLAG(std::string, host, "0.0.0.0", "address to listen on");
-ABSL_FLAG(int, port, 50051, "gRPC port (0: any free port, logged at start)");
-ABSL_FLAG(int, metrics_port, 8081,
+ABSL_FLAG(std::string, host, Defaults().host, "address to listen on");
+ABSL_FLAG(int, port, Defaults().port, "gRPC port (0: any free port, logged at start)");
+ABSL_FLAG(int, metrics_port, Defaults().metrics_port,
           "Prometheus metrics port: GET /metrics on --host (0: any free port, logged at start)");
-ABSL_FLAG(int, http_port, 8080,
+ABSL_FLAG(int, http_port, *Defaults().http_port,
           "HTTP API port: OpenAI POST /v1/embeddings, GET /v1/models, GET /v1/models/{id}; TEI "
           "POST /embed, /tokenize, /decode, GET /info, /health; GET /metrics (0: off)");
-ABSL_FLAG(bool, auto_truncate, true,
+ABSL_FLAG(bool, auto_truncate, Defaults().limits.auto_truncate,
           "cut inputs longer than the model's maximum when a request does not say "
           "\"truncate\" (false: refuse them); every route, gRPC too");
 ABSL_FLAG(std::string, long_inputs, "",
@@ -63,29 +75,29 @@ ABSL_FLAG(std::string, long_inputs, "",
           "the request says neither long_input nor truncate; empty: as --auto-truncate says");
 ABSL_FLAG(int, window_overlap_tokens, -1,
           "tokens two consecutive windows share in window mode (-1: a quarter of a window)");
-ABSL_FLAG(int, http_threads, server::http::HttpOptions().threads,
+ABSL_FLAG(int, http_threads, Defaults().http.threads,
           "HTTP handler threads: they parse request bodies, tokenize and render answers (never "
           "held by a connection)");
-ABSL_FLAG(int, http_io_threads, server::http::HttpOptions().io_threads,
+ABSL_FLAG(int, http_io_threads, Defaults().http.io_threads,
           "HTTP event loops (epoll) that accept, read and write every connection");
-ABSL_FLAG(int, http_max_connections, server::http::HttpOptions().max_connections,
+ABSL_FLAG(int, http_max_connections, Defaults().http.max_connections,
           "HTTP connections open at once; past it a new connection is answered 503 and closed "
           "(the open-file limit is raised to fit when the hard limit allows)");
-ABSL_FLAG(int64_t, http_max_header_bytes, server::http::HttpOptions().max_header_bytes,
+ABSL_FLAG(int64_t, http_max_header_bytes, Defaults().http.max_header_bytes,
           "largest HTTP request line and headers; larger ones get 431 and the connection closes");
-ABSL_FLAG(int64_t, http_max_body_bytes, server::http::HttpOptions().max_body_bytes,
+ABSL_FLAG(int64_t, http_max_body_bytes, Defaults().http.max_body_bytes,
           "largest HTTP request body; larger ones get 413");
-ABSL_FLAG(absl::Duration, http_timeout, absl::Seconds(30),
+ABSL_FLAG(absl::Duration, http_timeout, absl::FromChrono(Defaults().http.default_timeout),
           "deadline of an HTTP request without an X-Request-Timeout-Ms header; past it, 504");
-ABSL_FLAG(absl::Duration, http_header_timeout, absl::Seconds(10),
+ABSL_FLAG(absl::Duration, http_header_timeout, absl::FromChrono(Defaults().http.header_timeout),
           "time for an HTTP request's line and headers to arrive (from the connection's start "
           "or the request's first byte); past it 408 and the connection closes");
-ABSL_FLAG(absl::Duration, http_body_timeout, absl::Seconds(30),
+ABSL_FLAG(absl::Duration, http_body_timeout, absl::FromChrono(Defaults().http.body_timeout),
           "time for an HTTP request's body to arrive after its headers; past it 408 and the "
           "connection closes (a slow sender is never served after the fact)");
-ABSL_FLAG(absl::Duration, http_idle_timeout, absl::Seconds(60),
+ABSL_FLAG(absl::Duration, http_idle_timeout, absl::FromChrono(Defaults().http.idle_timeout),
           "an HTTP keep-alive connection without a request for this long is closed");
-ABSL_FLAG(absl::Duration, http_write_timeout, absl::Seconds(30),
+ABSL_FLAG(absl::Duration, http_write_timeout, absl::FromChrono(Defaults().http.write_timeout),
           "time to write one HTTP response; a client that does not read it is disconnected");
 ABSL_FLAG(std::vector<std::string>, api_key, {},
           "API key required on every call but health and /metrics (HTTP: Authorization: Bearer "
@@ -93,38 +105,42 @@ ABSL_FLAG(std::vector<std::string>, api_key, {},
           "none: no authentication");
 ABSL_FLAG(std::string, api_keys_file, "",
           "file of API keys, one a line ('#' comments), added to --api-key");
-ABSL_FLAG(int, threads, 0,
+ABSL_FLAG(int, threads, Defaults().threads,
           "engine threads (0: OMP_NUM_THREADS if set, else the CPUs this process may use: its "
           "CPU affinity capped by its cgroup CPU quota, rounded up; logged at start)");
-ABSL_FLAG(std::string, precision, "fp32",
+ABSL_FLAG(std::string, precision, Defaults().precision,
           "fp32; int8: weights quantized per output channel at load, activations per token; or "
           "bf16: weights and matmul inputs in bf16, accumulated in fp32 (CPUs with AVX512_BF16 "
           "or AMX; refused at start elsewhere)");
 ABSL_FLAG(std::string, isa, "",
           "instruction-set level the engine may use: scalar, avx2, avx2_vnni, avx512, "
           "avx512_vnni or avx512_bf16 (default: the best this CPU has)");
-ABSL_FLAG(int64_t, max_batch_tokens, 16384, "most real (unpadded) tokens in one engine batch");
-ABSL_FLAG(int, max_batch_inputs, 256, "most inputs in one engine batch");
-ABSL_FLAG(absl::Duration, max_queue_delay, absl::ZeroDuration(),
+ABSL_FLAG(int64_t, max_batch_tokens, Defaults().batcher.max_batch_tokens,
+          "most real (unpadded) tokens in one engine batch");
+ABSL_FLAG(int, max_batch_inputs, Defaults().batcher.max_batch_inputs,
+          "most inputs in one engine batch");
+ABSL_FLAG(absl::Duration, max_queue_delay, absl::FromChrono(Defaults().ignored_max_queue_delay),
           "no longer used (accepted so that existing deployments start; a value above 0 is "
           "logged as ignored): a batch is cut the moment the engine is free, so a request that "
           "finds it idle starts at once and inputs that arrive during a batch join the next");
-ABSL_FLAG(int64_t, max_queue_tokens, 65536,
+ABSL_FLAG(int64_t, max_queue_tokens, Defaults().batcher.max_queue_tokens,
           "most tokens waiting in the queue; beyond it new requests get RESOURCE_EXHAUSTED");
-ABSL_FLAG(int, max_inputs_per_request, 64, "most inputs in one Encode request");
-ABSL_FLAG(int64_t, cache_bytes, 0,
+ABSL_FLAG(int, max_inputs_per_request, Defaults().limits.max_inputs_per_request,
+          "most inputs in one Encode request");
+ABSL_FLAG(int64_t, cache_bytes, Defaults().cache_bytes,
           "bytes of per-input results kept (LRU) and shared by identical inputs, all models "
           "together; 0: no cache");
-ABSL_FLAG(int, max_rerank_texts, 1000,
+ABSL_FLAG(int, max_rerank_texts, Defaults().limits.max_rerank_texts,
           "most texts in one rerank request (split inside the server into parts of at most "
           "--max-inputs-per-request and one batch)");
 ABSL_FLAG(
-    int64_t, max_output_vectors, 8192,
+    int64_t, max_output_vectors, Defaults().limits.max_output_vectors,
     "most vectors one request may return: token states (pooling NONE, /embed_all) and "
     "ColBERT vectors over all its inputs; beyond it the request is INVALID_ARGUMENT (HTTP 422 "
     "on the TEI-style routes)");
-ABSL_FLAG(int64_t, max_text_bytes, 65536, "most bytes in one input text");
-ABSL_FLAG(absl::Duration, shutdown_grace, absl::Seconds(20),
+ABSL_FLAG(int64_t, max_text_bytes, Defaults().limits.max_text_bytes,
+          "most bytes in one input text");
+ABSL_FLAG(absl::Duration, shutdown_grace, absl::FromChrono(Defaults().shutdown_grace),
           "on SIGTERM/SIGINT, how long queued and running work may take to finish");
 ABSL_FLAG(std::string, tls_cert, "",
           "PEM certificate chain for TLS on the gRPC port (with --tls-key; none: plaintext)");
@@ -132,19 +148,19 @@ ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "mutual TLS: PEM CA certificates; clients must present a certificate signed by one "
           "(needs --tls-cert and --tls-key)");
-ABSL_FLAG(int64_t, max_receive_message_bytes, 0,
+ABSL_FLAG(int64_t, max_receive_message_bytes, Defaults().max_receive_message_bytes,
           "largest request message gRPC accepts; larger ones get RESOURCE_EXHAUSTED (0: derived "
           "from --max-inputs-per-request, --max-text-bytes and --max-tokens-per-request, so that "
           "every request they allow fits)");
-ABSL_FLAG(int64_t, max_tokens_per_request, 16384,
+ABSL_FLAG(int64_t, max_tokens_per_request, Defaults().limits.max_tokens_per_request,
           "most tokens (after tokenization) over all inputs of one Encode request or stream "
           "message; beyond it INVALID_ARGUMENT");
-ABSL_FLAG(int, max_concurrent_streams, 256,
+ABSL_FLAG(int, max_concurrent_streams, Defaults().max_concurrent_streams,
           "HTTP/2 streams (calls) open at once per connection; a client's further calls wait");
-ABSL_FLAG(absl::Duration, handshake_timeout, absl::Seconds(10),
+ABSL_FLAG(absl::Duration, handshake_timeout, absl::FromChrono(Defaults().handshake_timeout),
           "a new gRPC connection that has not finished its TLS and HTTP/2 handshake (the "
           "client's preface and SETTINGS) within this is closed");
-ABSL_FLAG(absl::Duration, max_connection_idle, absl::Minutes(5),
+ABSL_FLAG(absl::Duration, max_connection_idle, absl::FromChrono(Defaults().max_connection_idle),
           "a connection without calls for this long is closed (GOAWAY)");
 ABSL_FLAG(std::string, quantization_ranges, "",
           "int8/uint8 embeddings' calibration: a JSON file {\"ranges\": [[min, ...], [max, "
@@ -266,19 +282,20 @@ server::ServerConfig ConfigFromFlags() {
   config.batcher.max_batch_inputs = absl::GetFlag(FLAGS_max_batch_inputs);
   config.ignored_max_queue_delay = absl::ToChronoMicroseconds(absl::GetFlag(FLAGS_max_queue_delay));
   config.batcher.max_queue_tokens = absl::GetFlag(FLAGS_max_queue_tokens);
-  config.max_inputs_per_request = absl::GetFlag(FLAGS_max_inputs_per_request);
-  config.max_rerank_texts = absl::GetFlag(FLAGS_max_rerank_texts);
-  config.max_output_vectors = absl::GetFlag(FLAGS_max_output_vectors);
-  config.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes);
+  server::core::RequestLimits& limits = config.limits;
+  limits.max_inputs_per_request = absl::GetFlag(FLAGS_max_inputs_per_request);
+  limits.max_rerank_texts = absl::GetFlag(FLAGS_max_rerank_texts);
+  limits.max_output_vectors = absl::GetFlag(FLAGS_max_output_vectors);
+  limits.max_text_bytes = absl::GetFlag(FLAGS_max_text_bytes);
   config.cache_bytes = absl::GetFlag(FLAGS_cache_bytes);
-  config.auto_truncate = absl::GetFlag(FLAGS_auto_truncate);
+  limits.auto_truncate = absl::GetFlag(FLAGS_auto_truncate);
   if (const std::string mode = absl::GetFlag(FLAGS_long_inputs); !mode.empty()) {
     if (mode == "truncate" || mode == "error") {
-      config.auto_truncate = mode == "truncate";  // every route and /info agree
-      config.long_inputs =
+      limits.auto_truncate = mode == "truncate";  // every route and /info agree
+      limits.long_inputs =
           mode == "truncate" ? server::core::LongInput::kTruncate : server::core::LongInput::kError;
     } else if (mode == "window") {
-      config.long_inputs = server::core::LongInput::kWindow;
+      limits.long_inputs = server::core::LongInput::kWindow;
     } else {
       std::fprintf(stderr, "--long-inputs is \"%s\"; it must be truncate, window or error\n",
                    mode.c_str());
@@ -286,14 +303,14 @@ server::ServerConfig ConfigFromFlags() {
     }
   }
   if (const int overlap = absl::GetFlag(FLAGS_window_overlap_tokens); overlap >= 0) {
-    config.window_overlap_tokens = overlap;
+    limits.window_overlap_tokens = overlap;
   }
   config.shutdown_grace = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_shutdown_grace));
   config.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   config.tls_key = absl::GetFlag(FLAGS_tls_key);
   config.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
   config.max_receive_message_bytes = absl::GetFlag(FLAGS_max_receive_message_bytes);
-  config.max_tokens_per_request = absl::GetFlag(FLAGS_max_tokens_per_request);
+  limits.max_tokens_per_request = absl::GetFlag(FLAGS_max_tokens_per_request);
   config.max_concurrent_streams = absl::GetFlag(FLAGS_max_concurrent_streams);
   config.max_connection_idle = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_max_connection_idle));
   config.handshake_timeout = absl::ToChronoMilliseconds(absl::GetFlag(FLAGS_handshake_timeout));

@@ -44,9 +44,10 @@ const char* TransportSecurityName(const ServerConfig& config) {
 int64_t MaxReceiveMessageBytes(const ServerConfig& config) {
   if (config.max_receive_message_bytes != 0) return config.max_receive_message_bytes;
   // In double: the factors are validated separately and may be large.
-  const double derived = static_cast<double>(config.max_inputs_per_request) *
-                             (2.0 * static_cast<double>(config.max_text_bytes) + 32) +
-                         10.0 * static_cast<double>(config.max_tokens_per_request) + 4096;
+  const core::RequestLimits& limits = config.limits;
+  const double derived = static_cast<double>(limits.max_inputs_per_request) *
+                             (2.0 * static_cast<double>(limits.max_text_bytes) + 32) +
+                         10.0 * static_cast<double>(limits.max_tokens_per_request) + 4096;
   return derived >= static_cast<double>(kIntMax) ? kIntMax : static_cast<int64_t>(derived);
 }
 
@@ -123,6 +124,7 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
   if (absl::Status status = ValidateTls(config); !status.ok()) return status;
   const core::BatcherConfig& batcher = config.batcher;
   const http::HttpOptions& http = config.http;
+  const core::RequestLimits& limits = config.limits;
   for (absl::Status status : {
            MustBe(config.port >= 0 && config.port <= 65535, "port", "in 0..65535", config.port),
            MustBe(config.metrics_port >= 0 && config.metrics_port <= 65535, "metrics-port",
@@ -158,13 +160,13 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
                   config.ignored_max_queue_delay.count()),
            MustBe(batcher.max_queue_tokens >= batcher.max_batch_tokens, "max-queue-tokens",
                   "at least --max-batch-tokens", batcher.max_queue_tokens),
-           MustBe(config.max_inputs_per_request > 0, "max-inputs-per-request", "positive",
-                  config.max_inputs_per_request),
-           MustBe(config.max_rerank_texts > 0, "max-rerank-texts", "positive",
-                  config.max_rerank_texts),
-           MustBe(config.max_output_vectors > 0, "max-output-vectors", "positive",
-                  config.max_output_vectors),
-           MustBe(config.max_text_bytes > 0, "max-text-bytes", "positive", config.max_text_bytes),
+           MustBe(limits.max_inputs_per_request > 0, "max-inputs-per-request", "positive",
+                  limits.max_inputs_per_request),
+           MustBe(limits.max_rerank_texts > 0, "max-rerank-texts", "positive",
+                  limits.max_rerank_texts),
+           MustBe(limits.max_output_vectors > 0, "max-output-vectors", "positive",
+                  limits.max_output_vectors),
+           MustBe(limits.max_text_bytes > 0, "max-text-bytes", "positive", limits.max_text_bytes),
            MustBe(config.cache_bytes >= 0, "cache-bytes", "0 (off) or more", config.cache_bytes),
            MustBe(config.shutdown_grace.count() >= 0, "shutdown-grace", "0 or more (ms)",
                   config.shutdown_grace.count()),
@@ -173,8 +175,8 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
                        config.max_receive_message_bytes <= kIntMax),
                   "max-receive-message-bytes", "0 (derived) or in 1024..2147483647",
                   config.max_receive_message_bytes),
-           MustBe(config.max_tokens_per_request > 0, "max-tokens-per-request", "positive",
-                  config.max_tokens_per_request),
+           MustBe(limits.max_tokens_per_request > 0, "max-tokens-per-request", "positive",
+                  limits.max_tokens_per_request),
            MustBe(config.max_concurrent_streams > 0, "max-concurrent-streams", "positive",
                   config.max_concurrent_streams),
            MustBe(config.max_connection_idle.count() > 0 &&

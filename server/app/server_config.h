@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "server/core/api/service_types.h"
+#include "server/core/api/request_limits.h"
 #include "server/core/batching/batch_request.h"
 #include "server/http/http_options.h"
 
@@ -51,20 +51,11 @@ struct ServerConfig {
   // is free); accepted so that deployments that set it still start, and
   // logged as ignored when above 0.
   std::chrono::microseconds ignored_max_queue_delay{0};
-  int max_inputs_per_request = 64;
-  int max_rerank_texts = 1000;        // texts in one rerank request (split into parts inside)
-  int64_t max_output_vectors = 8192;  // token states / ColBERT vectors one request may return
-  int64_t max_text_bytes = 65536;     // per text; a pair's two texts count separately
+  // What one request may carry and how its long inputs are treated, for
+  // every model and both transports.
+  core::RequestLimits limits;
   // The result cache's bound over all models (server/core/cache/result_cache.h); 0: off.
   int64_t cache_bytes = 0;
-  // An input longer than the model's maximum is cut (at the request's
-  // truncation_direction) unless the request says "truncate": false; off: it
-  // is refused unless the request says "truncate": true. On by default, as in
-  // text-embeddings-inference since 2026: docs/configuration.md says why.
-  bool auto_truncate = true;
-  // --long-inputs (server/core/requests/long_inputs.h): unset follows auto_truncate.
-  std::optional<core::LongInput> long_inputs;
-  std::optional<int> window_overlap_tokens;  // --window-overlap-tokens; unset: a quarter
   std::chrono::milliseconds shutdown_grace{20000};
   // Not a flag: after SIGTERM, how long health says NOT_SERVING while calls
   // are still served (the lame duck), before GOAWAY and refusals; part of the
@@ -83,8 +74,7 @@ struct ServerConfig {
   // Larger messages: RESOURCE_EXHAUSTED (gRPC). 0: derived from the other
   // limits (MaxReceiveMessageBytes), so that every request they allow fits.
   int64_t max_receive_message_bytes = 0;
-  int64_t max_tokens_per_request = 16384;  // after tokenization, over one request's inputs
-  int max_concurrent_streams = 256;        // HTTP/2 streams per connection; more wait
+  int max_concurrent_streams = 256;  // HTTP/2 streams per connection; more wait
   std::chrono::milliseconds max_connection_idle{300000};  // then the connection is closed
   // A new gRPC connection must finish its TLS and HTTP/2 handshake (the
   // client's preface and SETTINGS) within this, or it is closed: a socket
@@ -111,9 +101,9 @@ struct ServerConfig {
 const char* TransportSecurityName(const ServerConfig& config);
 
 // The gRPC message limit in effect: max_receive_message_bytes, or when it is 0
-// the largest request the other limits allow: max_inputs_per_request inputs
-// of two max_text_bytes texts (a text pair) with their protobuf framing
-// (32 bytes an input), plus the token ids of max_tokens_per_request tokens
+// the largest request the limits allow: max_inputs_per_request inputs of two
+// max_text_bytes texts (a text pair) with their protobuf framing (32 bytes an
+// input), plus the token ids of max_tokens_per_request tokens
 // with their types (10 bytes a token: two varints of up to 5), plus 4 KiB for
 // the rest (request id, options); at most 2^31 - 1.
 int64_t MaxReceiveMessageBytes(const ServerConfig& config);

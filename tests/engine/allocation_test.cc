@@ -245,9 +245,8 @@ Workload MakeWorkload(const std::string& name, int batch, int min_len, int max_l
 }
 
 RandomModelSpec Spec(LayerNormPlacement placement) {
-  RandomModelSpec spec = testing::TinySpec(placement);
+  RandomModelSpec spec = TinyModelSpec(placement);
   spec.config.hidden_size = 64;
-  spec.config.num_heads = 4;
   spec.config.intermediate_size = 128;
   spec.config.max_position_embeddings = 128;
   return spec;

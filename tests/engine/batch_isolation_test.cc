@@ -21,9 +21,8 @@ constexpr float kTolerance = 1e-5f;
 class BatchIsolationTest : public ::testing::TestWithParam<LayerNormPlacement> {};
 
 TEST_P(BatchIsolationTest, SequenceAloneEqualsSequenceInBatch) {
-  const std::string dir =
-      testing::WriteTinyModel(std::string("isolation_") + LayerNormPlacementName(GetParam()),
-                              testing::TinySpec(GetParam()));
+  const std::string dir = testing::WriteTinyModel(
+      std::string("isolation_") + LayerNormPlacementName(GetParam()), TinyModelSpec(GetParam()));
   auto encoder = Encoder::Load(dir, {});
   ASSERT_TRUE(encoder.ok()) << encoder.status();
   const int vocab = (*encoder)->config().vocab_size;
@@ -57,7 +56,7 @@ TEST_P(BatchIsolationTest, SequenceAloneEqualsSequenceInBatch) {
 // two layers of this one's (Encode's between_layers): the pass must come out
 // bit for bit as without it, and the hook see every boundary in order.
 TEST_P(BatchIsolationTest, AnotherModelsPassBetweenLayersChangesNothing) {
-  const auto spec = testing::TinySpec(GetParam());
+  const auto spec = TinyModelSpec(GetParam());
   const std::string dir = testing::WriteTinyModel(
       std::string("between_layers_") + LayerNormPlacementName(GetParam()), spec);
   auto encoder = Encoder::Load(dir, {});

@@ -266,7 +266,7 @@ TEST_P(Int8MiniLmTest, LoadsAndPooledOutputsMatchFloat32) {
 // parts; only float attention remains, and it is per sequence. 1e-6 allows
 // last-bit differences and nothing more.
 TEST_P(Int8MiniLmTest, SequenceAloneEqualsSequenceInBatch) {
-  RandomModelSpec spec = testing::TinySpec(GetParam());
+  RandomModelSpec spec = TinyModelSpec(GetParam());
   const std::string dir = testing::WriteTinyModel(
       std::string("int8_isolation_") + LayerNormPlacementName(GetParam()), spec);
   EncoderOptions options;

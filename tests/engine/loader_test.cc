@@ -79,7 +79,7 @@ TEST(LoaderTest, RandomModelWithoutAHeadHasNone) {
 }
 
 TEST(LoaderTest, RandomModelWithAClassifierHead) {
-  RandomModelSpec spec = testing::TinySpec();
+  RandomModelSpec spec = TinyModelSpec();
   spec.head = RandomHead::kClassifier;
   spec.num_labels = 3;
   const std::string dir = WriteTinyModel("classifier_head", spec);
@@ -112,7 +112,7 @@ TEST(LoaderTest, RandomModelWithAClassifierHead) {
 }
 
 TEST(LoaderTest, RandomModelWithOneLabelIsAReranker) {
-  RandomModelSpec spec = testing::TinySpec();
+  RandomModelSpec spec = TinyModelSpec();
   spec.head = RandomHead::kClassifier;
   spec.with_pooler = false;  // the classifier needs BERT's pooler: written anyway
   auto encoder = Encoder::Load(WriteTinyModel("reranker_head", spec), EncoderOptions{});
@@ -124,7 +124,7 @@ TEST(LoaderTest, RandomModelWithOneLabelIsAReranker) {
 }
 
 TEST(LoaderTest, RandomModelWithAMaskedLmHead) {
-  RandomModelSpec spec = testing::TinySpec();
+  RandomModelSpec spec = TinyModelSpec();
   spec.head = RandomHead::kMaskedLm;
   const std::string dir = WriteTinyModel("masked_lm_head", spec);
   const nlohmann::json config = nlohmann::json::parse(ReadFile(dir + "/config.json"));
@@ -151,7 +151,7 @@ TEST(LoaderTest, RandomModelWithAMaskedLmHead) {
 }
 
 TEST(LoaderTest, RandomModelRejectsABadLabelCount) {
-  RandomModelSpec spec = testing::TinySpec();
+  RandomModelSpec spec = TinyModelSpec();
   spec.head = RandomHead::kClassifier;
   spec.num_labels = 0;
   ExpectError(WriteRandomModel(testing_support::MakeTempDir("engine_test_zero_labels_"), spec),

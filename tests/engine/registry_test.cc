@@ -210,19 +210,14 @@ TEST(RegistryTest, TheDefaultConfigIsTheFirstFamilys) {
   EXPECT_EQ(RandomModelSpec().config.model_type, config.model_type);
 }
 
-// A small shape of `model_type` with its family's defaults, using every
+// The tiny shape of `model_type` with its family's defaults, using every
 // part its recipe has (pre-LN where config.json may ask for it, a narrower
 // embedding where it may be projected).
 ModelConfig SmallConfig(const Architecture& architecture, const std::string& model_type,
                         LayerNormPlacement placement) {
-  ModelConfig c = FamilyDefaults(architecture, model_type);
+  ModelConfig c = WithTinyShape(FamilyDefaults(architecture, model_type));
   c.vocab_size = 100;  // the random-model writer takes its vocabulary's
-  c.hidden_size = 32;
-  c.num_heads = 4;
-  c.num_layers = 2;
-  c.intermediate_size = 64;
-  c.max_position_embeddings =
-      64 + (c.position_ids == PositionIds::kAfterPadding ? c.pad_token_id + 1 : 0);
+  if (c.position_ids == PositionIds::kAfterPadding) c.max_position_embeddings += c.pad_token_id + 1;
   if (architecture.recipe.embedding_projection) c.embedding_size = 16;
   c.layer_norm_placement = placement;
   if (c.local_window > 0) c.local_window = 8;  // inputs of up to 64 tokens span windows

@@ -10,18 +10,6 @@
 
 namespace engine::testing {
 
-RandomModelSpec TinySpec(LayerNormPlacement placement) {
-  RandomModelSpec spec;
-  spec.config.hidden_size = 32;
-  spec.config.num_heads = 4;
-  spec.config.num_layers = 2;
-  spec.config.intermediate_size = 64;
-  spec.config.max_position_embeddings = 64;
-  spec.config.layer_norm_placement = placement;
-  spec.seed = 7;
-  return spec;
-}
-
 RandomModelSpec MiniLmSpec(LayerNormPlacement placement) {
   RandomModelSpec spec;
   spec.config.hidden_size = 384;

@@ -13,17 +13,14 @@
 
 namespace engine::testing {
 
-// A tiny model shape: fast to load and run.
-RandomModelSpec TinySpec(LayerNormPlacement placement = LayerNormPlacement::kPost);
-
 // The MiniLM-L6 shape (hidden 384, 12 heads, 6 layers, FFN 1536), random
 // weights: the width and depth the service runs, where a lower precision's
 // error accumulates over the layers.
 RandomModelSpec MiniLmSpec(LayerNormPlacement placement);
 
-// Writes TinySpec() (or `spec`) into a new temporary directory (removed at
-// exit; `name` is part of its name); returns it.
-std::string WriteTinyModel(const std::string& name, const RandomModelSpec& spec = TinySpec());
+// Writes TinyModelSpec() (engine/tools/random_model.h) or `spec` into a new
+// temporary directory (removed at exit; `name` is part of its name); returns it.
+std::string WriteTinyModel(const std::string& name, const RandomModelSpec& spec = TinyModelSpec());
 
 // BERT's fixtures under GOLDEN_DIR (tests/golden/make_golden.py): post- and
 // pre-LN, the name and dtype variants, BF16. The registry's "bert" is tested

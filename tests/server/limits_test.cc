@@ -112,7 +112,7 @@ TEST_F(LimitsTest, AMessageOverMaxReceiveMessageBytesIsResourceExhaustedAndOther
 
 TEST_F(LimitsTest, TokensOverMaxTokensPerRequestAreInvalidArgumentNamingTheInput) {
   ServerConfig config = TestServerConfig(model_->dir());
-  config.max_tokens_per_request = 20;
+  config.limits.max_tokens_per_request = 20;
   std::unique_ptr<EncoderServer> server = StartServer(config);
   ASSERT_NE(server, nullptr);
   auto stub = encoder::v1::Encoder::NewStub(Connect(server->port()));
@@ -300,10 +300,10 @@ TEST(LimitsConfigTest, DefaultsAndValidationNameTheFlag) {
   explicit_limit.max_receive_message_bytes = 16384;
   EXPECT_EQ(MaxReceiveMessageBytes(explicit_limit), 16384);
   ServerConfig huge = defaults;
-  huge.max_inputs_per_request = 1 << 20;
-  huge.max_text_bytes = int64_t{1} << 30;
+  huge.limits.max_inputs_per_request = 1 << 20;
+  huge.limits.max_text_bytes = int64_t{1} << 30;
   EXPECT_EQ(MaxReceiveMessageBytes(huge), 2147483647);
-  EXPECT_EQ(defaults.max_tokens_per_request, 16384);
+  EXPECT_EQ(defaults.limits.max_tokens_per_request, 16384);
   EXPECT_EQ(defaults.max_concurrent_streams, 256);
   EXPECT_EQ(defaults.max_connection_idle, std::chrono::minutes(5));
   EXPECT_EQ(defaults.handshake_timeout, std::chrono::seconds(10));
@@ -322,7 +322,7 @@ TEST(LimitsConfigTest, DefaultsAndValidationNameTheFlag) {
             "--max-receive-message-bytes must be 0 (derived) or in 1024..2147483647 (got "
             "2147483648)");
   bad = config;
-  bad.max_tokens_per_request = 0;
+  bad.limits.max_tokens_per_request = 0;
   EXPECT_EQ(error(bad), "--max-tokens-per-request must be positive (got 0)");
   bad = config;
   bad.max_concurrent_streams = -1;

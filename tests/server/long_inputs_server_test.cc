@@ -176,7 +176,7 @@ TEST_F(LongInputsServerTest, TheDefaultStillTruncatesAndReportsNoWindows) {
 
 TEST_F(LongInputsServerTest, LongInputsWindowIsTheServersDefault) {
   ServerConfig config = testing_support::TestServerConfig(kModelDir);
-  config.long_inputs = core::LongInput::kWindow;
+  config.limits.long_inputs = core::LongInput::kWindow;
   std::unique_ptr<EncoderServer> windowing = testing_support::StartServer(config);
   ASSERT_NE(windowing, nullptr);
   const json& test = (*reference_)["cases"][0];

@@ -68,17 +68,6 @@ TEST(DefaultModelNameTest, RelativePathsAreTakenFromTheWorkingDirectory) {
             "BAAI/bge-m3");
 }
 
-// A tiny random model.
-engine::RandomModelSpec TinyModel() {
-  engine::RandomModelSpec spec;
-  spec.config.hidden_size = 32;
-  spec.config.num_layers = 1;
-  spec.config.num_heads = 2;
-  spec.config.intermediate_size = 64;
-  spec.config.max_position_embeddings = 64;
-  return spec;
-}
-
 engine::EncoderOptions Options() {
   engine::EncoderOptions options;
   options.threads = 1;
@@ -92,7 +81,7 @@ class HubCacheModelTest : public ::testing::Test {
  protected:
   void SetUp() override {
     const fs::path written = fs::path(temp_.path()) / "written";
-    ASSERT_TRUE(engine::WriteRandomModel(written.string(), TinyModel()).ok());
+    ASSERT_TRUE(engine::WriteRandomModel(written.string(), engine::TinyModelSpec()).ok());
     folder_ = fs::path(temp_.path()) / "hub" / "models--BAAI--bge-m3";
     fs::create_directories(folder_ / "blobs");
     fs::create_directories(Snapshot());
@@ -160,7 +149,9 @@ TEST_F(HubCacheModelTest, AMissingBlobOfTheTokenizerStopsTheLoad) {
 
 class ModelDirectoryTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(engine::WriteRandomModel(dir_, TinyModel()).ok()); }
+  void SetUp() override {
+    ASSERT_TRUE(engine::WriteRandomModel(dir_, engine::TinyModelSpec()).ok());
+  }
   absl::Status Load() { return core::LoadModel(dir_, Options()).status(); }
 
   TempDir temp_{"model_files_"};

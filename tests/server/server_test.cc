@@ -112,7 +112,7 @@ class ServerTest : public TestServerSuite {
     StartSuiteServer([](ServerConfig& config) {
       config = Config(config.model_dir);
       // A request's truncate alone decides: too-long inputs are among the bad ones.
-      config.auto_truncate = false;
+      config.limits.auto_truncate = false;
     });
   }
   void SetUp() override {

@@ -10,10 +10,9 @@ using server::core::Input;
 
 TestModel::TestModel(int hidden, uint64_t seed, int max_length)
     : hidden_(hidden), max_length_(max_length), dir_("encoder_server_test_") {
-  engine::RandomModelSpec spec;
+  // The shared tiny model at `hidden` (FFN 128) and `max_length` positions.
+  engine::RandomModelSpec spec = engine::TinyModelSpec();
   spec.config.hidden_size = hidden;
-  spec.config.num_layers = 2;
-  spec.config.num_heads = 4;
   spec.config.intermediate_size = 128;
   spec.config.max_position_embeddings = max_length;
   spec.seed = seed;

@@ -1,5 +1,6 @@
-// A small random model in a temporary directory, and the reference outputs
-// of encoding one input alone with the engine directly.
+// A small random model in a temporary directory (engine::TinyModelSpec(),
+// wider by default), and the reference outputs of encoding one input alone
+// with the engine directly.
 #pragma once
 
 #include <cstdint>

@@ -1,6 +1,6 @@
 // Per-ISA attention kernels behind attention_kernels.h; each specialization
-// is defined in the source compiled for its ISA (attention_reference.cc,
-// attention_avx2.cc, attention_avx512.cc).
+// is defined in the source compiled for its ISA (attention_reference.cc, and
+// attention_per_isa.cc's unit per vector ISA).
 #pragma once
 
 #include <cstdint>

@@ -14,7 +14,7 @@ bool IsaSupported(Isa isa) {
     case Isa::kAvx2:
       return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
     case Isa::kAvx512:
-      // Exactly the extensions kernels_avx512.cc is compiled for.
+      // Exactly the extensions the AVX-512 kernels are compiled for (CMakeLists.txt).
       return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl") &&
              __builtin_cpu_supports("fma");

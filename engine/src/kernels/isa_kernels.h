@@ -1,6 +1,7 @@
 // Per-ISA row kernels behind the dispatching entry points of kernels.h.
 // Each specialization is defined in the source compiled for its ISA
-// (reference.cc, kernels_avx2.cc, kernels_avx512.cc); kernels.cc picks one.
+// (reference.cc, and kernels_per_isa.cc's unit per vector ISA);
+// kernels.cc picks one.
 #pragma once
 
 #include <cstdint>

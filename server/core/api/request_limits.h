@@ -14,12 +14,14 @@ namespace server::core {
 
 struct RequestLimits {
   int max_inputs_per_request = 64;
-  int64_t max_text_bytes = 65536;
+  int64_t max_text_bytes = 65536;  // per text; a pair's two texts count separately
   // Tokens after tokenization (and truncation) over all of one request's
   // inputs; the input that passes it is named in the error.
   int64_t max_tokens_per_request = 16384;
-  // Whether an input longer than the model's maximum is cut when the request
-  // does not say (--auto-truncate); else it is refused.
+  // Whether an input longer than the model's maximum is cut (at the
+  // request's truncation_direction) when the request does not say "truncate"
+  // (--auto-truncate); else it is refused. On by default, as in
+  // text-embeddings-inference since 2026: docs/configuration.md says why.
   bool auto_truncate = true;
   // Embeddings and rerank (--long-inputs): a too-long input is cut, run as
   // windows, or refused when the request says neither long_input nor
