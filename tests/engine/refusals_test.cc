@@ -27,7 +27,7 @@ void WriteModuleFile(const std::string& folder, const std::string& file, const s
 std::string WriteFamilyModel(const std::string& model_type, const std::string& overrides) {
   const Architecture* architecture = FindArchitecture(model_type);
   EXPECT_NE(architecture, nullptr) << model_type;
-  RandomModelSpec spec = testing::TinySpec();
+  RandomModelSpec spec = TinyModelSpec();
   ModelConfig& c = spec.config;
   const ModelConfig tiny = c;
   c = FamilyDefaults(*architecture, model_type);
@@ -135,7 +135,7 @@ TEST(ConfigRefusalTest, TheServedValuesLoad) {
 
 TEST(ConfigRefusalTest, AnUntiedMaskedLmHeadWithoutItsDecoder) {
   // The random masked-LM head is tied (no decoder weight written).
-  RandomModelSpec spec = testing::TinySpec();
+  RandomModelSpec spec = TinyModelSpec();
   spec.head = RandomHead::kMaskedLm;
   spec.config_overrides = R"({"tie_word_embeddings": false})";
   const std::string dir = testing_support::MakeTempDir("refusal_untied_");
