@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace client {
 namespace {
@@ -44,7 +45,7 @@ absl::StatusOr<TlsOptions> LoadTlsFiles(const TlsFiles& files) {
                                       std::tuple{"tls-cert", &files.cert, &tls.cert_chain},
                                       std::tuple{"tls-key", &files.key, &tls.private_key}}) {
     if (path->empty()) continue;
-    if (absl::Status status = ReadPem(flag, *path, contents); !status.ok()) return status;
+    RETURN_IF_ERROR(ReadPem(flag, *path, contents));
   }
   return tls;
 }

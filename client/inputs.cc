@@ -9,6 +9,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 
 namespace client {
 namespace {
@@ -61,13 +62,10 @@ absl::StatusOr<encoder::v1::Input> ParseJsonInput(const std::string& line) {
   encoder::v1::Input input;
   if (object.contains("ids")) {
     encoder::v1::TokenIds* ids = input.mutable_token_ids();
-    if (absl::Status s = ReadIntArray(object["ids"], "ids", ids->mutable_ids()); !s.ok()) return s;
+    RETURN_IF_ERROR(ReadIntArray(object["ids"], "ids", ids->mutable_ids()));
     if (object.contains("token_type_ids")) {
-      if (absl::Status s = ReadIntArray(object["token_type_ids"], "token_type_ids",
-                                        ids->mutable_token_type_ids());
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(
+          ReadIntArray(object["token_type_ids"], "token_type_ids", ids->mutable_token_type_ids()));
     }
     return input;
   }

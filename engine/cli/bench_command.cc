@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "cli/commands.h"
+#include "common/status_macros.h"
 #include "engine/encoder.h"
 #include "runtime/profile.h"
 
@@ -140,10 +141,7 @@ absl::Status ComputeOutputs(const engine::Encoder& encoder, const BenchOutputs& 
   for (int i = 0; i < result.num_sequences(); ++i) {
     if (outputs.dense) {
       scratch->resize(static_cast<size_t>(result.hidden_size));
-      if (absl::Status s = encoder.Pool(result, i, engine::Pooling::kCls, true, scratch->data());
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(encoder.Pool(result, i, engine::Pooling::kCls, true, scratch->data()));
     }
     if (outputs.sparse) {
       if (absl::Status s =
@@ -153,7 +151,7 @@ absl::Status ComputeOutputs(const engine::Encoder& encoder, const BenchOutputs& 
       }
     }
     if (outputs.colbert) {
-      if (absl::Status s = encoder.MultiVectors(result, i, {}, scratch, &rows); !s.ok()) return s;
+      RETURN_IF_ERROR(encoder.MultiVectors(result, i, {}, scratch, &rows));
     }
   }
   return absl::OkStatus();
@@ -206,10 +204,8 @@ absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, st
   engine::EncodeOptions encode_options;
   encode_options.rows = bench.rows;
   for (int warmup = 0; warmup < 2; ++warmup) {
-    if (absl::Status s = (*encoder)->Encode(batch, &result, encode_options); !s.ok()) return s;
-    if (absl::Status s = ComputeOutputs(**encoder, *outputs, ids, result, &scratch); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR((*encoder)->Encode(batch, &result, encode_options));
+    RETURN_IF_ERROR(ComputeOutputs(**encoder, *outputs, ids, result, &scratch));
   }
   if (bench.profile) {
     engine::profile::Reset();
@@ -218,10 +214,8 @@ absl::Status RunBench(const CommonOptions& common, const BenchOptions& bench, st
   std::vector<double> seconds;
   for (int i = 0; i < bench.iters; ++i) {
     const auto start = std::chrono::steady_clock::now();
-    if (absl::Status s = (*encoder)->Encode(batch, &result, encode_options); !s.ok()) return s;
-    if (absl::Status s = ComputeOutputs(**encoder, *outputs, ids, result, &scratch); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR((*encoder)->Encode(batch, &result, encode_options));
+    RETURN_IF_ERROR(ComputeOutputs(**encoder, *outputs, ids, result, &scratch));
     seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
   }

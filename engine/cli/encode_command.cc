@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
+#include "common/status_macros.h"
 #include "engine/encoder.h"
 #include "nlohmann/json.hpp"
 
@@ -69,9 +70,7 @@ absl::Status WriteEncoded(const engine::Encoder& encoder, const engine::EncodeRe
       }
       line += "]}";
     } else {
-      if (absl::Status s = encoder.Pool(result, i, pooling, normalize, vector.data()); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(encoder.Pool(result, i, pooling, normalize, vector.data()));
       line = "{\"embedding\":";
       AppendFloats(&line, vector.data(), h);
       line += "}";
@@ -89,7 +88,7 @@ absl::Status EncodeAndWrite(engine::Encoder& encoder, const std::vector<InputLin
   std::vector<engine::Sequence> batch;
   for (const InputLine& input : inputs) batch.push_back({input.ids, input.token_type_ids});
   engine::EncodeResult result;
-  if (absl::Status s = encoder.Encode(batch, &result); !s.ok()) return s;
+  RETURN_IF_ERROR(encoder.Encode(batch, &result));
   return write(result);
 }
 
@@ -155,7 +154,7 @@ absl::Status RunScore(const CommonOptions& common, bool activation, std::istream
   return EncodeLines(common, **encoder, in, [&](const engine::EncodeResult& result) {
     std::string line;
     for (int i = 0; i < result.num_sequences(); ++i) {
-      if (absl::Status s = (*encoder)->Classify(result, i, logits.data()); !s.ok()) return s;
+      RETURN_IF_ERROR((*encoder)->Classify(result, i, logits.data()));
       if (activation)
         engine::ApplyScoreActivation(head->activation, logits.data(), head->num_labels);
       line = activation ? "{\"scores\":" : "{\"logits\":";
@@ -181,7 +180,7 @@ absl::Status RunSparse(const CommonOptions& common, const engine::SparseOptions&
     std::string line;
     char buffer[48];
     for (int i = 0; i < result.num_sequences(); ++i) {
-      if (absl::Status s = (*encoder)->Sparse(result, i, options, &entries); !s.ok()) return s;
+      RETURN_IF_ERROR((*encoder)->Sparse(result, i, options, &entries));
       line = "{\"sparse\":[";
       for (size_t k = 0; k < entries.size(); ++k) {
         const int len = std::snprintf(buffer, sizeof(buffer), "%s[%d,%.9g]", k > 0 ? "," : "",

@@ -3,6 +3,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "cli/commands.h"
+#include "common/status_macros.h"
 #include "engine/tools/random_model.h"
 #include "families/architecture.h"
 
@@ -113,7 +114,7 @@ absl::Status RunMakeModel(const MakeModelOptions& options, std::ostream& out) {
       spec.vocabulary.push_back(absl::StrCat("[unused", i, "]"));
     }
   }
-  if (absl::Status s = engine::WriteRandomModel(options.out, spec); !s.ok()) return s;
+  RETURN_IF_ERROR(engine::WriteRandomModel(options.out, spec));
   out << "wrote " << options.out << " (hidden " << c.hidden_size << ", layers " << c.num_layers
       << ", heads " << c.num_heads << ", intermediate " << c.intermediate_size << ", "
       << engine::LayerNormPlacementName(c.layer_norm_placement) << "-LN";

@@ -381,7 +381,7 @@ absl::Status Encoder::Sparse(const EncodeResult& result, int index, const Sparse
   if (index < 0 || index >= result.num_sequences()) {
     return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
   }
-  if (absl::Status s = RequireAllTokens(result); !s.ok()) return s;
+  RETURN_IF_ERROR(RequireAllTokens(result));
   if (options.max_active_dims < 0) {
     return absl::InvalidArgumentError("max_active_dims must not be negative");
   }
@@ -402,7 +402,7 @@ absl::Status Encoder::LexicalWeights(const EncodeResult& result, int index,
   if (index < 0 || index >= result.num_sequences()) {
     return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
   }
-  if (absl::Status s = RequireAllTokens(result); !s.ok()) return s;
+  RETURN_IF_ERROR(RequireAllTokens(result));
   if (static_cast<int>(ids.size()) != result.num_tokens(index)) {
     return absl::InvalidArgumentError(
         absl::StrCat(ids.size(), " ids for a sequence of ", result.num_tokens(index), " tokens"));
@@ -427,7 +427,7 @@ absl::Status Encoder::MultiVectors(const EncodeResult& result, int index,
   if (index < 0 || index >= result.num_sequences()) {
     return absl::OutOfRangeError(absl::StrCat("no sequence ", index, " in the result"));
   }
-  if (absl::Status s = RequireAllTokens(result); !s.ok()) return s;
+  RETURN_IF_ERROR(RequireAllTokens(result));
   if (!keep.empty() && static_cast<int>(keep.size()) != result.num_tokens(index)) {
     return absl::InvalidArgumentError(absl::StrCat(keep.size(), " flags for a sequence of ",
                                                    result.num_tokens(index), " tokens"));

@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/mutex.h"
+#include "common/status_macros.h"
 #include "engine/isa.h"
 #include "kernels/kernels.h"
 #include "oneapi/dnnl/dnnl.hpp"
@@ -175,11 +176,11 @@ absl::StatusOr<IsaLevel> ActiveIsaLevel() {
     absl::StatusOr<IsaLevel> level = ParseIsaLevel(env);
     if (!level.ok())
       return absl::InvalidArgumentError(absl::StrCat("ENCODER_ISA: ", level.status().message()));
-    if (absl::Status status = ApplyLocked(*level, /*cap_onednn=*/true); !status.ok()) return status;
+    RETURN_IF_ERROR(ApplyLocked(*level, /*cap_onednn=*/true));
     return *level;
   }
   const IsaLevel best = BestCpuIsaLevel();
-  if (absl::Status status = ApplyLocked(best, /*cap_onednn=*/false); !status.ok()) return status;
+  RETURN_IF_ERROR(ApplyLocked(best, /*cap_onednn=*/false));
   return best;
 }
 

@@ -4,6 +4,7 @@
 #include <random>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "engine/config.h"
 #include "families/architecture.h"
 #include "heads/heads.h"
@@ -304,13 +305,10 @@ absl::Status WriteRandomModel(const std::string& dir, const RandomModelSpec& spe
     w.SetPrefix(lm.task_prefix);
   }
   WriteEncoder(config, *architecture, spec.with_pooler, &w);
-  if (absl::Status s = WriteHead(spec, config, *architecture, &w); !s.ok()) return s;
+  RETURN_IF_ERROR(WriteHead(spec, config, *architecture, &w));
 
   const std::filesystem::path root(dir);
-  if (absl::Status s = WriteSafetensors((root / "model.safetensors").string(), w.tensors());
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(WriteSafetensors((root / "model.safetensors").string(), w.tensors()));
   if (absl::Status s =
           WriteFile((root / "config.json").string(), HeadConfigJson(spec, config, *architecture));
       !s.ok()) {
@@ -318,7 +316,7 @@ absl::Status WriteRandomModel(const std::string& dir, const RandomModelSpec& spe
   }
   std::string vocab_text;
   for (const std::string& token : vocab) absl::StrAppend(&vocab_text, token, "\n");
-  if (absl::Status s = WriteFile((root / "vocab.txt").string(), vocab_text); !s.ok()) return s;
+  RETURN_IF_ERROR(WriteFile((root / "vocab.txt").string(), vocab_text));
   return WriteFile((root / "tokenizer_config.json").string(),
                    "{\n  \"do_lower_case\": true,\n  \"model_max_length\": " +
                        std::to_string(config.max_length()) + "\n}\n");

@@ -95,12 +95,12 @@ void LogModel(const core::LoadedModel& model, const std::string& dir) {
 
 absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(
     const ServerConfig& config, core::BatcherObserver* observer) {
-  if (absl::Status status = ValidateServerConfig(config); !status.ok()) return status;
+  RETURN_IF_ERROR(ValidateServerConfig(config));
   for (const auto& [port, flag] : {std::pair<int, const char*>{config.port, "--port"},
                                    {config.metrics_port, "--metrics-port"},
                                    {config.http_port.value_or(0), "--http-port"}}) {
     if (port <= 0) continue;
-    if (absl::Status status = CheckPortFree(config.host, port, flag); !status.ok()) return status;
+    RETURN_IF_ERROR(CheckPortFree(config.host, port, flag));
   }
   // Before oneDNN is first used (it fixes its ISA then) and before listening.
   if (!config.isa.empty()) {
@@ -116,9 +116,7 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(
   engine::ParsePrecision(config.precision, &options.precision);  // validated above
   options.max_batch_tokens = static_cast<int>(config.batcher.max_batch_tokens);
   std::vector<core::LoadedModel> loaded;
-  if (absl::Status status = CheckQuantizationRangesNames(config, config.models); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckQuantizationRangesNames(config, config.models));
   for (const ModelSpec& spec : ServedModelSpecs(config)) {
     absl::StatusOr<core::LoadedModel> model =
         OnPassingThread([&] { return core::LoadModel(spec.dir, options, spec.name); });
@@ -140,9 +138,7 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(
             absl::StrCat("two models are named \"", model->name, "\": name them (NAME=DIR)"));
       }
     }
-    if (absl::Status status = AttachQuantizationRanges(config, spec, &*model); !status.ok()) {
-      return status;
-    }
+    RETURN_IF_ERROR(AttachQuantizationRanges(config, spec, &*model));
     LogModel(*model, spec.dir);
     loaded.push_back(*std::move(model));
   }
@@ -155,9 +151,9 @@ absl::StatusOr<std::unique_ptr<EncoderServer>> EncoderServer::Start(
       return status;
     }
   }
-  if (absl::Status status = server->ServeMetrics(); !status.ok()) return status;
-  if (absl::Status status = server->ServeHttp(); !status.ok()) return status;
-  if (absl::Status status = server->Listen(); !status.ok()) return status;
+  RETURN_IF_ERROR(server->ServeMetrics());
+  RETURN_IF_ERROR(server->ServeHttp());
+  RETURN_IF_ERROR(server->Listen());
   return server;
 }
 

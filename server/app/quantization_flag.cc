@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 #include "server/core/model/quantization_ranges.h"
 
 namespace server {
@@ -37,10 +38,7 @@ absl::Status ParseQuantizationRangesFlag(const std::string& value, ServerConfig*
 absl::Status AttachQuantizationRanges(const ServerConfig& config, const ModelSpec& spec,
                                       core::LoadedModel* model) {
   if (ServedModelSpecs(config).size() == 1) {
-    if (absl::Status status = CheckQuantizationRangesNames(config, {{model->name, spec.dir}});
-        !status.ok()) {
-      return status;
-    }
+    RETURN_IF_ERROR(CheckQuantizationRangesNames(config, {{model->name, spec.dir}}));
   }
   std::string file;
   if (const auto named = config.quantization_ranges.find(model->name);

@@ -5,6 +5,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "common/status_macros.h"
 #include "engine/config.h"
 #include "engine/isa.h"
 
@@ -121,7 +122,7 @@ absl::Status ValidateServerConfig(const ServerConfig& config) {
     return absl::InvalidArgumentError(
         absl::StrCat("--precision must be fp32, int8 or bf16 (got \"", config.precision, "\")"));
   }
-  if (absl::Status status = ValidateTls(config); !status.ok()) return status;
+  RETURN_IF_ERROR(ValidateTls(config));
   const core::BatcherConfig& batcher = config.batcher;
   const http::HttpOptions& http = config.http;
   const core::RequestLimits& limits = config.limits;

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "server/http/json_fields.h"
 #include "server/http/json_mapping.h"
 
@@ -55,7 +56,7 @@ absl::StatusOr<ChunksCall> ParseTeiEmbedChunks(std::string_view body) {
   absl::StatusOr<std::string> text = RequiredString(*parsed, "inputs");
   if (!text.ok()) return text.status();
   call.request.text = *std::move(text);
-  if (absl::Status status = ModelField(*parsed, &call.model); !status.ok()) return status;
+  RETURN_IF_ERROR(ModelField(*parsed, &call.model));
   if (const auto chunks = parsed->find("chunks"); chunks != parsed->end() && !chunks->is_null()) {
     absl::StatusOr<std::vector<core::ChunkSpan>> spans = Spans(*chunks);
     if (!spans.ok()) return spans.status();
@@ -63,25 +64,18 @@ absl::StatusOr<ChunksCall> ParseTeiEmbedChunks(std::string_view body) {
     call.request.chunks = *std::move(spans);
   }
   std::optional<int> chunk_tokens;
-  if (absl::Status status = OptionalInt(*parsed, "chunk_tokens", &chunk_tokens); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(OptionalInt(*parsed, "chunk_tokens", &chunk_tokens));
   if (chunk_tokens.has_value() && *chunk_tokens <= 0) {
     return BadValue("chunk_tokens", "\"chunk_tokens\" must be 1 or more");
   }
   call.request.chunk_tokens = chunk_tokens.value_or(0);
-  if (absl::Status status = OptionalInt(*parsed, "window_overlap", &call.request.window_overlap);
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(OptionalInt(*parsed, "window_overlap", &call.request.window_overlap));
   if (const auto it = parsed->find("normalize"); it != parsed->end() && !it->is_null()) {
     if (!it->is_boolean()) return BadType("normalize", "\"normalize\" must be true or false");
     call.request.normalize = it->get<bool>();
   }
   std::optional<int> dimensions;
-  if (absl::Status status = OptionalInt(*parsed, "dimensions", &dimensions); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(OptionalInt(*parsed, "dimensions", &dimensions));
   if (dimensions.has_value() && *dimensions < 1) {
     return BadValue("dimensions", "\"dimensions\" must be 1 or more");
   }

@@ -1,5 +1,6 @@
 #include "server/http/json_heads.h"
 
+#include "common/status_macros.h"
 #include "server/http/json_fields.h"
 
 #include <atomic>
@@ -62,7 +63,7 @@ absl::Status Instruction(const json& body, std::string* instruction) {
 absl::StatusOr<core::RerankRequest> ParseTeiRerank(std::string_view body, std::string* model) {
   absl::StatusOr<json> parsed = ParseJsonObject(body);
   if (!parsed.ok()) return parsed.status();
-  if (absl::Status status = ModelField(*parsed, model); !status.ok()) return status;
+  RETURN_IF_ERROR(ModelField(*parsed, model));
   core::RerankRequest request;
   absl::StatusOr<std::string> query = RequiredString(*parsed, "query");
   if (!query.ok()) return query.status();
@@ -70,22 +71,15 @@ absl::StatusOr<core::RerankRequest> ParseTeiRerank(std::string_view body, std::s
   absl::StatusOr<std::vector<std::string>> texts = Texts(*parsed, "texts", false);
   if (!texts.ok()) return texts.status();
   request.texts = *std::move(texts);
-  if (absl::Status status = Truncation(*parsed, &request.truncate, &request.truncation_side);
-      !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = LongInputField(*parsed, &request.long_input); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(Truncation(*parsed, &request.truncate, &request.truncation_side));
+  RETURN_IF_ERROR(LongInputField(*parsed, &request.long_input));
   absl::StatusOr<bool> raw = Flag(*parsed, "raw_scores", false);
   if (!raw.ok()) return raw.status();
   request.raw_scores = *raw;
   absl::StatusOr<bool> return_text = Flag(*parsed, "return_text", false);
   if (!return_text.ok()) return return_text.status();
   request.return_text = *return_text;
-  if (absl::Status status = Instruction(*parsed, &request.instruction); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(Instruction(*parsed, &request.instruction));
   return request;
 }
 
@@ -103,7 +97,7 @@ std::string RenderTeiRerank(const core::RerankResult& result) {
 absl::StatusOr<core::RerankRequest> ParseCohereRerank(std::string_view body, std::string* model) {
   absl::StatusOr<json> parsed = ParseJsonObject(body);
   if (!parsed.ok()) return parsed.status();
-  if (absl::Status status = ModelField(*parsed, model); !status.ok()) return status;
+  RETURN_IF_ERROR(ModelField(*parsed, model));
   core::RerankRequest request;
   absl::StatusOr<std::string> query = RequiredString(*parsed, "query");
   if (!query.ok()) return query.status();
@@ -119,12 +113,8 @@ absl::StatusOr<core::RerankRequest> ParseCohereRerank(std::string_view body, std
   absl::StatusOr<bool> documents = Flag(*parsed, "return_documents", false);
   if (!documents.ok()) return documents.status();
   request.return_text = *documents;
-  if (absl::Status status = Instruction(*parsed, &request.instruction); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = LongInputField(*parsed, &request.long_input); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(Instruction(*parsed, &request.instruction));
+  RETURN_IF_ERROR(LongInputField(*parsed, &request.long_input));
   return request;
 }
 
@@ -152,7 +142,7 @@ absl::StatusOr<core::ClassifyRequest> ParseTeiPredict(std::string_view body, boo
                                                       std::string* model) {
   absl::StatusOr<json> parsed = ParseJsonObject(body);
   if (!parsed.ok()) return parsed.status();
-  if (absl::Status status = ModelField(*parsed, model); !status.ok()) return status;
+  RETURN_IF_ERROR(ModelField(*parsed, model));
   const auto it = parsed->find("inputs");
   if (it == parsed->end() || it->is_null()) return Missing("inputs");
   constexpr char kShape[] =
@@ -191,10 +181,7 @@ absl::StatusOr<core::ClassifyRequest> ParseTeiPredict(std::string_view body, boo
   } else {
     return BadType("inputs", kShape);
   }
-  if (absl::Status status = Truncation(*parsed, &request.truncate, &request.truncation_side);
-      !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(Truncation(*parsed, &request.truncate, &request.truncation_side));
   absl::StatusOr<bool> raw = Flag(*parsed, "raw_scores", false);
   if (!raw.ok()) return raw.status();
   request.raw_scores = *raw;
@@ -267,7 +254,7 @@ std::string RenderTeiEmbedAll(const core::EncodeResult& result) {
 absl::StatusOr<core::EncodeRequest> ParseTeiSimilarity(std::string_view body, std::string* model) {
   absl::StatusOr<json> parsed = ParseJsonObject(body);
   if (!parsed.ok()) return parsed.status();
-  if (absl::Status status = ModelField(*parsed, model); !status.ok()) return status;
+  RETURN_IF_ERROR(ModelField(*parsed, model));
   const auto inputs = parsed->find("inputs");
   if (inputs == parsed->end() || inputs->is_null()) return Missing("inputs");
   if (!inputs->is_object()) {
@@ -286,10 +273,7 @@ absl::StatusOr<core::EncodeRequest> ParseTeiSimilarity(std::string_view body, st
   if (const auto parameters = parsed->find("parameters");
       parameters != parsed->end() && !parameters->is_null()) {
     if (!parameters->is_object()) return BadType("parameters", "\"parameters\" must be an object");
-    if (absl::Status status = Truncation(*parameters, &request.truncate, &request.truncation_side);
-        !status.ok()) {
-      return status;
-    }
+    RETURN_IF_ERROR(Truncation(*parameters, &request.truncate, &request.truncation_side));
     if (const auto prompt = parameters->find("prompt_name");
         prompt != parameters->end() && !prompt->is_null()) {
       if (!prompt->is_string()) return BadType("prompt_name", "\"prompt_name\" must be a string");

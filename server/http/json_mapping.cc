@@ -1,5 +1,6 @@
 #include "server/http/json_mapping.h"
 
+#include "common/status_macros.h"
 #include "server/http/json_fields.h"
 
 #include <algorithm>
@@ -168,7 +169,7 @@ absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int 
   call.request.normalize = true;
   // With one model served any name is served by it: clients hard-code
   // names (request_handler.cc).
-  if (absl::Status status = ModelField(*parsed, &call.model); !status.ok()) return status;
+  RETURN_IF_ERROR(ModelField(*parsed, &call.model));
   absl::StatusOr<bool> base64 = Base64Encoding(*parsed);
   if (!base64.ok()) return base64.status();
   call.base64 = *base64;
@@ -176,9 +177,7 @@ absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int 
   if (!dimensions.ok()) return dimensions.status();
   call.dimensions = *dimensions;
   call.request.dimensions = *dimensions;  // cut before normalizing
-  if (absl::Status status = EmbeddingTypeField(*parsed, &call.embedding_type); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(EmbeddingTypeField(*parsed, &call.embedding_type));
   if (const auto user = parsed->find("user");
       user != parsed->end() && !user->is_null() && !user->is_string()) {
     return BadType("user", "\"user\" must be a string");
@@ -187,9 +186,7 @@ absl::StatusOr<EmbeddingsCall> ParseOpenAiEmbeddings(std::string_view body, int 
           Truncation(*parsed, &call.request.truncate, &call.request.truncation_side);
       !status.ok())
     return status;
-  if (absl::Status status = LongInputField(*parsed, &call.request.long_input); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(LongInputField(*parsed, &call.request.long_input));
   return call;
 }
 
@@ -209,9 +206,7 @@ absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_s
           Truncation(*parsed, &call.request.truncate, &call.request.truncation_side);
       !status.ok())
     return status;
-  if (absl::Status status = LongInputField(*parsed, &call.request.long_input); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(LongInputField(*parsed, &call.request.long_input));
   if (const auto prompt = parsed->find("prompt_name");
       prompt != parsed->end() && !prompt->is_null()) {
     if (!prompt->is_string()) {
@@ -219,14 +214,12 @@ absl::StatusOr<EmbeddingsCall> ParseTeiEmbed(std::string_view body, int hidden_s
     }
     call.request.prompt_name = prompt->get<std::string>();
   }
-  if (absl::Status status = ModelField(*parsed, &call.model); !status.ok()) return status;
+  RETURN_IF_ERROR(ModelField(*parsed, &call.model));
   absl::StatusOr<int> dimensions = Dimensions(*parsed, hidden_size);
   if (!dimensions.ok()) return dimensions.status();
   call.dimensions = *dimensions;
   call.request.dimensions = *dimensions;  // cut before normalizing
-  if (absl::Status status = EmbeddingTypeField(*parsed, &call.embedding_type); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(EmbeddingTypeField(*parsed, &call.embedding_type));
   return call;
 }
 
@@ -234,7 +227,7 @@ absl::StatusOr<std::vector<core::TokenizeRequest>> ParseTeiTokenize(std::string_
                                                                     std::string* model) {
   absl::StatusOr<json> parsed = ParseObject(body);
   if (!parsed.ok()) return parsed.status();
-  if (absl::Status status = ModelField(*parsed, model); !status.ok()) return status;
+  RETURN_IF_ERROR(ModelField(*parsed, model));
   const auto input = parsed->find("inputs");
   if (input == parsed->end()) return Missing("inputs");
   absl::StatusOr<bool> special = Flag(*parsed, "add_special_tokens", true);
@@ -270,7 +263,7 @@ absl::StatusOr<std::vector<core::DecodeRequest>> ParseTeiDecode(std::string_view
                                                                 bool* batched, std::string* model) {
   absl::StatusOr<json> parsed = ParseObject(body);
   if (!parsed.ok()) return parsed.status();
-  if (absl::Status status = ModelField(*parsed, model); !status.ok()) return status;
+  RETURN_IF_ERROR(ModelField(*parsed, model));
   const auto ids = parsed->find("ids");
   if (ids == parsed->end()) return Missing("ids");
   absl::StatusOr<bool> skip = Flag(*parsed, "skip_special_tokens", true);

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/status_macros.h"
 #include "server/http/json_fields.h"
 #include "server/http/json_mapping.h"
 
@@ -60,7 +61,7 @@ absl::StatusOr<MultiCall> ParseEmbedMulti(std::string_view body) {
   call.request.inputs = std::move(embed->request.inputs);
   call.request.truncate = embed->request.truncate;
   call.request.truncation_side = embed->request.truncation_side;
-  if (absl::Status status = Outputs(parsed, &call.request); !status.ok()) return status;
+  RETURN_IF_ERROR(Outputs(parsed, &call.request));
   if (const auto dims = parsed.find("max_active_dims"); dims != parsed.end() && !dims->is_null()) {
     if (!dims->is_number_integer() || dims->get<int64_t>() < 0 ||
         dims->get<int64_t>() > std::numeric_limits<int>::max()) {

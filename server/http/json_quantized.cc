@@ -7,6 +7,7 @@
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
 #include "absl/types/span.h"
+#include "common/status_macros.h"
 #include "server/http/json_fields.h"
 
 namespace server::http {
@@ -90,7 +91,7 @@ absl::StatusOr<CohereEmbedCall> ParseCohereEmbed(std::string_view body) {
   absl::StatusOr<json> parsed = ParseJsonObject(body);
   if (!parsed.ok()) return parsed.status();
   CohereEmbedCall call;
-  if (absl::Status status = ModelField(*parsed, &call.model); !status.ok()) return status;
+  RETURN_IF_ERROR(ModelField(*parsed, &call.model));
   if (parsed->contains("images") || parsed->contains("inputs")) {
     return BadValue("texts", "only \"texts\" is served: this server embeds text, not images");
   }

@@ -107,9 +107,9 @@ absl::Status ReadHeadCommon(
     std::initializer_list<std::pair<const HeadBias*, bool HeadSettings::*>> biases,
     const std::string& source, HeadSettings* settings) {
   DefaultActivation(activation, config, settings);
-  if (absl::Status s = ReadHeadActivation(j, activation_key, source, settings); !s.ok()) return s;
+  RETURN_IF_ERROR(ReadHeadActivation(j, activation_key, source, settings));
   for (auto [bias, field] : biases) {
-    if (absl::Status s = ReadHeadBias(j, *bias, source, &(settings->*field)); !s.ok()) return s;
+    RETURN_IF_ERROR(ReadHeadBias(j, *bias, source, &(settings->*field)));
   }
   return absl::OkStatus();
 }
@@ -122,13 +122,10 @@ absl::StatusOr<HeadSettings> ReadClassifierSettings(const ClassifierHeadNames& n
                                                     const std::string& source) {
   ASSIGN_OR_RETURN(const json* j, CheckObject(config_json, source));
   HeadSettings settings;
-  if (absl::Status s = ReadHeadCommon(*j, names.activation, names.activation_key, config,
-                                      {{&names.dense_bias, &HeadSettings::dense_bias},
-                                       {&names.norm_bias, &HeadSettings::norm_bias}},
-                                      source, &settings);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ReadHeadCommon(*j, names.activation, names.activation_key, config,
+                                 {{&names.dense_bias, &HeadSettings::dense_bias},
+                                  {&names.norm_bias, &HeadSettings::norm_bias}},
+                                 source, &settings));
   settings.pooling = names.pooling;
   const char* key = names.pooling_key;
   if (key != nullptr && j->contains(key)) {
@@ -151,14 +148,11 @@ absl::StatusOr<HeadSettings> ReadMaskedLmSettings(const MaskedLmHeadNames& names
                                                   const std::string& source) {
   ASSIGN_OR_RETURN(const json* j, CheckObject(config_json, source));
   HeadSettings settings;
-  if (absl::Status s = ReadHeadCommon(*j, names.activation, names.activation_key, config,
-                                      {{&names.transform_bias, &HeadSettings::dense_bias},
-                                       {&names.norm_bias, &HeadSettings::norm_bias},
-                                       {&names.output_bias, &HeadSettings::output_bias}},
-                                      source, &settings);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ReadHeadCommon(*j, names.activation, names.activation_key, config,
+                                 {{&names.transform_bias, &HeadSettings::dense_bias},
+                                  {&names.norm_bias, &HeadSettings::norm_bias},
+                                  {&names.output_bias, &HeadSettings::output_bias}},
+                                 source, &settings));
   return settings;
 }
 

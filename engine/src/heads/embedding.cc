@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "engine/sentence_pipeline.h"
 #include "heads/pooling.h"
 #include "oneapi/dnnl/dnnl.h"
@@ -78,16 +79,11 @@ absl::Status Embed(const SentencePipeline& pipeline, const Encoder& encoder,
       case Pooling::kNone:
         return absl::InvalidArgumentError("pooling none has no single vector");
       case Pooling::kPooler:
-        if (absl::Status s = encoder.Pool(result, index, Pooling::kPooler, false, slot); !s.ok()) {
-          return s;
-        }
+        RETURN_IF_ERROR(encoder.Pool(result, index, Pooling::kPooler, false, slot));
         break;
       default:
         if (states == nullptr) {
-          if (absl::Status s = PoolKeptToken(result, index, modes[m], options.skip_tokens, slot);
-              !s.ok()) {
-            return s;
-          }
+          RETURN_IF_ERROR(PoolKeptToken(result, index, modes[m], options.skip_tokens, slot));
           break;
         }
         PoolTokens(modes[m], states, tokens, options.skip_tokens, hidden, slot);

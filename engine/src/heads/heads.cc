@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "heads/pooling.h"
 #include "nlohmann/json.hpp"
 #include "oneapi/dnnl/dnnl.h"
@@ -143,11 +144,8 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadClassifier(const Checkpoi
     return s;
   }
   if (!names.norm.empty()) {
-    if (absl::Status s = LoadHeadNorm(checkpoint, names.norm, h, settings->norm_bias,
-                                      &weights->norm_gamma, &weights->norm_beta);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(LoadHeadNorm(checkpoint, names.norm, h, settings->norm_bias,
+                                 &weights->norm_gamma, &weights->norm_beta));
     weights->norm_eps = config.layer_norm_eps;
   }
   if (absl::Status s =
@@ -204,9 +202,7 @@ absl::StatusOr<std::unique_ptr<ClassifierWeights>> LoadCausalLmScorer(
     const float* values = word_embeddings + static_cast<int64_t>(id) * h;
     if (!tied) {
       // One row of the [vocab, H] head (the whole tensor's shape checked).
-      if (absl::Status s = checkpoint.ReadFloatRow(lm_head, {v, h}, id, row.data()); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(checkpoint.ReadFloatRow(lm_head, {v, h}, id, row.data()));
       values = row.data();
     }
     for (int64_t c = 0; c < h; ++c) out.weight[c] += sign * values[c];
@@ -225,18 +221,12 @@ absl::StatusOr<std::unique_ptr<MaskedLmWeights>> LoadMaskedLm(
   const int64_t e = config.embedding_width();
   const int64_t v = config.vocab_size;
   auto weights = std::make_unique<MaskedLmWeights>();
-  if (absl::Status s = LoadHeadLinear(checkpoint, names.transform, h, e, settings->dense_bias,
-                                      &weights->transform);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(
+      LoadHeadLinear(checkpoint, names.transform, h, e, settings->dense_bias, &weights->transform));
   weights->activation = settings->activation;
   weights->tanh = settings->tanh;
-  if (absl::Status s = LoadHeadNorm(checkpoint, names.norm, e, settings->norm_bias,
-                                    &weights->norm_gamma, &weights->norm_beta);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(LoadHeadNorm(checkpoint, names.norm, e, settings->norm_bias, &weights->norm_gamma,
+                               &weights->norm_beta));
   weights->norm_eps = config.layer_norm_eps;
   weights->vocab = v;
   if (checkpoint.Has(names.decoder + ".weight")) {

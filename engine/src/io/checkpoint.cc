@@ -106,7 +106,7 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(
     absl::StatusOr<std::unique_ptr<SafetensorsFile>> file =
         SafetensorsFile::Open(directory.Map(kSingleFile));
     if (!file.ok()) return file.status();
-    if (absl::Status s = checkpoint->AddFile(*std::move(file)); !s.ok()) return s;
+    RETURN_IF_ERROR(checkpoint->AddFile(*std::move(file)));
     return checkpoint;
   }
   const std::string index_path = directory.PathOf(kIndexFile);
@@ -128,7 +128,7 @@ absl::StatusOr<std::unique_ptr<Checkpoint>> Checkpoint::Open(
     absl::StatusOr<std::unique_ptr<SafetensorsFile>> file =
         SafetensorsFile::Open(directory.Map(shard));
     if (!file.ok()) return file.status();
-    if (absl::Status s = checkpoint->AddFile(*std::move(file)); !s.ok()) return s;
+    RETURN_IF_ERROR(checkpoint->AddFile(*std::move(file)));
   }
   for (const auto& [tensor, shard] : index.at("weight_map").items()) {
     const auto it = checkpoint->entries_.find(CanonicalTensorName(tensor, task_prefixes));
@@ -171,7 +171,7 @@ absl::Status Checkpoint::Check(const std::string& canonical_name,
 
 absl::Status Checkpoint::ReadFloat(const std::string& canonical_name,
                                    const std::vector<int64_t>& expected_shape, float* out) const {
-  if (absl::Status s = Check(canonical_name, expected_shape); !s.ok()) return s;
+  RETURN_IF_ERROR(Check(canonical_name, expected_shape));
   const Entry& entry = entries_.at(canonical_name);
   ConvertToFloat(*entry.view, out);
   entry.file->Release(*entry.view);
@@ -181,7 +181,7 @@ absl::Status Checkpoint::ReadFloat(const std::string& canonical_name,
 absl::Status Checkpoint::ReadFloatRow(const std::string& canonical_name,
                                       const std::vector<int64_t>& expected_shape, int64_t row,
                                       float* out) const {
-  if (absl::Status s = Check(canonical_name, expected_shape); !s.ok()) return s;
+  RETURN_IF_ERROR(Check(canonical_name, expected_shape));
   if (expected_shape.size() != 2 || row < 0 || row >= expected_shape[0]) {
     return absl::InvalidArgumentError(
         absl::StrCat(canonical_name, ": no row ", row, " in ", ShapeString(expected_shape)));
@@ -198,7 +198,7 @@ absl::Status Checkpoint::ReadFloatRow(const std::string& canonical_name,
 
 absl::Status Checkpoint::ReadBf16(const std::string& canonical_name,
                                   const std::vector<int64_t>& expected_shape, uint16_t* out) const {
-  if (absl::Status s = Check(canonical_name, expected_shape); !s.ok()) return s;
+  RETURN_IF_ERROR(Check(canonical_name, expected_shape));
   const Entry& entry = entries_.at(canonical_name);
   ConvertToBf16(*entry.view, out);
   entry.file->Release(*entry.view);
@@ -210,7 +210,7 @@ absl::StatusOr<std::vector<float>> Checkpoint::ReadFloat(
   // Check first: the shape comes from config.json, and a config that claims
   // a huge vocabulary or hidden size must get an error, not a huge allocation.
   // After the check the size is the tensor's, which the file really holds.
-  if (absl::Status s = Check(canonical_name, expected_shape); !s.ok()) return s;
+  RETURN_IF_ERROR(Check(canonical_name, expected_shape));
   const Entry& entry = entries_.at(canonical_name);
   std::vector<float> values(static_cast<size_t>(entry.view->num_elements()));
   ConvertToFloat(*entry.view, values.data());

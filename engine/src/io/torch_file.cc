@@ -15,6 +15,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "common/status_macros.h"
 #include "engine/model_files.h"
 #include "io/safetensors.h"
 
@@ -662,7 +663,7 @@ absl::StatusOr<Value*> PickleVm::RebuildTensor(const std::vector<Value*>& args) 
   for (const Value* stride : args[3]->items) t.strides.push_back(stride->number);
   if (args[1]->number < 0) return Fail(absl::StrCat(OpAt(), ": negative storage offset"));
   t.offset = static_cast<uint64_t>(args[1]->number);
-  if (absl::Status status = CheckView(t); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckView(t));
   return &t;
 }
 
@@ -823,7 +824,7 @@ absl::StatusOr<const Value*> PickleVm::Run() {
     if (pos_ >= pickle_.size()) return Fail("ends without STOP: the pickle is truncated");
     op_at_ = pos_;
     op_ = static_cast<uint8_t>(pickle_[pos_++]);
-    if (absl::Status status = Step(op_); !status.ok()) return status;
+    RETURN_IF_ERROR(Step(op_));
   }
   if (pos_ != pickle_.size()) {
     return Fail(absl::StrCat(pickle_.size() - pos_, " bytes after STOP"));
@@ -953,7 +954,7 @@ absl::StatusOr<TorchStateDict> Parse(const uint8_t* bytes, size_t size, const st
   if (!archive.ok()) return archive.status();
   absl::StatusOr<std::string> root = (*archive)->FindRoot();
   if (!root.ok()) return root.status();
-  if (absl::Status status = CheckByteOrder(**archive, *root, source); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckByteOrder(**archive, *root, source));
   const std::string pickle_name = *root + "/data.pkl";
   const int64_t index = (*archive)->Find(pickle_name);
   if (index < 0) return Error(source, absl::StrCat("cannot open ", pickle_name));

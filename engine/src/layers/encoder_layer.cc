@@ -2,6 +2,7 @@
 
 #include <cstring>
 
+#include "common/status_macros.h"
 #include "layers/precision_policy.h"
 
 namespace engine {
@@ -47,16 +48,16 @@ absl::Status RunLayers(Policy& policy, Policy& kept_policy, TokenRows rows,
     const bool last = l + 1 == weights.layers.size();
     // The compact last layer needs only its kept rows' context.
     const TokenRows query_rows = last ? rows : TokenRows::kAll;
-    if (absl::Status s = policy.Attend(layer, input, query_rows); !s.ok()) return s;
+    RETURN_IF_ERROR(policy.Attend(layer, input, query_rows));
     Policy* rest = &policy;
     if (last && rows != TokenRows::kAll) {
       GatherKeptRows(packed, rows, config, ws);
       rest = &kept_policy;
     }
-    if (absl::Status s = rest->ProjectContext(layer); !s.ok()) return s;
+    RETURN_IF_ERROR(rest->ProjectContext(layer));
     rest->AddNorm(x, layer.attention_out, post ? layer.attention_norm : layer.ffn_norm, input,
                   residual_out, layer.attention_out_norm);
-    if (absl::Status s = rest->FeedForward(layer, input); !s.ok()) return s;
+    RETURN_IF_ERROR(rest->FeedForward(layer, input));
     const LayerNormWeights& next = post   ? layer.ffn_norm
                                    : last ? weights.final_norm
                                           : weights.layers[l + 1].attention_norm;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/status_macros.h"
 #include "engine/config.h"
 #include "kernels/bf16.h"
 #include "kernels/kernels.h"
@@ -148,9 +149,7 @@ class FloatPolicy {
 
   absl::Status FeedForward(LayerWeights& layer, const float* input) {
     Workspace& ws = c_.ws;
-    if (absl::Status s = Matmul(*layer.ffn_in.fp32, input, ws.intermediate.data()); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(Matmul(*layer.ffn_in.fp32, input, ws.intermediate.data()));
     return Matmul(*layer.ffn_out.fp32, Gate(ws.intermediate.data()), ws.sublayer.data());
   }
 
@@ -211,7 +210,7 @@ class FloatPolicy {
     const int64_t key_value_width = qkv_width - q_width;  // 2 kv_width: K and V
     const size_t hidden = static_cast<size_t>(c_.config.hidden_size);
     float* qkv = ws.qkv.data();
-    if (absl::Status s = kept.key_value->Forward(input, packed.tokens, qkv); !s.ok()) return s;
+    RETURN_IF_ERROR(kept.key_value->Forward(input, packed.tokens, qkv));
     for (int64_t r = packed.tokens - 1; r >= 0; --r) {
       std::memmove(qkv + r * qkv_width + q_width, qkv + r * key_value_width,
                    static_cast<size_t>(key_value_width) * sizeof(float));
@@ -243,10 +242,7 @@ class Bf16Policy {
 
   absl::Status Attend(LayerWeights& layer, const float* input, TokenRows query_rows) {
     const int64_t hidden = c_.config.hidden_size;
-    if (absl::Status s = Matmul(*layer.qkv.fp32, ToBf16(input, hidden), c_.ws.qkv.data());
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(Matmul(*layer.qkv.fp32, ToBf16(input, hidden), c_.ws.qkv.data()));
     AttendInWorkspace(c_, layer, query_rows);
     return absl::OkStatus();
   }
@@ -262,19 +258,13 @@ class Bf16Policy {
     uint16_t* inner = ws.bf16_intermediate();
     if (!c_.config.gated_ffn) {
       // The first matmul writes bf16 with the activation fused.
-      if (absl::Status s = Matmul(*layer.ffn_in.fp32, ToBf16(input, c_.config.hidden_size), inner);
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(Matmul(*layer.ffn_in.fp32, ToBf16(input, c_.config.hidden_size), inner));
       return Matmul(*layer.ffn_out.fp32, inner, ws.sublayer.data());
     }
     // Gated: float [tokens, 2I] out of the first matmul, gated in float,
     // then rounded to bf16 over the (consumed) inner activations.
-    if (absl::Status s = Matmul(*layer.ffn_in.fp32, ToBf16(input, c_.config.hidden_size),
-                                ws.intermediate.data());
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(
+        Matmul(*layer.ffn_in.fp32, ToBf16(input, c_.config.hidden_size), ws.intermediate.data()));
     const float* gated = float_.Gate(ws.intermediate.data());
     {
       profile::ScopedOp op(profile::Op::kQuantize);
@@ -323,7 +313,7 @@ class Int8Policy {
 
   absl::Status Attend(LayerWeights& layer, const float* /*input: quantized in ws*/,
                       TokenRows query_rows) {
-    if (absl::Status s = Matmul(layer.qkv); !s.ok()) return s;
+    RETURN_IF_ERROR(Matmul(layer.qkv));
     {
       // Attention itself runs in float.
       profile::ScopedOp op(profile::Op::kDequantize);
@@ -344,7 +334,7 @@ class Int8Policy {
   }
 
   absl::Status FeedForward(LayerWeights& layer, const float* /*input: quantized in ws*/) {
-    if (absl::Status s = Matmul(layer.ffn_in); !s.ok()) return s;
+    RETURN_IF_ERROR(Matmul(layer.ffn_in));
     if (c_.config.gated_ffn) {
       // Where the family asks for it, the gated product (heavy-tailed: a
       // product of two projections) gets a second level for the output

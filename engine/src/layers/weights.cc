@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 #include "layers/alibi.h"
 #include "runtime/buffer.h"
 
@@ -94,7 +95,7 @@ absl::StatusOr<Buffer> ReadStacked(const Checkpoint& checkpoint,
   // Sizes come from config.json: check every tensor before reserving room.
   int64_t elements = 0;
   for (size_t p = 0; p < names.size(); ++p) {
-    if (absl::Status s = checkpoint.Check(names[p], {rows[p], cols}); !s.ok()) return s;
+    RETURN_IF_ERROR(checkpoint.Check(names[p], {rows[p], cols}));
     elements += rows[p] * cols;
   }
   absl::StatusOr<Buffer> buffer =
@@ -151,13 +152,9 @@ absl::StatusOr<StackedValues> ReadStackedLinear(const Checkpoint& checkpoint,
   int64_t out = 0;
   for (size_t p = 0; p < stacked.modules.size(); ++p) {
     weights.push_back(stacked.modules[p] + ".weight");
-    if (absl::Status s = checkpoint.Check(weights.back(), {rows[p], stacked.in}); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(checkpoint.Check(weights.back(), {rows[p], stacked.in}));
     if (stacked.bias) {
-      if (absl::Status s = checkpoint.Check(stacked.modules[p] + ".bias", {rows[p]}); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(checkpoint.Check(stacked.modules[p] + ".bias", {rows[p]}));
     }
     out += rows[p];
   }
@@ -250,9 +247,7 @@ absl::Status LoadLayer(const Checkpoint& checkpoint, const Architecture& archite
     absl::StatusOr<StackedValues> values = ReadStackedLinear(checkpoint, qkv, caches.bf16);
     if (!values.ok()) return values.status();
     if (index + 1 == config.num_layers && caches.int8 == nullptr && !caches.bf16) {
-      if (absl::Status s = MakeKeptRowQkv(caches, *values, h, q_width, &layer->kept_qkv); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(MakeKeptRowQkv(caches, *values, h, q_width, &layer->kept_qkv));
     }
     if (absl::Status s =
             MakeLinear(caches, values->weight.data(), std::move(values->bias), h, values->out,
@@ -282,20 +277,14 @@ absl::Status LoadLayer(const Checkpoint& checkpoint, const Architecture& archite
     for (auto [name, norm] : {std::pair<const std::string&, LayerNormWeights*>{
                                   n.attention_out_norm, &layer->attention_out_norm},
                               {n.ffn_out_norm, &layer->ffn_out_norm}}) {
-      if (absl::Status s = LoadNorm(checkpoint, prefix + name, h, biases.norm, gamma_offset, norm);
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(LoadNorm(checkpoint, prefix + name, h, biases.norm, gamma_offset, norm));
     }
   }
   const bool attention_norm = config.layer_norm_placement == LayerNormPlacement::kPost ||
                               index > 0 || config.first_attention_norm;
   if (attention_norm) {
-    if (absl::Status s = LoadNorm(checkpoint, prefix + n.attention_norm, h, biases.norm,
-                                  gamma_offset, &layer->attention_norm);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(LoadNorm(checkpoint, prefix + n.attention_norm, h, biases.norm, gamma_offset,
+                             &layer->attention_norm));
   }
   // Gated: the activated half first, applied after the matmul (the
   // Bf16Output of its float output is kFloat: the gate reads it).
@@ -313,17 +302,11 @@ absl::Status LoadLayer(const Checkpoint& checkpoint, const Architecture& archite
       break;
   }
   const bool gated = recipe.feed_forward != FeedForward::kDense;
-  if (absl::Status s = LoadStackedLinear(
-          checkpoint, ffn_in, gated ? DenseActivation::kNone : ToDenseActivation(config.activation),
-          Bias::kFused, caches, &layer->ffn_in, gated ? Bf16Output::kFloat : Bf16Output::kBf16);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = LoadLinear(checkpoint, prefix + n.ffn_out, inter, h, biases.ffn_out,
-                                  DenseActivation::kNone, Bias::kKept, caches, &layer->ffn_out);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(LoadStackedLinear(
+      checkpoint, ffn_in, gated ? DenseActivation::kNone : ToDenseActivation(config.activation),
+      Bias::kFused, caches, &layer->ffn_in, gated ? Bf16Output::kFloat : Bf16Output::kBf16));
+  RETURN_IF_ERROR(LoadLinear(checkpoint, prefix + n.ffn_out, inter, h, biases.ffn_out,
+                             DenseActivation::kNone, Bias::kKept, caches, &layer->ffn_out));
   layer->ffn_out.two_level_input = caches.int8 != nullptr && config.int8_two_level_ffn_out;
   const int window = config.attention_window(index);
   layer->band = {window > 0 ? window : -1, config.causal ? 0 : (window > 0 ? window : -1)};
@@ -362,11 +345,8 @@ absl::Status LoadEmbeddings(const Checkpoint& checkpoint, const Architecture& ar
   }
   // Decoder families have no norm on the embeddings.
   if (!names.embeddings_norm.empty()) {
-    if (absl::Status s = LoadNorm(checkpoint, names.embeddings_norm, e, config.biases.norm,
-                                  GammaOffset(architecture), &emb->norm);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(LoadNorm(checkpoint, names.embeddings_norm, e, config.biases.norm,
+                             GammaOffset(architecture), &emb->norm));
   }
   if (!config.has_embedding_projection()) return absl::OkStatus();
   // Float whatever the precision: one small matmul per batch.
@@ -395,24 +375,16 @@ absl::StatusOr<ModelWeights> LoadWeights(const Checkpoint& checkpoint,
   const TensorNames& names = architecture.names;
   ModelWeights weights;
   const int64_t h = config.hidden_size;
-  if (absl::Status s = LoadEmbeddings(checkpoint, architecture, config, cache, &weights.embeddings);
-      !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(LoadEmbeddings(checkpoint, architecture, config, cache, &weights.embeddings));
   // One layer at a time: num_hidden_layers comes from config.json and may lie.
   for (int i = 0; i < config.num_layers; ++i) {
     LayerWeights layer;
-    if (absl::Status s = LoadLayer(checkpoint, architecture, config, i, caches, &layer); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(LoadLayer(checkpoint, architecture, config, i, caches, &layer));
     weights.layers.push_back(std::move(layer));
   }
   if (config.layer_norm_placement == LayerNormPlacement::kPre) {
-    if (absl::Status s = LoadNorm(checkpoint, names.final_norm, h, config.biases.norm,
-                                  GammaOffset(architecture), &weights.final_norm);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(LoadNorm(checkpoint, names.final_norm, h, config.biases.norm,
+                             GammaOffset(architecture), &weights.final_norm));
   }
   const float softmax_scale = 1.0f / std::sqrt(static_cast<float>(config.head_size()));
   switch (architecture.recipe.attention_bias) {

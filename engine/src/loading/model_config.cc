@@ -115,18 +115,14 @@ absl::Status CheckPositionEmbeddingType(const json& j, const ConfigKeys& keys,
 absl::Status ReadRotary(const json& j, const ConfigKeys& keys, const ConfigDefaults& defaults,
                         ModelConfig* config, const std::string& source) {
   RotaryConfig& rotary = config->rotary;
-  if (absl::Status s = ReadPositiveNumber(j, keys.rotary_base, &rotary.base, source); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ReadPositiveNumber(j, keys.rotary_base, &rotary.base, source));
   if (absl::Status s =
           ReadPositiveNumber(j, keys.rotary_local_base, &config->local_rotary_base, source);
       !s.ok()) {
     return s;
   }
   float fraction = defaults.rotary_fraction;
-  if (absl::Status s = ReadPositiveNumber(j, keys.rotary_fraction, &fraction, source); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ReadPositiveNumber(j, keys.rotary_fraction, &fraction, source));
   const int head = config->head_size();
   const float dims = fraction * static_cast<float>(head);
   if (fraction > 1 || dims < 2 || dims != static_cast<float>(static_cast<int>(dims)) ||
@@ -136,12 +132,8 @@ absl::Status ReadRotary(const json& j, const ConfigKeys& keys, const ConfigDefau
                                     "-wide head is not an even number of dimensions"));
   }
   rotary.dims = static_cast<int>(dims) == head ? 0 : static_cast<int>(dims);
-  if (absl::Status s = ReadBool(j, keys.rotary_interleaved, &rotary.interleaved, source); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CheckOnly(j, keys.rotary_unsupported_scaling, nullptr, source); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ReadBool(j, keys.rotary_interleaved, &rotary.interleaved, source));
+  RETURN_IF_ERROR(CheckOnly(j, keys.rotary_unsupported_scaling, nullptr, source));
   if (keys.rope_scaling != nullptr && j.contains(keys.rope_scaling) &&
       !j[keys.rope_scaling].is_null()) {
     const json& scaling = j[keys.rope_scaling];
@@ -152,10 +144,7 @@ absl::Status ReadRotary(const json& j, const ConfigKeys& keys, const ConfigDefau
           source, absl::StrCat("unsupported ", keys.rope_scaling, " ", scaling.dump(),
                                " (supported: {\"type\": \"ntk\", ", "\"factor\": f} or null)"));
     }
-    if (absl::Status s = ReadPositiveNumber(scaling, "factor", &rotary.ntk_factor, source);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(ReadPositiveNumber(scaling, "factor", &rotary.ntk_factor, source));
     if (!scaling.contains("factor")) {
       return ConfigError(source, absl::StrCat("\"", keys.rope_scaling, "\" has no \"factor\""));
     }
@@ -170,7 +159,7 @@ absl::Status ReadAttentionHeads(const json& j, const ConfigKeys& keys, ModelConf
   for (auto [key, field] : {std::pair<const char*, int*>{keys.num_kv_heads, &config->num_kv_heads},
                             {keys.head_dim, &config->head_dim}}) {
     if (key == nullptr) continue;
-    if (absl::Status s = ReadPositiveInt(j, key, false, field, source); !s.ok()) return s;
+    RETURN_IF_ERROR(ReadPositiveInt(j, key, false, field, source));
   }
   if (config->num_heads % config->kv_heads() != 0) {
     return ConfigError(
@@ -190,9 +179,7 @@ absl::Status ReadAttentionHeads(const json& j, const ConfigKeys& keys, ModelConf
 absl::Status ReadLayerTypes(const json& j, const ConfigKeys& keys, const ConfigDefaults& defaults,
                             ModelConfig* config, const std::string& source) {
   int pattern = defaults.sliding_pattern;
-  if (absl::Status s = ReadPositiveInt(j, keys.sliding_pattern, false, &pattern, source); !s.ok()) {
-    return s;
-  }
+  RETURN_IF_ERROR(ReadPositiveInt(j, keys.sliding_pattern, false, &pattern, source));
   std::vector<bool>& sliding = config->sliding_layers;
   sliding.clear();
   if (j.contains(keys.layer_types) && !j[keys.layer_types].is_null()) {
@@ -212,9 +199,7 @@ absl::Status ReadLayerTypes(const json& j, const ConfigKeys& keys, const ConfigD
   }
   int window = defaults.sliding_window;
   if (j.contains(keys.sliding_window) && !j[keys.sliding_window].is_null()) {
-    if (absl::Status s = ReadPositiveInt(j, keys.sliding_window, false, &window, source); !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(ReadPositiveInt(j, keys.sliding_window, false, &window, source));
   }
   SetLayerTypes(sliding.empty() ? pattern : 0, window, config);
   const bool any_sliding = std::find(sliding.begin(), sliding.end(), true) != sliding.end();
@@ -282,15 +267,12 @@ absl::StatusOr<ModelConfig> ReadModelConfig(const json& j, const std::string& so
         {keys.intermediate_size, true, &config.intermediate_size},
         {keys.max_position_embeddings, false, &config.max_position_embeddings}}) {
     if (key == nullptr) continue;
-    if (absl::Status s = ReadPositiveInt(j, key, required, field, source); !s.ok()) return s;
+    RETURN_IF_ERROR(ReadPositiveInt(j, key, required, field, source));
   }
   // GTE v1.5 has no token types: 0.
   if (keys.type_vocab_size != nullptr) {
-    if (absl::Status s = ReadPositiveInt(j, keys.type_vocab_size, false, &config.type_vocab_size,
-                                         source, /*zero_ok=*/true);
-        !s.ok()) {
-      return s;
-    }
+    RETURN_IF_ERROR(ReadPositiveInt(j, keys.type_vocab_size, false, &config.type_vocab_size, source,
+                                    /*zero_ok=*/true));
   }
   if (recipe.embedding_projection) {
     if (absl::Status s =
@@ -304,11 +286,8 @@ absl::StatusOr<ModelConfig> ReadModelConfig(const json& j, const std::string& so
     case AttentionBias::kAlibi:
       break;
     case AttentionBias::kRelativeBuckets:
-      if (absl::Status s = ReadPositiveInt(j, keys.relative_attention_buckets, false,
-                                           &config.relative_attention_buckets, source);
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(ReadPositiveInt(j, keys.relative_attention_buckets, false,
+                                      &config.relative_attention_buckets, source));
       if (config.relative_attention_buckets < 2) {
         return ConfigError(
             source, absl::StrCat("\"", keys.relative_attention_buckets, "\" must be at least 2"));
@@ -361,11 +340,11 @@ absl::StatusOr<ModelConfig> ReadModelConfig(const json& j, const std::string& so
       }
       break;
   }
-  if (absl::Status s = ReadAttentionHeads(j, keys, &config, source); !s.ok()) return s;
+  RETURN_IF_ERROR(ReadAttentionHeads(j, keys, &config, source));
   for (auto [key, supported] : {std::pair<const char*, json>{keys.prenorm, false},
                                 {keys.sliding_switch, false},
                                 {keys.attention_softcap, nullptr}}) {
-    if (absl::Status s = CheckOnly(j, key, supported, source); !s.ok()) return s;
+    RETURN_IF_ERROR(CheckOnly(j, key, supported, source));
   }
   for (const ServedValue& only : keys.served_only) {
     RETURN_IF_ERROR(CheckServedValue(j, only, source));
@@ -376,9 +355,7 @@ absl::StatusOr<ModelConfig> ReadModelConfig(const json& j, const std::string& so
       break;
     case AttentionMask::kFromConfig: {
       bool bidirectional = !config.causal;
-      if (absl::Status s = ReadBool(j, keys.bidirectional, &bidirectional, source); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(ReadBool(j, keys.bidirectional, &bidirectional, source));
       config.causal = !bidirectional;
       break;
     }
@@ -391,15 +368,13 @@ absl::StatusOr<ModelConfig> ReadModelConfig(const json& j, const std::string& so
           static_cast<float>(std::sqrt(static_cast<double>(config.hidden_size)));
       break;
   }
-  if (absl::Status s = CheckPositionEmbeddingType(j, keys, source); !s.ok()) return s;
+  RETURN_IF_ERROR(CheckPositionEmbeddingType(j, keys, source));
   switch (recipe.positions) {
     case PositionScheme::kLearnedAbsolute:
     case PositionScheme::kNone:
       break;
     case PositionScheme::kRotary:
-      if (absl::Status s = ReadRotary(j, keys, architecture->defaults, &config, source); !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(ReadRotary(j, keys, architecture->defaults, &config, source));
       break;
   }
   switch (recipe.attention) {
@@ -410,16 +385,13 @@ absl::StatusOr<ModelConfig> ReadModelConfig(const json& j, const std::string& so
       for (auto [key, field] :
            {std::pair<const char*, int*>{keys.local_attention, &local_attention},
             {keys.global_every_n, &config.global_every_n}}) {
-        if (absl::Status s = ReadPositiveInt(j, key, false, field, source); !s.ok()) return s;
+        RETURN_IF_ERROR(ReadPositiveInt(j, key, false, field, source));
       }
       config.local_window = local_attention / 2;
       break;
     }
     case AttentionPattern::kLayerTypes:
-      if (absl::Status s = ReadLayerTypes(j, keys, architecture->defaults, &config, source);
-          !s.ok()) {
-        return s;
-      }
+      RETURN_IF_ERROR(ReadLayerTypes(j, keys, architecture->defaults, &config, source));
       break;
   }
   for (auto [key, field] :
@@ -427,7 +399,7 @@ absl::StatusOr<ModelConfig> ReadModelConfig(const json& j, const std::string& so
         {keys.ffn_in_bias, &config.biases.ffn_in},
         {keys.ffn_out_bias, &config.biases.ffn_out},
         {keys.norm_bias, &config.biases.norm}}) {
-    if (absl::Status s = ReadBool(j, key, field, source); !s.ok()) return s;
+    RETURN_IF_ERROR(ReadBool(j, key, field, source));
   }
   if (config.pad_token_id < 0 || config.pad_token_id >= config.vocab_size) {
     if (config.position_ids == PositionIds::kAfterPadding) {

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace server::core {
 namespace {
@@ -58,7 +59,7 @@ absl::StatusOr<std::vector<std::string>> CollectApiKeys(const std::vector<std::s
     return absl::OkStatus();
   };
   for (const std::string& key : flag_keys) {
-    if (absl::Status status = add(key, "--api-key / ENCODER_API_KEY"); !status.ok()) return status;
+    RETURN_IF_ERROR(add(key, "--api-key / ENCODER_API_KEY"));
   }
   if (!keys_file.empty()) {
     std::ifstream file(keys_file);
@@ -69,10 +70,7 @@ absl::StatusOr<std::vector<std::string>> CollectApiKeys(const std::vector<std::s
     std::string line;
     while (std::getline(file, line)) {
       if (absl::StartsWith(absl::StripLeadingAsciiWhitespace(line), "#")) continue;
-      if (absl::Status status = add(line, absl::StrCat("--api-keys-file \"", keys_file, "\""));
-          !status.ok()) {
-        return status;
-      }
+      RETURN_IF_ERROR(add(line, absl::StrCat("--api-keys-file \"", keys_file, "\"")));
     }
   }
   return keys;

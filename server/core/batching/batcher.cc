@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/mutex.h"
+#include "common/status_macros.h"
 #include "server/core/batching/request_queue.h"
 
 namespace server::core {
@@ -165,9 +166,7 @@ absl::Status Batcher::Submit(std::unique_ptr<BatchRequest> request) {
   State& s = *state_;
   if (request == nullptr) return absl::InvalidArgumentError("request has no inputs");
   int64_t tokens = 0;
-  if (absl::Status status = CheckRequest(*request, s.config, &tokens); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckRequest(*request, s.config, &tokens));
   auto pending = std::make_shared<PendingRequest>();
   pending->outputs.resize(request->inputs.size());
   pending->inputs_left = static_cast<int>(request->inputs.size());
@@ -181,9 +180,7 @@ absl::Status Batcher::Submit(std::unique_ptr<BatchRequest> request) {
                        tokens, ", over the limit of ", s.config.max_queue_tokens, "; retry later"));
     }
     const Clock::time_point now = s.clock->Now();
-    if (absl::Status status = s.AdmitLocked(*pending->request, tokens, now); !status.ok()) {
-      return status;
-    }
+    RETURN_IF_ERROR(s.AdmitLocked(*pending->request, tokens, now));
     pending->enqueued = now;
     s.queue.Push(std::move(pending));
     s.ReportQueue();

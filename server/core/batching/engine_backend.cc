@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/status_macros.h"
 #include "server/core/batching/kept_rows.h"
 
 namespace server::core {
@@ -14,9 +15,7 @@ absl::Status EngineBackend::Run(absl::Span<const engine::Sequence> batch,
   // One token per sequence from the last layer when every input reads only
   // that one (kept_rows.h); the outputs below read the result accordingly.
   options_.rows = RowsTheBatchNeeds(*encoder_, *pipeline_, specs);
-  if (absl::Status status = encoder_->Encode(batch, &result_, options_); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(encoder_->Encode(batch, &result_, options_));
   outputs->resize(batch.size());
   for (int i = 0; i < static_cast<int>(batch.size()); ++i) {
     InputOutput& out = (*outputs)[i];
@@ -104,12 +103,10 @@ absl::Status EngineBackend::Multi(const engine::Sequence& sequence, int index,
   out->cols = 0;
   out->values.clear();
   if (spec.multi.dense) {
-    if (absl::Status status = Embedding(index, spec, out); !status.ok()) return status;
+    RETURN_IF_ERROR(Embedding(index, spec, out));
   }
   if (spec.multi.sparse) {
-    if (absl::Status status = Sparse(sequence, index, spec.sparse, out); !status.ok()) {
-      return status;
-    }
+    RETURN_IF_ERROR(Sparse(sequence, index, spec.sparse, out));
   }
   if (spec.multi.multi_vector) {
     std::vector<uint8_t>& keep = keep_;  // reused across inputs and batches

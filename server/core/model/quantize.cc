@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace server::core {
 
@@ -74,9 +75,7 @@ int ScaledInteger(float v, float start, float step, float offset, int low, int h
 absl::StatusOr<std::string> Quantize(absl::Span<const float> values, EmbeddingType type,
                                      const QuantizationRanges* ranges) {
   const int size = static_cast<int>(values.size());
-  if (absl::Status status = CheckQuantizable(type, ranges, size, "in use"); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckQuantizable(type, ranges, size, "in use"));
   std::string bytes;
   switch (type) {
     case EmbeddingType::kFloat:

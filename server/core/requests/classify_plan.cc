@@ -22,11 +22,8 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> BuildClassify(const InputTokenizer
                                                             const core::ClassifyRequest& request) {
   const LoadedModel& model = input_tokenizer.model();
   const RequestLimits& limits = input_tokenizer.limits();
-  if (absl::Status status = CheckHead(model.heads, HeadRequest::kClassify); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = input_tokenizer.CheckInputCount(request.inputs.size()); !status.ok())
-    return status;
+  RETURN_IF_ERROR(CheckHead(model.heads, HeadRequest::kClassify));
+  RETURN_IF_ERROR(input_tokenizer.CheckInputCount(request.inputs.size()));
   for (int i = 0; i < static_cast<int>(request.inputs.size()); ++i) {
     const Input::Kind kind = request.inputs[static_cast<size_t>(i)].kind;
     if (kind != Input::Kind::kText && kind != Input::Kind::kTextPair) {

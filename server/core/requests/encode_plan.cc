@@ -84,9 +84,7 @@ absl::StatusOr<OutputSpec> BuildSpec(const InputTokenizer& input_tokenizer,
   const engine::SentencePipeline& pipeline = model.pipeline;
   switch (request.pooling) {
     case PoolingChoice::kModelDefault:
-      if (absl::Status status = CheckHead(model.heads, HeadRequest::kEmbedding); !status.ok()) {
-        return status;
-      }
+      RETURN_IF_ERROR(CheckHead(model.heads, HeadRequest::kEmbedding));
       spec.pooling = model.default_pooling;
       spec.model_pooling = true;
       spec.apply_dense = true;
@@ -183,8 +181,7 @@ absl::StatusOr<std::vector<TokenizedInput>> TextWindows(const InputTokenizer& in
     AppendRange(&input.ids, encoding->ids, static_cast<size_t>(window.tokens.begin),
                 static_cast<size_t>(window.tokens.end));
     input.ids.insert(input.ids.end(), specials->after.begin(), specials->after.end());
-    if (absl::Status status = input_tokenizer.CheckIdsInTable(input.ids); !status.ok())
-      return status;
+    RETURN_IF_ERROR(input_tokenizer.CheckIdsInTable(input.ids));
     windows.push_back(std::move(input));
     weights->push_back(window.owned.size());
   }
@@ -226,8 +223,7 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> BuildWindowed(const InputTokenizer
                                                             long_inputs::WindowPlan* plan) {
   const LoadedModel& model = input_tokenizer.model();
   const RequestLimits& limits = input_tokenizer.limits();
-  if (absl::Status status = input_tokenizer.CheckInputCount(request.inputs.size()); !status.ok())
-    return status;
+  RETURN_IF_ERROR(input_tokenizer.CheckInputCount(request.inputs.size()));
   absl::StatusOr<OutputSpec> spec = BuildSpec(input_tokenizer, request);
   if (!spec.ok()) return spec.status();
   absl::StatusOr<std::string_view> prompt = ResolvePrompt(input_tokenizer, request);
@@ -300,8 +296,7 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> BuildWindowed(const InputTokenizer
 absl::StatusOr<std::unique_ptr<BatchRequest>> EncodeInputs(const InputTokenizer& input_tokenizer,
                                                            const EncodeRequest& request) {
   const RequestLimits& limits = input_tokenizer.limits();
-  if (absl::Status status = input_tokenizer.CheckInputCount(request.inputs.size()); !status.ok())
-    return status;
+  RETURN_IF_ERROR(input_tokenizer.CheckInputCount(request.inputs.size()));
   absl::StatusOr<OutputSpec> spec = BuildSpec(input_tokenizer, request);
   if (!spec.ok()) return spec.status();
 
@@ -319,8 +314,7 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> EncodeInputs(const InputTokenizer&
   absl::StatusOr<std::unique_ptr<BatchRequest>> built =
       input_tokenizer.BuildInputs(request.inputs, options, *spec);
   if (built.ok() && spec->pooling == engine::Pooling::kNone) {
-    if (absl::Status status = input_tokenizer.CheckOutputVectors(**built, 0); !status.ok())
-      return status;
+    RETURN_IF_ERROR(input_tokenizer.CheckOutputVectors(**built, 0));
   }
   return built;
 }

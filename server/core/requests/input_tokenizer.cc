@@ -163,8 +163,8 @@ absl::Status InputTokenizer::CheckTextInput() const {
 
 absl::StatusOr<TokenizedInput> InputTokenizer::FromColbertText(const std::string& text,
                                                                const InputOptions& options) const {
-  if (absl::Status status = CheckTextInput(); !status.ok()) return status;
-  if (absl::Status status = CheckText("text", text); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckTextInput());
+  RETURN_IF_ERROR(CheckText("text", text));
   const ColbertEncoding& colbert = *options.colbert;
   const bool query = options.input_type == core::InputType::kQuery;
   // PyLate always cuts to the kind's length: the model was trained so.
@@ -187,7 +187,7 @@ absl::StatusOr<TokenizedInput> InputTokenizer::FromColbertText(const std::string
     ids.resize(static_cast<size_t>(length), colbert.mask_id);
     if (input.visible_keys == static_cast<int>(ids.size())) input.visible_keys = 0;
   }
-  if (absl::Status status = CheckIdsInTable(ids); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckIdsInTable(ids));
   input.ids = std::move(ids);
   return input;
 }
@@ -195,10 +195,10 @@ absl::StatusOr<TokenizedInput> InputTokenizer::FromColbertText(const std::string
 absl::StatusOr<TokenizedInput> InputTokenizer::FromText(const std::string& text,
                                                         const std::string& text_pair, bool is_pair,
                                                         const InputOptions& options) const {
-  if (absl::Status status = CheckTextInput(); !status.ok()) return status;
-  if (absl::Status status = CheckText("text", text); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckTextInput());
+  RETURN_IF_ERROR(CheckText("text", text));
   if (is_pair) {
-    if (absl::Status status = CheckText("text_pair", text_pair); !status.ok()) return status;
+    RETURN_IF_ERROR(CheckText("text_pair", text_pair));
   }
   const int max_length = model_->max_length();
   // Without truncation, tokenize in full to report the real length.
@@ -220,7 +220,7 @@ absl::StatusOr<TokenizedInput> InputTokenizer::FromText(const std::string& text,
                                 is_pair ? "text pair is " : "text is ", encoding->ids.size(),
                                 " tokens long, more than the model's maximum of ", max_length)));
   }
-  if (absl::Status status = CheckIdsInTable(encoding->ids); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckIdsInTable(encoding->ids));
   TokenizedInput input;
   input.ids = std::move(encoding->ids);
   // Models with one token type (RoBERTa family) take none, whatever the
@@ -237,7 +237,7 @@ absl::StatusOr<TokenizedInput> InputTokenizer::FromPromptedPair(const engine::Pa
                                                                 const std::string& document,
                                                                 const InputOptions& options) const {
   if (!document.empty()) {
-    if (absl::Status status = CheckText("text", document); !status.ok()) return status;
+    RETURN_IF_ERROR(CheckText("text", document));
   }
   const std::vector<int32_t>& prefix = model_->pair_prompt_prefix;
   const std::vector<int32_t>& suffix = model_->pair_prompt_suffix;
@@ -265,7 +265,7 @@ absl::StatusOr<TokenizedInput> InputTokenizer::FromPromptedPair(const engine::Pa
   input.ids.assign(prefix.begin(), prefix.end());
   input.ids.insert(input.ids.end(), body->ids.begin(), body->ids.end());
   input.ids.insert(input.ids.end(), suffix.begin(), suffix.end());
-  if (absl::Status status = CheckIdsInTable(input.ids); !status.ok()) return status;
+  RETURN_IF_ERROR(CheckIdsInTable(input.ids));
   return input;
 }
 

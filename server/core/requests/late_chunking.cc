@@ -254,7 +254,7 @@ absl::StatusOr<ChunkPlan> PlanChunks(const InputTokenizer& input_tokenizer,
           limits.max_tokens_per_request, " tokens per request (--max-tokens-per-request)"));
     }
     const engine::Sequence sequence{input.ids, input.token_type_ids};
-    if (absl::Status valid = model.encoder->Validate(sequence); !valid.ok()) return valid;
+    RETURN_IF_ERROR(model.encoder->Validate(sequence));
     inputs->push_back(std::move(input));
   }
   return plan;
@@ -283,11 +283,8 @@ absl::StatusOr<core::ChunksResult> PoolChunks(const LoadedModel& model, const Ch
     chunk.start = plan.spans[i].start;
     chunk.end = plan.spans[i].end;
     chunk.tokens = range.size();
-    if (absl::Status status = engine::Embed(model.pipeline, *model.encoder, chunk_states, 0,
-                                            plan.options, &chunk.values);
-        !status.ok()) {
-      return status;
-    }
+    RETURN_IF_ERROR(engine::Embed(model.pipeline, *model.encoder, chunk_states, 0, plan.options,
+                                  &chunk.values));
     result.chunks.push_back(std::move(chunk));
   }
   return result;

@@ -29,13 +29,10 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> BuildMulti(const InputTokenizer& i
                                      std::pair{request.sparse, HeadRequest::kSparse},
                                      std::pair{request.colbert, HeadRequest::kMultiVector}}) {
     if (!wanted) continue;
-    if (absl::Status status = CheckHead(model.heads, head); !status.ok()) return status;
+    RETURN_IF_ERROR(CheckHead(model.heads, head));
   }
-  if (absl::Status status = input_tokenizer.CheckInputCount(request.inputs.size()); !status.ok())
-    return status;
-  if (absl::Status status = CheckMaxActiveDims(request.max_active_dims); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(input_tokenizer.CheckInputCount(request.inputs.size()));
+  RETURN_IF_ERROR(CheckMaxActiveDims(request.max_active_dims));
   OutputSpec spec;
   spec.head = OutputHead::kMulti;
   spec.multi = {request.dense, request.sparse, request.colbert, nullptr};
@@ -61,9 +58,7 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> BuildMulti(const InputTokenizer& i
       input_tokenizer.BuildInputs(request.inputs, options, spec);
   if (built.ok() && request.colbert) {
     const int skipped = model.heads.multi_vector->skip_first_token ? 1 : 0;
-    if (absl::Status status = input_tokenizer.CheckOutputVectors(**built, skipped); !status.ok()) {
-      return status;
-    }
+    RETURN_IF_ERROR(input_tokenizer.CheckOutputVectors(**built, skipped));
   }
   return built;
 }

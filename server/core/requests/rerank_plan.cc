@@ -42,12 +42,11 @@ void AddToParts(TokenizedInput input, const OutputSpec& spec, size_t first_open,
 absl::Status CheckRerankRequest(const InputTokenizer& input_tokenizer,
                                 const core::RerankRequest& request) {
   const RequestLimits& limits = input_tokenizer.limits();
-  if (absl::Status status = input_tokenizer.CheckTextInput(); !status.ok()) return status;
+  RETURN_IF_ERROR(input_tokenizer.CheckTextInput());
   if (request.query.empty()) {
     return WithInputProblem(InputProblem::kEmpty, absl::InvalidArgumentError("query is empty"));
   }
-  if (absl::Status status = input_tokenizer.CheckText("query", request.query); !status.ok())
-    return status;
+  RETURN_IF_ERROR(input_tokenizer.CheckText("query", request.query));
   if (request.texts.empty()) {
     return WithInputProblem(InputProblem::kEmpty, absl::InvalidArgumentError("texts is empty"));
   }
@@ -111,8 +110,7 @@ absl::StatusOr<std::vector<TokenizedInput>> PairWindows(const InputTokenizer& in
       types.insert(types.end(), end - begin, layout->second_type);
       types.insert(types.end(), layout->after_types.begin(), layout->after_types.end());
     }
-    if (absl::Status status = input_tokenizer.CheckIdsInTable(input.ids); !status.ok())
-      return status;
+    RETURN_IF_ERROR(input_tokenizer.CheckIdsInTable(input.ids));
     windows.push_back(std::move(input));
   }
   return windows;
@@ -170,11 +168,8 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> BuildRerank(
     int64_t max_part_tokens, std::vector<int>* windows) {
   const LoadedModel& model = input_tokenizer.model();
   const RequestLimits& limits = input_tokenizer.limits();
-  if (absl::Status status = CheckHead(model.heads, HeadRequest::kRerank); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = CheckRerankRequest(input_tokenizer, request); !status.ok())
-    return status;
+  RETURN_IF_ERROR(CheckHead(model.heads, HeadRequest::kRerank));
+  RETURN_IF_ERROR(CheckRerankRequest(input_tokenizer, request));
   if (!model.heads.classifier.has_value()) {
     return BuildMaxSimRerank(input_tokenizer, request, max_part_inputs, max_part_tokens);
   }

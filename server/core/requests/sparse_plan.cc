@@ -19,14 +19,9 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> BuildSparse(const InputTokenizer& 
                                                           const core::SparseRequest& request) {
   const LoadedModel& model = input_tokenizer.model();
   const RequestLimits& limits = input_tokenizer.limits();
-  if (absl::Status status = CheckHead(model.heads, HeadRequest::kSparse); !status.ok()) {
-    return status;
-  }
-  if (absl::Status status = input_tokenizer.CheckInputCount(request.inputs.size()); !status.ok())
-    return status;
-  if (absl::Status status = CheckMaxActiveDims(request.max_active_dims); !status.ok()) {
-    return status;
-  }
+  RETURN_IF_ERROR(CheckHead(model.heads, HeadRequest::kSparse));
+  RETURN_IF_ERROR(input_tokenizer.CheckInputCount(request.inputs.size()));
+  RETURN_IF_ERROR(CheckMaxActiveDims(request.max_active_dims));
   OutputSpec spec;
   spec.head = OutputHead::kSparse;
   spec.sparse = model.heads.sparse_options;

@@ -8,15 +8,11 @@ namespace server::core {
 absl::StatusOr<engine::Encoding> TokenizeText(const InputTokenizer& input_tokenizer,
                                               const core::TokenizeRequest& request) {
   const LoadedModel& model = input_tokenizer.model();
-  if (absl::Status status = input_tokenizer.CheckTextInput(); !status.ok()) return status;
-  if (absl::Status status = input_tokenizer.CheckText("text", request.text); !status.ok())
-    return status;
+  RETURN_IF_ERROR(input_tokenizer.CheckTextInput());
+  RETURN_IF_ERROR(input_tokenizer.CheckText("text", request.text));
   const bool is_pair = !request.text_pair.empty();
   if (is_pair) {
-    if (absl::Status status = input_tokenizer.CheckText("text_pair", request.text_pair);
-        !status.ok()) {
-      return status;
-    }
+    RETURN_IF_ERROR(input_tokenizer.CheckText("text_pair", request.text_pair));
   }
   const int cut = request.truncate ? model.max_length() : 0;
   return is_pair ? model.tokenizer->EncodePair(request.text, request.text_pair, cut,
@@ -28,7 +24,7 @@ absl::StatusOr<engine::Encoding> TokenizeText(const InputTokenizer& input_tokeni
 absl::StatusOr<std::string> DecodeIds(const InputTokenizer& input_tokenizer,
                                       const core::DecodeRequest& request) {
   const LoadedModel& model = input_tokenizer.model();
-  if (absl::Status status = input_tokenizer.CheckTextInput(); !status.ok()) return status;
+  RETURN_IF_ERROR(input_tokenizer.CheckTextInput());
   return model.tokenizer->Decode(request.ids, request.skip_special_tokens);
 }
 
