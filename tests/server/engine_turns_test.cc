@@ -33,8 +33,7 @@ class LoggingBackend : public server::core::Backend {
   LoggingBackend(std::string name, server::core::Backend* inner, common::Mutex* mu,
                  std::vector<std::string>* log)
       : name_(std::move(name)), inner_(inner), mu_(mu), log_(log) {}
-  absl::Status Run(absl::Span<const engine::Sequence> batch,
-                   absl::Span<const OutputSpec> specs,
+  absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) override {
     {
       common::MutexLock lock(mu_);
@@ -198,8 +197,7 @@ class LayeredBackend : public server::core::Backend {
         log_mu_(log_mu),
         log_(log) {}
 
-  absl::Status Run(absl::Span<const engine::Sequence> batch,
-                   absl::Span<const OutputSpec> specs,
+  absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) override {
     static_cast<void>(specs);
     for (int layer = 1; layer <= layers_; ++layer) {

@@ -31,8 +31,7 @@ class FakeBackend : public Backend {
   // spec one entry per distinct id after the first, weight = its last
   // position, by descending weight, cut to max_active_dims when set; a multi
   // spec what it asks of those, and {id, position} per token after the first.
-  absl::Status Run(absl::Span<const engine::Sequence> batch,
-                   absl::Span<const OutputSpec> specs,
+  absl::Status Run(absl::Span<const engine::Sequence> batch, absl::Span<const OutputSpec> specs,
                    std::vector<InputOutput>* outputs) ABSL_LOCKS_EXCLUDED(mu_) override {
     common::MutexLock lock(&mu_);
     std::vector<int32_t> first_ids;

@@ -3,7 +3,6 @@
 // transports map the codes to their own (HTTP 503, 401).
 #pragma once
 
-
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
