@@ -108,7 +108,7 @@ void Embeddings(const fuzz::Service& service,
     CheckError(call.status());
     return;
   }
-  auto built = core::EncodeInputs(*service.inputs, call->request);
+  auto built = server::core::EncodeInputs(*service.inputs, call->request);
   if (!built.ok()) {
     CheckEncodeError(built.status(), call->input_is_list);
     return;
@@ -130,7 +130,7 @@ void CohereEmbed(const fuzz::Service& service,
     return;
   }
   fuzz::Check(!call->types.empty(), "Cohere asks for at least one type");
-  auto built = core::EncodeInputs(*service.inputs, call->request);
+  auto built = server::core::EncodeInputs(*service.inputs, call->request);
   if (!built.ok()) {
     CheckEncodeError(built.status(), /*input_is_list=*/true);
     return;
@@ -157,7 +157,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (tokenize.ok()) {
     std::vector<engine::Encoding> encodings;
     for (const auto& request : *tokenize) {
-      auto encoding = core::TokenizeText(*service.inputs, request);
+      auto encoding = server::core::TokenizeText(*service.inputs, request);
       if (encoding.ok()) encodings.push_back(*std::move(encoding));
     }
     CheckJson(server::http::RenderTeiTokenize(encodings), "TEI tokens are JSON");

@@ -31,7 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   absl::StatusOr<server::core::EncodeRequest> core_request = absl::InternalError("unparsed");
   if (server::ParseRequest(bytes, &request).ok()) core_request = server::ToCore(request);
   if (core_request.ok()) {
-    auto built = core::EncodeInputs(*service.inputs, *core_request);
+    auto built = server::core::EncodeInputs(*service.inputs, *core_request);
     if (built.ok()) {
       const engine::ModelConfig& config = service.model.encoder->config();
       const server::core::BatchRequest& batch = **built;
@@ -57,7 +57,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (server::ParseRequest(bytes, &tokenize).ok()) {
     absl::StatusOr<server::core::TokenizeRequest> core_tokenize = server::ToCore(tokenize);
     if (core_tokenize.ok()) {
-      auto encoding = core::TokenizeText(*service.inputs, *core_tokenize);
+      auto encoding = server::core::TokenizeText(*service.inputs, *core_tokenize);
       if (encoding.ok()) {
         fuzz::Check(encoding->ids.size() == encoding->offsets.size(), "one offset per id");
       }
