@@ -211,6 +211,42 @@ struct MultiResult {
   int64_t tokens = 0;
 };
 
+// Late chunking (server/core/requests/late_chunking.h): one long text
+// encoded once, its token states pooled per chunk.
+// [start, end) in code points of the text.
+struct ChunkSpan {
+  int start = 0;
+  int end = 0;
+};
+
+struct ChunksRequest {
+  std::string text;
+  // Exactly one of: explicit spans (sorted, non-overlapping, non-empty,
+  // within the text), or chunk_tokens > 0.
+  std::vector<ChunkSpan> chunks;
+  int chunk_tokens = 0;
+  // Tokens two consecutive windows share; unset: a quarter of a window's
+  // text tokens (rounded down).
+  std::optional<int> window_overlap;
+  // L2-normalize each chunk's vector; unset: as the model's pipeline says.
+  std::optional<bool> normalize;
+  // Matryoshka: keep the first this many values (before normalizing); 0: all.
+  int dimensions = 0;
+};
+
+struct ChunkEmbedding {
+  int start = 0;  // code points
+  int end = 0;
+  int tokens = 0;  // the text's tokens pooled into it
+  std::vector<float> values;
+};
+
+struct ChunksResult {
+  std::vector<ChunkEmbedding> chunks;  // in the request's order
+  int windows = 0;                     // sequences the engine ran
+  int64_t tokens = 0;                  // the text's tokens (no special tokens)
+};
+
 // Which transport a call came in on (a metrics label).
 enum class Transport { kGrpc, kHttp };
 inline constexpr int kTransportCount = 2;
