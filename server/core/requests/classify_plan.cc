@@ -21,7 +21,6 @@ using core::WithInputIndex;
 absl::StatusOr<std::unique_ptr<BatchRequest>> BuildClassify(const InputTokenizer& input_tokenizer,
                                                             const core::ClassifyRequest& request) {
   const LoadedModel& model = input_tokenizer.model();
-  const RequestLimits& limits = input_tokenizer.limits();
   RETURN_IF_ERROR(CheckHead(model.heads, HeadRequest::kClassify));
   RETURN_IF_ERROR(input_tokenizer.CheckInputCount(request.inputs.size()));
   for (int i = 0; i < static_cast<int>(request.inputs.size()); ++i) {
@@ -32,9 +31,8 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> BuildClassify(const InputTokenizer
   }
   OutputSpec spec;
   spec.head = OutputHead::kClassify;
-  InputTokenizer::InputOptions options;
-  options.truncate = request.truncate.value_or(limits.auto_truncate);
-  options.side = request.truncation_side;
+  InputTokenizer::InputOptions options =
+      input_tokenizer.CutOptions(request.truncate, request.truncation_side);
   return input_tokenizer.BuildInputs(request.inputs, options, spec);
 }
 

@@ -139,6 +139,24 @@ absl::StatusOr<OutputSpec> BuildSpec(const InputTokenizer& input_tokenizer,
   return spec;
 }
 
+// What both paths of an encode request start from: the input count
+// checked, the output spec (prompt tokens left out of pooling included) and
+// the prompt its text inputs get.
+struct SpecAndPrompt {
+  OutputSpec spec;
+  std::string_view prompt;
+};
+absl::StatusOr<SpecAndPrompt> ResolveSpecAndPrompt(const InputTokenizer& input_tokenizer,
+                                                   const EncodeRequest& request) {
+  RETURN_IF_ERROR(input_tokenizer.CheckInputCount(request.inputs.size()));
+  SpecAndPrompt resolved;
+  ASSIGN_OR_RETURN(resolved.spec, BuildSpec(input_tokenizer, request));
+  ASSIGN_OR_RETURN(resolved.prompt, ResolvePrompt(input_tokenizer, request));
+  ASSIGN_OR_RETURN(resolved.spec.prompt_tokens,
+                   PromptTokens(input_tokenizer, request, resolved.prompt));
+  return resolved;
+}
+
 bool WindowsLongInputs(const InputTokenizer& input_tokenizer, const core::EncodeRequest& request) {
   const RequestLimits& limits = input_tokenizer.limits();
   // Token states (pooling NONE) have nothing to pool windows into: refused
@@ -223,24 +241,19 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> BuildWindowed(const InputTokenizer
                                                             long_inputs::WindowPlan* plan) {
   const LoadedModel& model = input_tokenizer.model();
   const RequestLimits& limits = input_tokenizer.limits();
-  RETURN_IF_ERROR(input_tokenizer.CheckInputCount(request.inputs.size()));
-  absl::StatusOr<OutputSpec> spec = BuildSpec(input_tokenizer, request);
-  if (!spec.ok()) return spec.status();
-  absl::StatusOr<std::string_view> prompt = ResolvePrompt(input_tokenizer, request);
-  if (!prompt.ok()) return prompt.status();
-  absl::StatusOr<int> prompt_tokens = PromptTokens(input_tokenizer, request, *prompt);
-  if (!prompt_tokens.ok()) return prompt_tokens.status();
-  spec->prompt_tokens = *prompt_tokens;
+  ASSIGN_OR_RETURN(SpecAndPrompt resolved, ResolveSpecAndPrompt(input_tokenizer, request));
+  OutputSpec& spec = resolved.spec;
+  const std::string_view prompt = resolved.prompt;
   // Windows run unnormalized and whole; PoolWindows cuts and normalizes.
   plan->inputs.clear();
-  plan->dimensions = spec->dimensions;
-  plan->normalize = spec->normalize;
-  spec->dimensions = 0;
-  spec->normalize = false;
-  const InputTokenizer::InputOptions options{/*truncate=*/false, request.truncation_side, *prompt};
+  plan->dimensions = spec.dimensions;
+  plan->normalize = spec.normalize;
+  spec.dimensions = 0;
+  spec.normalize = false;
+  const InputTokenizer::InputOptions options{/*truncate=*/false, request.truncation_side, prompt};
 
   auto batch_request = std::make_unique<BatchRequest>();
-  batch_request->spec = *spec;
+  batch_request->spec = spec;
   int64_t tokens = 0;
   for (int i = 0; i < static_cast<int>(request.inputs.size()); ++i) {
     const core::Input& input = request.inputs[static_cast<size_t>(i)];
@@ -256,7 +269,7 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> BuildWindowed(const InputTokenizer
       const bool too_long = error.has_value() && error->problem == InputProblem::kTooLong;
       absl::StatusOr<std::vector<TokenizedInput>> split = whole.status();
       if (too_long && input.kind == core::Input::Kind::kText) {
-        split = TextWindows(input_tokenizer, input.text, *prompt, &placed.weights);
+        split = TextWindows(input_tokenizer, input.text, prompt, &placed.weights);
       } else if (too_long && input.kind == core::Input::Kind::kTokenIds) {
         split = IdWindows(input_tokenizer, input.ids, input.token_type_ids, &placed.weights);
       }
@@ -296,24 +309,15 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> BuildWindowed(const InputTokenizer
 absl::StatusOr<std::unique_ptr<BatchRequest>> EncodeInputs(const InputTokenizer& input_tokenizer,
                                                            const EncodeRequest& request) {
   const RequestLimits& limits = input_tokenizer.limits();
-  RETURN_IF_ERROR(input_tokenizer.CheckInputCount(request.inputs.size()));
-  absl::StatusOr<OutputSpec> spec = BuildSpec(input_tokenizer, request);
-  if (!spec.ok()) return spec.status();
-
-  absl::StatusOr<std::string_view> prompt = ResolvePrompt(input_tokenizer, request);
-  if (!prompt.ok()) return prompt.status();
+  ASSIGN_OR_RETURN(SpecAndPrompt resolved, ResolveSpecAndPrompt(input_tokenizer, request));
   // Window mode runs through BuildWindowed (long_inputs.h); here it refuses.
   const InputTokenizer::InputOptions options{
       long_inputs::Resolve(request.long_input, request.truncate, limits.long_inputs,
                            limits.auto_truncate) == core::LongInput::kTruncate,
-      request.truncation_side, *prompt};
-  absl::StatusOr<int> prompt_tokens = PromptTokens(input_tokenizer, request, *prompt);
-  if (!prompt_tokens.ok()) return prompt_tokens.status();
-  spec->prompt_tokens = *prompt_tokens;
-
+      request.truncation_side, resolved.prompt};
   absl::StatusOr<std::unique_ptr<BatchRequest>> built =
-      input_tokenizer.BuildInputs(request.inputs, options, *spec);
-  if (built.ok() && spec->pooling == engine::Pooling::kNone) {
+      input_tokenizer.BuildInputs(request.inputs, options, resolved.spec);
+  if (built.ok() && resolved.spec.pooling == engine::Pooling::kNone) {
     RETURN_IF_ERROR(input_tokenizer.CheckOutputVectors(**built, 0));
   }
   return built;

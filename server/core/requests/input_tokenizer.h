@@ -42,6 +42,14 @@ class InputTokenizer {
   InputTokenizer(const LoadedModel* model, RequestLimits limits);
 
   const LoadedModel& model() const { return *model_; }
+  // Options that cut a too-long input when `truncate` says so, else as
+  // --auto-truncate says (RequestLimits::auto_truncate), at `side`.
+  InputOptions CutOptions(std::optional<bool> truncate, engine::TruncationSide side) const {
+    InputOptions options;
+    options.truncate = truncate.value_or(limits_.auto_truncate);
+    options.side = side;
+    return options;
+  }
   const RequestLimits& limits() const { return limits_; }
 
   // The inputs, checked and tokenized, as one batch request with `spec`

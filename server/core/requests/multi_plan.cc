@@ -20,7 +20,6 @@ namespace {
 absl::StatusOr<std::unique_ptr<BatchRequest>> BuildMulti(const InputTokenizer& input_tokenizer,
                                                          const core::MultiRequest& request) {
   const LoadedModel& model = input_tokenizer.model();
-  const RequestLimits& limits = input_tokenizer.limits();
   if (!request.dense && !request.sparse && !request.colbert) {
     return absl::InvalidArgumentError(
         "outputs is empty: ask for one or more of dense, sparse and colbert");
@@ -43,9 +42,8 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> BuildMulti(const InputTokenizer& i
   spec.normalize = model.pipeline.normalize;
   spec.sparse = model.heads.sparse_options;
   spec.sparse.max_active_dims = request.max_active_dims;
-  InputTokenizer::InputOptions options;
-  options.truncate = request.truncate.value_or(limits.auto_truncate);
-  options.side = request.truncation_side;
+  InputTokenizer::InputOptions options =
+      input_tokenizer.CutOptions(request.truncate, request.truncation_side);
   if (model.colbert.has_value()) {
     options.colbert = &*model.colbert;
     options.input_type = request.input_type;

@@ -120,7 +120,6 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> BuildMaxSimRerank(
     const InputTokenizer& input_tokenizer, const core::RerankRequest& request, int max_part_inputs,
     int64_t max_part_tokens) {
   const LoadedModel& model = input_tokenizer.model();
-  const RequestLimits& limits = input_tokenizer.limits();
   if (!request.instruction.empty()) {
     return absl::InvalidArgumentError(
         "instruction is for rerankers that score pairs in a prompt (Qwen3-Reranker); this model "
@@ -129,9 +128,8 @@ absl::StatusOr<std::vector<std::unique_ptr<BatchRequest>>> BuildMaxSimRerank(
   OutputSpec spec;
   spec.head = OutputHead::kMulti;
   spec.multi.multi_vector = true;
-  InputTokenizer::InputOptions options;
-  options.truncate = request.truncate.value_or(limits.auto_truncate);
-  options.side = request.truncation_side;
+  InputTokenizer::InputOptions options =
+      input_tokenizer.CutOptions(request.truncate, request.truncation_side);
   if (model.colbert.has_value()) options.colbert = &*model.colbert;
   // Part 0: the query alone, as a query.
   std::vector<std::unique_ptr<BatchRequest>> parts;

@@ -18,7 +18,6 @@ namespace {
 absl::StatusOr<std::unique_ptr<BatchRequest>> BuildSparse(const InputTokenizer& input_tokenizer,
                                                           const core::SparseRequest& request) {
   const LoadedModel& model = input_tokenizer.model();
-  const RequestLimits& limits = input_tokenizer.limits();
   RETURN_IF_ERROR(CheckHead(model.heads, HeadRequest::kSparse));
   RETURN_IF_ERROR(input_tokenizer.CheckInputCount(request.inputs.size()));
   RETURN_IF_ERROR(CheckMaxActiveDims(request.max_active_dims));
@@ -26,9 +25,8 @@ absl::StatusOr<std::unique_ptr<BatchRequest>> BuildSparse(const InputTokenizer& 
   spec.head = OutputHead::kSparse;
   spec.sparse = model.heads.sparse_options;
   spec.sparse.max_active_dims = request.max_active_dims;
-  InputTokenizer::InputOptions options;
-  options.truncate = request.truncate.value_or(limits.auto_truncate);
-  options.side = request.truncation_side;
+  InputTokenizer::InputOptions options =
+      input_tokenizer.CutOptions(request.truncate, request.truncation_side);
   return input_tokenizer.BuildInputs(request.inputs, options, spec);
 }
 
